@@ -1,0 +1,82 @@
+"""Fixtures shared by every tier.
+
+The whole test session runs in its own sandbox: its own run directory, results and
+reports folders, and free ports, all set through the profile's environment overrides
+before anything starts. So tests never touch a stack the user has up, and every child
+process (the CLI, papermill kernels, proxies) inherits the same sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+
+_SANDBOX = Path(tempfile.mkdtemp(prefix="workbench-tests-"))
+_OVERRIDES = {
+    "WORKBENCH_RUN_DIR": str(_SANDBOX / "run"),
+    "WORKBENCH_RESULTS_DIR": str(_SANDBOX / "results"),
+    "WORKBENCH_REPORTS_DIR": str(_SANDBOX / "reports"),
+    "WORKBENCH_BROKER__PORT": "0",
+    "WORKBENCH_PROXY__FIRST_PORT": "0",
+    "WORKBENCH_BALANCER__PORT": "0",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.update(_OVERRIDES)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_SANDBOX, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, taken from the folder it lives in."""
+    for item in items:
+        tier = Path(str(item.fspath)).parent.name
+        marker = {"unit": "unit", "integration": "integration", "notebooks": "notebook"}.get(tier)
+        if marker:
+            item.add_marker(getattr(pytest.mark, marker))
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Path:
+    """The session's private folder (run dir, results, reports)."""
+    return _SANDBOX
+
+
+@pytest.fixture(scope="session")
+def stack() -> Iterator[Stack]:
+    """The embedded stack, started once for the session and stopped at its end."""
+    from workbench.stack import running
+
+    with running() as active:
+        yield active
+
+
+@pytest.fixture
+def topic(stack: Stack) -> Iterator[Callable[..., str]]:
+    """A factory of fresh topics: `topic(partitions=4)`; all are deleted after the test."""
+    from workbench import kafka
+
+    created: list[str] = []
+    conf = stack.kafka_config("admin")
+
+    def make(partitions: int = 1, prefix: str = "test") -> str:
+        name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+        kafka.create_topic(conf, name, partitions)
+        created.append(name)
+        return name
+
+    yield make
+    kafka.delete_topics(conf, created)

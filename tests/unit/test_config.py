@@ -1,0 +1,73 @@
+"""Profiles: loading, environment overrides, and one-line errors naming file and key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workbench.config import conf_dir, load_profile
+from workbench.errors import ConfigError
+
+
+def test_local_profile_loads_with_the_settings_the_embedded_broker_needs() -> None:
+    profile = load_profile("local")
+    assert profile.embedded
+    consumer = profile.kafka.for_role("consumer")
+    assert consumer["allow.auto.create.topics"] is False
+    assert consumer["session.timeout.ms"] == 6000
+    assert profile.source == conf_dir() / "local.yaml"
+
+
+def test_environment_selects_the_profile_and_overrides_keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "mine.yaml").write_text("broker: {port: 1234}\n")
+    monkeypatch.setenv("WORKBENCH_CONF_DIR", str(tmp_path))
+    monkeypatch.setenv("WORKBENCH_PROFILE", "mine")
+    monkeypatch.setenv("WORKBENCH_BROKER__PORT", "4321")
+    monkeypatch.setenv("WORKBENCH_KAFKA__CONSUMER__FETCH_WAIT_MAX_MS", "25")
+    monkeypatch.setenv("WORKBENCH_RUN_ID", "not-a-profile-key")  # other WORKBENCH_* are left alone
+    profile = load_profile()
+    assert profile.name == "mine"
+    assert profile.broker.port == 4321
+    assert profile.kafka.consumer == {"fetch.wait.max.ms": 25}
+
+
+def test_cluster_example_is_valid_and_has_no_embedded_services() -> None:
+    profile = load_profile(str(conf_dir() / "cluster.example.yaml"))
+    assert not profile.embedded
+    assert profile.kafka.bootstrap_servers and len(profile.proxy.urls) == 2
+    assert profile.proxy.auth is not None and profile.proxy.auth.username_env == "KAFKA_REST_USER"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "fragment"),
+    [
+        ("broker: {startup_timeout_s: soon}\n", "broker.startup_timeout_s", "valid number"),
+        ("broker: {prot: 1}\n", "broker.prot", "Extra inputs"),
+        ("embedded: false\n", None, "bootstrap.servers is required"),
+        ("spark: {connector: jar}\n", "spark.connector", "'auto', 'kafka' or 'workbench'"),
+        ("broker: [1, 2\n", "line", "not valid YAML"),
+    ],
+)
+def test_bad_profiles_name_file_and_key(tmp_path: Path, text: str, key: str | None, fragment: str) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_profile(str(path))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(str(path))
+    if key:
+        assert key in message
+    assert fragment in message
+
+
+def test_missing_profile_lists_the_ones_there() -> None:
+    with pytest.raises(ConfigError, match=r"no such profile file; profiles in conf/: \[.*'local'"):
+        load_profile("nope")
+
+
+def test_env_override_with_a_wrong_type_names_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_PROXY__INSTANCES", "many")
+    with pytest.raises(ConfigError, match=r"proxy\.instances: .*'many'"):
+        load_profile("local")

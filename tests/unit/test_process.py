@@ -1,0 +1,58 @@
+"""Processes are recognised and stopped by PID and start time, never by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import psutil
+
+from workbench.stack import process
+from workbench.stack.state import ServiceRecord, StackState
+
+
+def test_spawned_process_is_ours_until_stopped(tmp_path: Path) -> None:
+    child = process.spawn(
+        [sys.executable, "-c", "import time; print('hi', flush=True); time.sleep(60)"], tmp_path / "log"
+    )
+    created = child.create_time()
+    assert process.is_ours(child.pid, created)
+    assert process.stop(child.pid, created, grace=5)
+    assert not process.is_ours(child.pid, created)
+    assert not psutil.pid_exists(child.pid) or psutil.Process(child.pid).create_time() != created
+
+
+def test_a_reused_pid_is_never_signalled(tmp_path: Path) -> None:
+    child = process.spawn([sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "log")
+    try:
+        wrong_start = child.create_time() - 100
+        assert not process.is_ours(child.pid, wrong_start)
+        assert process.stop(child.pid, wrong_start) is False
+        assert child.is_running()
+    finally:
+        process.stop(child.pid, child.create_time())
+
+
+def test_a_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
+    code = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    )
+    log = tmp_path / "log"
+    child = process.spawn([sys.executable, "-c", code], log)
+    while "ready" not in (log.read_text() if log.exists() else ""):
+        pass
+    assert process.stop(child.pid, child.create_time(), grace=0.5)
+    assert not process.is_ours(child.pid, child.create_time())
+
+
+def test_state_round_trips(tmp_path: Path) -> None:
+    record = ServiceRecord("broker", "broker", 123, 1.5, "127.0.0.1:9092", "/tmp/log", None, {"a": 1})
+    StackState("local", {"broker": record}).save(tmp_path)
+    assert StackState.load(tmp_path) == StackState("local", {"broker": record})
+    StackState.remove(tmp_path)
+    assert StackState.load(tmp_path) is None
+
+
+def test_free_port_is_free() -> None:
+    port = process.free_port("127.0.0.1")
+    assert not process.port_in_use("127.0.0.1", port)

@@ -1,0 +1,158 @@
+"""The `workbench` command: the stack's lifecycle, reports, JupyterLab.
+
+Every command takes `--profile` (or `$WORKBENCH_PROFILE`). Errors the workbench
+expects are printed as one line on stderr with exit status 1; nothing prints a stack
+trace at a user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from workbench.errors import WorkbenchError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Measure Kafka, REST proxy and Spark ingestion choices on your own stack.",
+)
+out = Console()
+
+ProfileOption = Annotated[
+    str | None,
+    typer.Option("--profile", "-p", help="profile in conf/ or a YAML path [env: WORKBENCH_PROFILE]"),
+]
+
+
+def _select(profile: str | None) -> str | None:
+    """Export the profile choice, so notebooks and child processes see the same one."""
+    if profile:
+        os.environ["WORKBENCH_PROFILE"] = profile
+    return profile
+
+
+@app.command()
+def up(profile: ProfileOption = None) -> None:
+    """Start the embedded stack (or report the one already running)."""
+    from workbench import stack
+
+    running = stack.up(_select(profile))
+    verb = "started" if running.started_here else "already running"
+    for name, record in running.services.items():
+        out.print(f"{name}: {verb} on {record.url or record.address} (pid {record.pid})")
+    if not running.profile.embedded:
+        out.print(f"profile {running.profile.name!r} is not embedded: nothing to start")
+
+
+@app.command()
+def down(profile: ProfileOption = None) -> None:
+    """Stop the processes `up` started. The embedded broker keeps no data: it is gone."""
+    from workbench import stack
+
+    stopped = stack.down(_select(profile))
+    if not stopped:
+        out.print("nothing was running")
+    for record in stopped:
+        out.print(f"{record.name}: stopped (pid {record.pid})")
+    if stopped:
+        out.print("the embedded broker stores data in memory only: its topics are gone")
+
+
+@app.command()
+def status(
+    profile: ProfileOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON for scripts")] = False,
+) -> None:
+    """Each service's address, PID and health."""
+    from workbench import stack
+
+    result = stack.status(_select(profile))
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return
+    if not result["services"]:
+        out.print(f"profile {result['profile']!r}: not running (start it with `workbench up`)")
+        return
+    table = Table("service", "address", "pid", "healthy", title=f"profile {result['profile']}")
+    for name, row in result["services"].items():
+        table.add_row(name, row.get("url") or row["address"], str(row["pid"] or "-"), "yes" if row["healthy"] else "NO")
+    out.print(table)
+
+
+@app.command()
+def report(
+    profile: ProfileOption = None,
+    notebook: Annotated[list[str] | None, typer.Option("--notebook", "-n", help="run only these")] = None,
+    params: Annotated[Path | None, typer.Option("--params", help="YAML: defaults + per-notebook parameters")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="small sizes (quick=True)")] = False,
+    output: Annotated[Path | None, typer.Option("--output", help="report folder")] = None,
+) -> None:
+    """Execute the notebooks with papermill and write an HTML report."""
+    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output)
+
+
+@app.command()
+def demo(
+    profile: ProfileOption = None,
+    quick: Annotated[bool, typer.Option("--quick", help="small sizes (quick=True)")] = False,
+) -> None:
+    """The main job: start the stack, run every notebook, write the report, stop the stack."""
+    from workbench import stack
+
+    with stack.running(_select(profile)) as running:
+        out.print(f"stack up: broker {running.bootstrap_servers}")
+        _run_report(profile, None, None, {"quick": True} if quick else {}, None)
+
+
+@app.command()
+def lab(profile: ProfileOption = None) -> None:
+    """Start the stack and JupyterLab on notebooks/ with the workbench kernel."""
+    from workbench import stack
+    from workbench.report import ensure_kernel, notebooks_dir
+
+    ensure_kernel()
+    with stack.running(_select(profile)) as running:
+        out.print(f"stack up: broker {running.bootstrap_servers}; Ctrl-C stops JupyterLab")
+        command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks_dir()}"]
+        try:
+            subprocess.run(command, check=False)
+        except KeyboardInterrupt:
+            pass
+
+
+def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
+                overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
+    from workbench.report import run_report
+
+    result = run_report(profile, notebooks=notebooks, parameters_file=params, overrides=overrides, output_dir=output)
+    for run in result.runs:
+        state = "ok" if run.error is None else f"FAILED ({run.error})"
+        out.print(f"{run.name}: {state} in {run.seconds:.1f} s")
+    print(f"report: {result.index}")
+    if result.failed:
+        raise WorkbenchError(f"{len(result.failed)} notebook(s) failed; see {result.index}")
+
+
+def main() -> None:
+    """Entry point: run the app, turning the workbench's own errors into one line."""
+    try:
+        app()
+    except WorkbenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Profiles: where the broker, the REST proxies and Spark are, read from `conf/<name>.yaml`.
+
+A profile is the only place a host, a port or a path is written. The order is fixed and
+documented: the YAML file first, then environment variables on top of it:
+
+- `WORKBENCH_PROFILE` picks the profile (default `local`); a value ending in `.yaml`
+  is taken as a path to a profile file.
+- `WORKBENCH_CONF_DIR` says where the `conf/` folder is (default: the project's own).
+- `WORKBENCH_<SECTION>__<KEY>=value` overrides one key, `__` separating the levels:
+  `WORKBENCH_BROKER__PORT=0`, `WORKBENCH_RUN_DIR=/tmp/run`. Inside the `kafka` client
+  dictionaries an underscore stands for a dot, since shells cannot export dotted names:
+  `WORKBENCH_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=10000`.
+
+Relative paths in a profile are relative to the project root (the parent of `conf/`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from workbench.errors import ConfigError
+
+__all__ = [
+    "BalancerSettings",
+    "BrokerSettings",
+    "KafkaSettings",
+    "Profile",
+    "ProxyAuth",
+    "ProxySettings",
+    "SparkSettings",
+    "conf_dir",
+    "load_profile",
+    "project_root",
+]
+
+ENV_PREFIX = "WORKBENCH_"
+DEFAULT_PROFILE = "local"
+
+#: librdkafka settings are plain dotted-key dictionaries, passed through untouched.
+KafkaConf = dict[str, Any]
+
+
+class _Section(BaseModel):
+    """Unknown keys are errors: a typo in a profile must not be silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BrokerSettings(_Section):
+    """The embedded broker (Tansu); ignored by a profile with `embedded: false`."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(9092, ge=0, le=65535, description="0 picks a free port at start")
+    startup_timeout_s: float = Field(30.0, gt=0)
+
+
+class ProxyAuth(_Section):
+    """HTTP basic auth, by the names of the environment variables holding the secrets."""
+
+    username_env: str
+    password_env: str
+
+    def credentials(self) -> tuple[str, str]:
+        """Read the secrets now, so they are never stored in the profile object."""
+        missing = [n for n in (self.username_env, self.password_env) if n not in os.environ]
+        if missing:
+            raise ConfigError(None, "proxy.auth", f"environment variable(s) not set: {missing}")
+        return os.environ[self.username_env], os.environ[self.password_env]
+
+
+class ProxySettings(_Section):
+    """REST proxies: embedded instances on consecutive ports, or a cluster's base URLs."""
+
+    instances: int = Field(1, ge=1, le=64)
+    host: str = "127.0.0.1"
+    first_port: int = Field(8082, ge=0, le=65535, description="0 picks free ports")
+    properties: Path = Path("conf/kafka-rest.properties")
+    urls: list[str] = Field(default_factory=list, description="cluster proxies' base URLs")
+    auth: ProxyAuth | None = None
+
+
+class BalancerSettings(_Section):
+    """nginx in front of the embedded proxies when there is more than one."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8080, ge=0, le=65535)
+
+
+class SparkSettings(_Section):
+    """Spark session settings; `connector` picks the Kafka source."""
+
+    master: str = "local[*]"
+    shuffle_partitions: int = Field(4, ge=1)
+    connector: Literal["auto", "kafka", "workbench"] = "auto"
+    conf: dict[str, str] = Field(default_factory=dict)
+
+
+class KafkaSettings(_Section):
+    """Client settings as librdkafka dictionaries: common to all, then per role."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    bootstrap_servers: str | None = Field(None, alias="bootstrap.servers")
+    common: KafkaConf = Field(default_factory=dict)
+    producer: KafkaConf = Field(default_factory=dict)
+    consumer: KafkaConf = Field(default_factory=dict)
+    admin: KafkaConf = Field(default_factory=dict)
+
+    def for_role(self, role: Literal["producer", "consumer", "admin"]) -> KafkaConf:
+        """The common settings overlaid with the role's own (without bootstrap servers)."""
+        return {**self.common, **getattr(self, role)}
+
+
+class Profile(_Section):
+    """One deployment the notebooks can run against, loaded by `load_profile`."""
+
+    name: str
+    embedded: bool = True
+    description: str = ""
+    run_dir: Path = Path(".workbench/run")
+    data_dir: Path = Path("data")
+    results_dir: Path = Path("data/results")
+    reports_dir: Path = Path("reports")
+    broker: BrokerSettings = Field(default_factory=BrokerSettings)
+    proxy: ProxySettings = Field(default_factory=ProxySettings)
+    balancer: BalancerSettings = Field(default_factory=BalancerSettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    source: Path | None = Field(None, description="the file this profile was read from")
+
+    @model_validator(mode="after")
+    def _cluster_needs_addresses(self) -> Profile:
+        if not self.embedded and not self.kafka.bootstrap_servers:
+            raise ValueError("kafka.bootstrap.servers is required when embedded is false")
+        return self
+
+    def path(self, value: Path) -> Path:
+        """Resolve a profile path against the project root."""
+        return value if value.is_absolute() else project_root() / value
+
+
+def project_root() -> Path:
+    """The folder that holds `conf/`: relative profile paths start here."""
+    return conf_dir().parent
+
+
+def conf_dir() -> Path:
+    """`$WORKBENCH_CONF_DIR`, else the `conf/` beside the installed package's source."""
+    override = os.environ.get(f"{ENV_PREFIX}CONF_DIR")
+    if override:
+        return Path(override).resolve()
+    return Path(__file__).resolve().parent.parent / "conf"
+
+
+def load_profile(name: str | None = None) -> Profile:
+    """Load a profile by name (or path), apply environment overrides, validate it.
+
+    Args:
+        name: a profile in `conf/` (`"local"`, `"cluster"`) or a path to a YAML file;
+            `None` takes `$WORKBENCH_PROFILE`, else `"local"`.
+
+    Returns:
+        The typed, frozen profile.
+
+    Raises:
+        ConfigError: the file is missing or not YAML, or a key is unknown, missing or
+            of the wrong type; the message names the file and the key.
+
+    Usage: `profile = load_profile()`; `load_profile("cluster")`.
+    """
+    name = name or os.environ.get(f"{ENV_PREFIX}PROFILE") or DEFAULT_PROFILE
+    file = _profile_file(name)
+    raw = _read_yaml(file)
+    raw.setdefault("name", file.stem)
+    _apply_env_overrides(raw, os.environ)
+    raw["source"] = str(file)
+    try:
+        return Profile.model_validate(raw)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key = ".".join(str(part) for part in error["loc"]) or None
+        given = f" (got {error['input']!r})" if key and "input" in error else ""
+        raise ConfigError(file, key, f"{error['msg']}{given}") from None
+
+
+def _profile_file(name: str) -> Path:
+    if name.endswith((".yaml", ".yml")):
+        file = Path(name).expanduser().resolve()
+    else:
+        file = conf_dir() / f"{name}.yaml"
+    if not file.is_file():
+        known = sorted(p.stem for p in conf_dir().glob("*.yaml"))
+        raise ConfigError(file, None, f"no such profile file; profiles in conf/: {known}")
+    return file
+
+
+def _read_yaml(file: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(file.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(file, where, f"not valid YAML: {problem}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(file, None, "a profile must be a YAML mapping of sections")
+    return data
+
+
+def _apply_env_overrides(raw: dict[str, Any], environ: os._Environ[str] | dict[str, str]) -> None:
+    """Overlay `WORKBENCH_A__B=value` on `raw["a"]["b"]`; values are parsed as YAML scalars."""
+    skip = {f"{ENV_PREFIX}PROFILE", f"{ENV_PREFIX}CONF_DIR"}
+    for env_name, value in environ.items():
+        if not env_name.startswith(ENV_PREFIX) or env_name in skip:
+            continue
+        keys = env_name[len(ENV_PREFIX) :].lower().split("__")
+        if keys[0] not in Profile.model_fields or keys[0] == "source":
+            continue  # other WORKBENCH_* variables belong to other parts of the workbench
+        if keys[0] == "kafka" and len(keys) == 3 and keys[1] != "bootstrap_servers":
+            keys[2] = keys[2].replace("_", ".")
+        elif keys == ["kafka", "bootstrap_servers"]:
+            keys[1] = "bootstrap.servers"
+        node = raw
+        for key in keys[:-1]:
+            child = node.setdefault(key, {})
+            if not isinstance(child, dict):
+                raise ConfigError(env_name, ".".join(keys), "overrides a value that is not a section")
+            node = child
+        node[keys[-1]] = yaml.safe_load(value) if value else value

@@ -1,0 +1,73 @@
+"""The workbench's exceptions: one root, so a notebook or script can catch them all.
+
+    WorkbenchError
+    ├── ConfigError        a profile or properties file is missing, malformed or wrong-typed
+    ├── StackError         an embedded service did not start, stop or answer
+    ├── KafkaError         a Kafka admin or client call failed (wraps librdkafka's error)
+    ├── ProxyError         a REST proxy answered with an error body (status, error_code)
+    └── NotebookRunError   a notebook failed under papermill; its executed copy is kept
+
+Messages say what happened, the offending value and the way out, in one line, so the
+CLI can print them as they are.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ConfigError",
+    "KafkaError",
+    "NotebookRunError",
+    "ProxyError",
+    "StackError",
+    "WorkbenchError",
+]
+
+
+class WorkbenchError(Exception):
+    """Root of every error the workbench raises on purpose."""
+
+
+class ConfigError(WorkbenchError):
+    """A configuration file or value is wrong; names the file and the key."""
+
+    def __init__(self, file: str | Path | None, key: str | None, message: str) -> None:
+        self.file = str(file) if file is not None else None
+        self.key = key
+        self.message = message
+        where = ": ".join(part for part in (self.file, key) if part)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class StackError(WorkbenchError):
+    """An embedded service could not be started, reached or stopped."""
+
+
+class KafkaError(WorkbenchError):
+    """A Kafka call failed; `code` is librdkafka's error name when there is one."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class ProxyError(WorkbenchError):
+    """A REST proxy answered with an error: HTTP `status` and Confluent `error_code`."""
+
+    def __init__(self, status: int, error_code: int, message: str) -> None:
+        self.status = status
+        self.error_code = error_code
+        self.message = message
+        super().__init__(f"HTTP {status}, error_code {error_code}: {message}")
+
+
+class NotebookRunError(WorkbenchError):
+    """A notebook failed under papermill; `output_path` holds the executed copy."""
+
+    def __init__(self, notebook: str, ename: str, evalue: str, output_path: str | Path) -> None:
+        self.notebook = notebook
+        self.ename = ename
+        self.evalue = evalue
+        self.output_path = str(output_path)
+        super().__init__(f"{notebook} failed with {ename}: {evalue} (executed copy: {self.output_path})")

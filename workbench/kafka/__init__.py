@@ -1,0 +1,41 @@
+"""Native Kafka helpers: topic admin, true end offsets, producers and consumers.
+
+Settings are librdkafka dictionaries; take them from a stack (`stack.kafka_config(role)`)
+so the profile's client settings reach every client.
+"""
+
+from workbench.kafka.admin import (
+    PartitionInfo,
+    TopicInfo,
+    admin_client,
+    broker_answers,
+    create_topic,
+    create_topics,
+    delete_topics,
+    describe_topic,
+    list_topics,
+)
+from workbench.kafka.clients import ProduceResult, Record, consumer, produce, producer, read_records
+from workbench.kafka.offsets import Partition, end_offsets, reported_offsets, total_records
+
+__all__ = [
+    "Partition",
+    "PartitionInfo",
+    "ProduceResult",
+    "Record",
+    "TopicInfo",
+    "admin_client",
+    "broker_answers",
+    "consumer",
+    "create_topic",
+    "create_topics",
+    "delete_topics",
+    "describe_topic",
+    "end_offsets",
+    "list_topics",
+    "produce",
+    "producer",
+    "read_records",
+    "reported_offsets",
+    "total_records",
+]

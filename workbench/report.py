@@ -1,0 +1,225 @@
+"""Scheduled reports: execute the notebooks with papermill, then write one HTML report.
+
+The stages follow a run: choose notebooks and parameters → execute each (a failed one
+keeps its executed copy, with the failing cell marked) → convert to HTML → write an
+index with each notebook's status and the results it recorded. Any failure makes the
+whole run fail after the report is written, so a scheduler sees a non-zero exit and a
+human still gets the report.
+
+Parameters file (YAML):
+
+    defaults: {quick: false}          # given to every notebook
+    notebooks:
+      00_quickstart: {records: 500000}
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import os
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workbench.config import Profile, load_profile, project_root
+from workbench.errors import ConfigError, NotebookRunError
+from workbench.results import RUN_ID_ENV, experiments
+from workbench.results import load as load_results
+
+__all__ = ["KERNEL_NAME", "NotebookRun", "Report", "ensure_kernel", "notebook_paths", "run_report"]
+
+KERNEL_NAME = "workbench"
+
+
+@dataclass
+class NotebookRun:
+    """One executed notebook."""
+
+    name: str
+    executed: Path
+    seconds: float
+    error: NotebookRunError | None = None
+    html: Path | None = None
+
+
+@dataclass
+class Report:
+    """A finished report: where it is and how each notebook went."""
+
+    run_id: str
+    directory: Path
+    index: Path
+    runs: list[NotebookRun] = field(default_factory=list)
+
+    @property
+    def failed(self) -> list[NotebookRun]:
+        return [run for run in self.runs if run.error is not None]
+
+
+def notebooks_dir() -> Path:
+    """The project's `notebooks/` folder."""
+    return project_root() / "notebooks"
+
+
+def notebook_paths(names: Iterable[str] | None = None) -> list[Path]:
+    """Notebooks in run order (`NN_name.ipynb`), all of them or the ones named."""
+    available = sorted(notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
+    if not names:
+        return available
+    by_name = {p.stem: p for p in available}
+    chosen = []
+    for name in names:
+        stem = Path(name).stem
+        if stem not in by_name:
+            raise ConfigError(None, None, f"no notebook {name!r}; available: {sorted(by_name)}")
+        chosen.append(by_name[stem])
+    return chosen
+
+
+def read_parameters(path: Path | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """Defaults for every notebook and per-notebook parameters from a YAML file."""
+    if path is None:
+        return {}, {}
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(path, None, f"cannot read parameters: {exc}") from None
+    unknown = set(data) - {"defaults", "notebooks"}
+    if unknown:
+        raise ConfigError(path, sorted(unknown)[0], "unknown section; expected 'defaults' and 'notebooks'")
+    return dict(data.get("defaults") or {}), {k: dict(v or {}) for k, v in (data.get("notebooks") or {}).items()}
+
+
+def ensure_kernel() -> str:
+    """Install the `workbench` Jupyter kernel into this environment if it is missing."""
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+    try:
+        KernelSpecManager().get_kernel_spec(KERNEL_NAME)
+    except NoSuchKernel:
+        from ipykernel.kernelspec import install
+
+        install(kernel_name=KERNEL_NAME, display_name="Python (workbench)", prefix=sys.prefix)
+    return KERNEL_NAME
+
+
+def run_report(
+    profile: Profile | str | None = None,
+    *,
+    notebooks: Iterable[str] | None = None,
+    parameters_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    output_dir: Path | None = None,
+) -> Report:
+    """Execute notebooks with papermill and write an HTML report.
+
+    Args:
+        profile: the profile the notebooks run against (passed on through the environment).
+        notebooks: names to run (default: all `notebooks/NN_*.ipynb`).
+        parameters_file: YAML with `defaults` and per-notebook `notebooks` parameters.
+        overrides: parameters given to every notebook, on top of the file's.
+        output_dir: where to write (default: `<reports_dir>/<run id>/`).
+
+    Returns:
+        The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
+    """
+    profile = profile if isinstance(profile, Profile) else load_profile(profile)
+    defaults, per_notebook = read_parameters(parameters_file)
+    paths = notebook_paths(notebooks)
+    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    directory = output_dir or profile.path(profile.reports_dir) / run_id
+    (directory / "executed").mkdir(parents=True, exist_ok=True)
+    kernel = ensure_kernel()
+    report = Report(run_id=run_id, directory=directory, index=directory / "index.html")
+    with _environment({"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}):
+        for path in paths:
+            params = {**defaults, **per_notebook.get(path.stem, {}), **(overrides or {})}
+            run = _execute(path, directory / "executed" / path.name, params, kernel)
+            run.html = _to_html(run.executed, directory / f"{path.stem}.html")
+            report.runs.append(run)
+    _write_index(report, profile)
+    return report
+
+
+def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str) -> NotebookRun:
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    started = time.perf_counter()
+    error = None
+    try:
+        papermill.execute_notebook(
+            str(path), str(output), parameters=parameters, kernel_name=kernel,
+            cwd=str(path.parent), progress_bar=False, log_output=False,
+        )  # fmt: skip
+    except PapermillExecutionError as exc:
+        error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
+    return NotebookRun(path.stem, output, time.perf_counter() - started, error)
+
+
+def _to_html(executed: Path, target: Path) -> Path | None:
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    if not executed.exists():
+        return None
+    exporter = HTMLExporter(template_name="lab")
+    body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
+    target.write_text(body)
+    return target
+
+
+def _write_index(report: Report, profile: Profile) -> None:
+    rows = []
+    for run in report.runs:
+        status = (
+            "ok" if run.error is None else f"FAILED: {html.escape(run.error.ename)}: {html.escape(run.error.evalue)}"
+        )
+        link = f'<a href="{run.html.name}">{run.name}</a>' if run.html else run.name
+        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{run.seconds:.1f} s</td></tr>")
+    tables = []
+    for experiment in experiments(profile):
+        frame = load_results(experiment, run_id=report.run_id, profile=profile)
+        if not frame.empty:
+            shown = frame.drop(columns=[c for c in ("run_id", "workbench_version", "python") if c in frame])
+            tables.append(
+                f"<h2>Results: {html.escape(experiment)}</h2>"
+                + shown.to_html(index=False, float_format="{:,.1f}".format)
+            )
+    report.index.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>Workbench report "
+        f"{report.run_id}</title><style>body{{font-family:sans-serif;margin:2em}}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>"
+        f"<h1>Workbench report {report.run_id}</h1><p>Profile: {html.escape(profile.name)}</p>"
+        "<table><tr><th>notebook</th><th>status</th><th>time</th></tr>"
+        + "".join(rows)
+        + "</table>"
+        + "".join(tables)
+        + "</body></html>"
+    )
+
+
+class _environment:
+    """Set environment variables for the kernels papermill starts, then restore them."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = dict(values)
+        self.saved: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        for key, value in self.values.items():
+            self.saved[key] = os.environ.get(key)
+            os.environ[key] = value
+
+    def __exit__(self, *exc: object) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,0 +1,172 @@
+"""The stack a profile describes: started here (embedded) or already running (cluster).
+
+The CLI and Python share one API:
+
+    workbench up       ->  workbench.stack.up(profile)
+    workbench status   ->  workbench.stack.status(profile)
+    workbench down     ->  workbench.stack.down(profile)
+
+and for notebooks and tests, a stack that is up for exactly as long as it is needed:
+
+    with workbench.stack.running(profile) as stack:
+        conf = stack.kafka_config("producer")
+
+`running` reuses a stack that `workbench up` already started and leaves it running;
+a stack it started itself it stops again, even when the cell is interrupted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from workbench.config import KafkaConf, Profile, load_profile
+from workbench.errors import StackError
+from workbench.stack import process
+from workbench.stack.services import Service, services_for
+from workbench.stack.state import ServiceRecord, StackState, locked
+
+__all__ = ["ServiceRecord", "Stack", "attach", "down", "running", "status", "up"]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """Where a profile's services are: what clients need to reach them."""
+
+    profile: Profile
+    services: Mapping[str, ServiceRecord] = field(default_factory=dict)
+    started_here: bool = False
+
+    @property
+    def bootstrap_servers(self) -> str:
+        """`bootstrap.servers` for Kafka clients: the embedded broker's or the profile's."""
+        if self.profile.kafka.bootstrap_servers:
+            return self.profile.kafka.bootstrap_servers
+        if "broker" not in self.services:
+            raise StackError(f"profile {self.profile.name!r} has no broker running; run `workbench up`")
+        return self.services["broker"].address
+
+    def kafka_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
+        """librdkafka settings for a client of this stack, profile settings included."""
+        return {"bootstrap.servers": self.bootstrap_servers, **self.profile.kafka.for_role(role)}
+
+    def status(self) -> dict[str, Any]:
+        """Each service's address, PID and health, in the shape `status --json` prints."""
+        return _status_of(self.profile, self.services)
+
+
+def up(profile: Profile | str | None = None) -> Stack:
+    """Start the embedded services (or find them running); a cluster profile starts nothing.
+
+    Raises:
+        StackError: a service did not start; the ones already started are stopped again.
+    """
+    profile = _profile(profile)
+    if not profile.embedded:
+        return Stack(profile)
+    run_dir = profile.path(profile.run_dir)
+    with locked(run_dir):
+        existing = StackState.load(run_dir)
+        if existing and _all_alive(existing.services):
+            return Stack(profile, existing.services)
+        if existing:  # a half-dead stack (a crash, a reboot): clear what is left of it
+            _stop_all(existing.services)
+            StackState.remove(run_dir)
+        state = StackState(profile=profile.name)
+        try:
+            for service in services_for(profile):
+                _start(service, run_dir, state)
+        except BaseException:
+            _stop_all(state.services)
+            StackState.remove(run_dir)
+            raise
+    return Stack(profile, state.services, started_here=True)
+
+
+def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
+    """Stop exactly the processes `up` started, newest first; returns those it stopped."""
+    profile = _profile(profile)
+    run_dir = profile.path(profile.run_dir)
+    with locked(run_dir):
+        state = StackState.load(run_dir)
+        if state is None:
+            return []
+        stopped = _stop_all(state.services)
+        StackState.remove(run_dir)
+    return stopped
+
+
+def status(profile: Profile | str | None = None) -> dict[str, Any]:
+    """`{"profile": ..., "running": bool, "services": {name: {address, pid, healthy}}}`."""
+    profile = _profile(profile)
+    if not profile.embedded:
+        return Stack(profile).status()
+    state = StackState.load(profile.path(profile.run_dir))
+    return _status_of(profile, state.services if state else {})
+
+
+def attach(profile: Profile | str | None = None) -> Stack | None:
+    """The stack already running for this profile, or None; starts nothing."""
+    profile = _profile(profile)
+    if not profile.embedded:
+        return Stack(profile)
+    state = StackState.load(profile.path(profile.run_dir))
+    if state and _all_alive(state.services):
+        return Stack(profile, state.services)
+    return None
+
+
+@contextmanager
+def running(profile: Profile | str | None = None) -> Iterator[Stack]:
+    """A stack for the duration of a `with` block; stops only what it started itself."""
+    stack = up(profile)
+    try:
+        yield stack
+    finally:
+        if stack.started_here:
+            down(stack.profile)
+
+
+def _profile(profile: Profile | str | None) -> Profile:
+    return profile if isinstance(profile, Profile) else load_profile(profile)
+
+
+def _start(service: Service, run_dir: Path, state: StackState) -> None:
+    record = service.start(run_dir, state.services)
+    state.services[record.name] = record
+    state.save(run_dir)  # saved before waiting, so a failed start can still be cleaned up
+    service.wait_ready(record, service.startup_timeout)
+
+
+def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
+    return bool(services) and all(process.is_ours(r.pid, r.create_time) for r in services.values())
+
+
+def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
+    return [r for r in reversed(list(services.values())) if process.stop(r.pid, r.create_time)]
+
+
+def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, Any]:
+    from workbench.stack.services import health_check
+
+    rows: dict[str, Any] = {}
+    for name, record in services.items():
+        alive = process.is_ours(record.pid, record.create_time)
+        rows[name] = {
+            "kind": record.kind,
+            "address": record.address,
+            "pid": record.pid,
+            "healthy": alive and health_check(profile, record),
+            "log": record.log,
+            **({"url": record.url} if record.url else {}),
+        }
+    if not profile.embedded and profile.kafka.bootstrap_servers:
+        from workbench.kafka.admin import broker_answers
+
+        address = profile.kafka.bootstrap_servers
+        rows["broker"] = {"kind": "broker", "address": address, "pid": None,
+                          "healthy": broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))}  # fmt: skip
+    return {"profile": profile.name, "embedded": profile.embedded, "running": bool(rows), "services": rows}

@@ -1,0 +1,92 @@
+"""Child processes of the stack: start detached, recognise again by PID, stop by PID.
+
+A PID alone can be reused by the system after a process ends, so every record keeps
+the process's start time too; a PID whose start time differs is not ours and is
+never signalled.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import psutil
+
+__all__ = ["free_port", "is_ours", "port_in_use", "spawn", "stop"]
+
+#: How long a service gets to exit on SIGTERM before it is killed.
+GRACE_SECONDS = 10.0
+
+#: Children started by this Python process, kept so they can be reaped when stopped
+#: (and so Python does not warn about a Popen dropped while its process runs).
+_children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def spawn(command: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> psutil.Process:
+    """Start `command` in its own session, output appended to `log`.
+
+    Its own session means Ctrl-C in the shell that ran `workbench up` does not reach it,
+    and it outlives that shell, so `workbench down` from another shell can stop it.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("ab") as out:
+        popen = subprocess.Popen(
+            list(command),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
+    _children[popen.pid] = popen
+    return psutil.Process(popen.pid)
+
+
+def is_ours(pid: int, create_time: float) -> bool:
+    """True when `pid` is alive and is the very process that was recorded."""
+    try:
+        process = psutil.Process(pid)
+        return abs(process.create_time() - create_time) < 0.01 and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def stop(pid: int, create_time: float, grace: float = GRACE_SECONDS) -> bool:
+    """SIGTERM, wait up to `grace` seconds, then SIGKILL. False if it was not running."""
+    child = _children.get(pid)
+    if child is not None and child.poll() is not None:  # our child, already exited: reaped now
+        del _children[pid]
+        return False
+    if not is_ours(pid, create_time):
+        return False
+    try:
+        process = psutil.Process(pid)
+        process.terminate()
+        try:
+            process.wait(grace)
+        except psutil.TimeoutExpired:
+            process.kill()
+            process.wait(grace)
+    except psutil.NoSuchProcess:
+        pass  # it ended on its own meanwhile
+    if child is not None:
+        del _children[pid]
+        child.poll()  # psutil's wait reaped it already; this settles the Popen object
+    return True
+
+
+def free_port(host: str) -> int:
+    """A port nobody listens on right now (the OS's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def port_in_use(host: str, port: int) -> bool:
+    """True when something already accepts connections on host:port."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0

