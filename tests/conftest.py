@@ -42,11 +42,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with its tier, taken from the folder it lives in."""
+    tiers = {"unit": pytest.mark.unit, "integration": pytest.mark.integration, "notebooks": pytest.mark.notebook}
     for item in items:
-        tier = Path(str(item.fspath)).parent.name
-        marker = {"unit": "unit", "integration": "integration", "notebooks": "notebook"}.get(tier)
-        if marker:
-            item.add_marker(getattr(pytest.mark, marker))
+        parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
+        if parts and parts[0] in tiers:
+            item.add_marker(tiers[parts[0]])
 
 
 @pytest.fixture(scope="session")

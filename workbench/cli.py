@@ -130,6 +130,37 @@ def lab(profile: ProfileOption = None) -> None:
             pass
 
 
+@app.command()
+def proxy(
+    config: Annotated[Path, typer.Option("--config", "-c", help="kafka-rest.properties file")] = Path(
+        "conf/kafka-rest.properties"
+    ),
+    port: Annotated[int | None, typer.Option("--port", help="overrides `listeners`")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="overrides `listeners`")] = None,
+    bootstrap_servers: Annotated[
+        str | None, typer.Option("--bootstrap-servers", help="overrides `bootstrap.servers`")
+    ] = None,
+) -> None:
+    """Run one REST proxy process (Confluent REST Proxy API v2 + v3) in the foreground."""
+    from workbench.restproxy import serve
+
+    serve(config, host=host, port=port, bootstrap_servers=bootstrap_servers)
+
+
+@app.command()
+def bench(
+    experiment: Annotated[str, typer.Argument(help="experiment name; `list` shows them")],
+    profile: ProfileOption = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="k=v, repeatable")] = None,
+    grid: Annotated[Path | None, typer.Option("--grid", help="YAML: parameter -> list of values")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="runs per grid point")] = 1,
+) -> None:
+    """Run a benchmark experiment (one point or a grid) and print its results table."""
+    from workbench.bench.command import run_bench_command
+
+    run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile))
+
+
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
                 overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
     from workbench.report import run_report
