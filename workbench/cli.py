@@ -7,6 +7,7 @@ trace at a user.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -124,10 +125,8 @@ def lab(profile: ProfileOption = None) -> None:
     with stack.running(_select(profile)) as running:
         out.print(f"stack up: broker {running.bootstrap_servers}; Ctrl-C stops JupyterLab")
         command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks_dir()}"]
-        try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends JupyterLab; the stack then stops
             subprocess.run(command, check=False)
-        except KeyboardInterrupt:
-            pass
 
 
 @app.command()

@@ -126,11 +126,11 @@ class Profile(_Section):
     data_dir: Path = Path("data")
     results_dir: Path = Path("data/results")
     reports_dir: Path = Path("reports")
-    broker: BrokerSettings = Field(default_factory=BrokerSettings)
-    proxy: ProxySettings = Field(default_factory=ProxySettings)
-    balancer: BalancerSettings = Field(default_factory=BalancerSettings)
-    spark: SparkSettings = Field(default_factory=SparkSettings)
-    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
+    broker: BrokerSettings = BrokerSettings()
+    proxy: ProxySettings = ProxySettings()
+    balancer: BalancerSettings = BalancerSettings()
+    spark: SparkSettings = SparkSettings()
+    kafka: KafkaSettings = KafkaSettings()
     source: Path | None = Field(None, description="the file this profile was read from")
 
     @model_validator(mode="after")
@@ -189,10 +189,8 @@ def load_profile(name: str | None = None) -> Profile:
 
 
 def _profile_file(name: str) -> Path:
-    if name.endswith((".yaml", ".yml")):
-        file = Path(name).expanduser().resolve()
-    else:
-        file = conf_dir() / f"{name}.yaml"
+    is_path = name.endswith((".yaml", ".yml"))
+    file = Path(name).expanduser().resolve() if is_path else conf_dir() / f"{name}.yaml"
     if not file.is_file():
         known = sorted(p.stem for p in conf_dir().glob("*.yaml"))
         raise ConfigError(file, None, f"no such profile file; profiles in conf/: {known}")

@@ -51,7 +51,7 @@ class TopicInfo:
 
 def admin_client(conf: KafkaConf) -> AdminClient:
     """An AdminClient whose librdkafka log lines go to the `workbench.kafka` logger."""
-    return AdminClient({**conf, "logger": log})
+    return AdminClient({**conf, "logger": log})  # type: ignore[dict-item]  # librdkafka takes a logger
 
 
 def broker_answers(bootstrap_servers: str, timeout: float = 1.0, conf: KafkaConf | None = None) -> bool:

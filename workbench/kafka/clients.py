@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError as RdKafkaError
 
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
-from workbench.kafka.offsets import Partition, end_offsets, reported_offsets
+from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
 
 __all__ = ["ProduceResult", "Record", "consumer", "produce", "producer", "read_records"]
 
@@ -42,11 +42,12 @@ class Record:
 
     @classmethod
     def from_message(cls, message: Message) -> Record:
+        (topic, partition), offset = position(message)
         kind, timestamp = message.timestamp()
         return cls(
-            topic=message.topic(),
-            partition=message.partition(),
-            offset=message.offset(),
+            topic=topic,
+            partition=partition,
+            offset=offset,
             key=message.key(),
             value=message.value(),
             timestamp_ms=timestamp,
@@ -100,12 +101,12 @@ def produce(
             outcome["failed"] += 1
             first_error[:1] = first_error[:1] or [error.str()]
 
-    extra = {} if partition is None else {"partition": partition}
+    target = -1 if partition is None else partition  # -1: librdkafka's partitioner decides
     started = time.perf_counter()
     for key, value in records:
         while True:
             try:
-                client.produce(topic, value=value, key=key, on_delivery=delivered, **extra)
+                client.produce(topic, value=value, key=key, partition=target, on_delivery=delivered)
                 break
             except BufferError:  # local queue full: let deliveries drain it
                 client.poll(0.05)
@@ -136,16 +137,17 @@ def read_records(conf: KafkaConf, topics: str | Iterable[str], *, timeout: float
             if time.monotonic() > deadline:
                 raise KafkaError(f"read stopped short of the end after {timeout:.0f} s: {remaining}")
             for message in client.consume(num_messages=10_000, timeout=0.2):
-                if message.error() is not None:
-                    if message.error().code() == RdKafkaError._PARTITION_EOF:
+                error = message.error()
+                if error is not None:
+                    if error.code() == RdKafkaError._PARTITION_EOF:
                         continue
-                    raise KafkaError(f"read failed: {message.error().str()}", message.error().name())
-                key = (message.topic(), message.partition())
+                    raise KafkaError(f"read failed: {error.str()}", error.name())
+                key, offset = position(message)
                 end = remaining.get(key)
-                if end is None or message.offset() >= end:
+                if end is None or offset >= end:
                     continue
                 yield Record.from_message(message)
-                if message.offset() + 1 >= end:
+                if offset + 1 >= end:
                     del remaining[key]
     finally:
         client.close()

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka.admin import OffsetSpec
 
@@ -24,12 +24,20 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client, describe_topic
 
-__all__ = ["Partition", "end_offsets", "reported_offsets", "total_records"]
+__all__ = ["Partition", "end_offsets", "position", "reported_offsets", "total_records"]
 
 log = logging.getLogger("workbench.kafka")
 
 #: A topic-partition as a plain tuple: easy to sort, hash, print and pickle.
 Partition = tuple[str, int]
+
+
+def position(message: Message) -> tuple[Partition, int]:
+    """`((topic, partition), offset)` of a consumed record; librdkafka always sets all three."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset()
+    if topic is None or partition is None or offset is None:
+        raise KafkaError(f"a consumed message lacks its position: {topic}[{partition}]@{offset}")
+    return (topic, partition), offset
 
 
 def end_offsets(
@@ -119,11 +127,13 @@ def _read_last_offsets(conf: KafkaConf, reported: Mapping[Partition, int], timeo
         deadline = time.monotonic() + timeout
         while pending and time.monotonic() < deadline:
             for message in consumer.consume(num_messages=10_000, timeout=0.02):
-                key = (message.topic(), message.partition())
                 error = message.error()
                 if error is None:
-                    last[key] = max(last.get(key, -1), message.offset())
-                elif error.code() == RdKafkaError._PARTITION_EOF:
+                    key, offset = position(message)
+                    last[key] = max(last.get(key, -1), offset)
+                    continue
+                key = (message.topic() or "?", message.partition() or 0)
+                if error.code() == RdKafkaError._PARTITION_EOF:
                     pending.discard(key)
                 else:
                     raise KafkaError(f"cannot read the end of {key[0]}[{key[1]}]: {error.str()}", error.name())
