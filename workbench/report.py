@@ -155,11 +155,13 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str) 
     error = None
     try:
         papermill.execute_notebook(
-            str(path), str(output), parameters=parameters, kernel_name=kernel,
+            str(path), str(output), parameters=parameters, kernel_name=kernel, language="python",
             cwd=str(path.parent), progress_bar=False, log_output=False,
         )  # fmt: skip
-    except PapermillExecutionError as exc:
+    except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
         error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
+    except Exception as exc:  # the notebook could not run at all (bad file, kernel died)
+        error = NotebookRunError(path.stem, type(exc).__name__, str(exc), output)
     return NotebookRun(path.stem, output, time.perf_counter() - started, error)
 
 
@@ -175,32 +177,66 @@ def _to_html(executed: Path, target: Path) -> Path | None:
     return target
 
 
+#: Columns every result row carries (see `workbench.results.run_metadata`), shown once.
+_METADATA = ("run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python")
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}
+td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
+th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
+.ok{color:#1a7f37}.failed{color:#cf222e;font-weight:bold}.meta{color:#555}
+.scroll{overflow-x:auto}
+"""
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return html.escape(str(value))
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _results_table(frame: Any) -> str:
+    columns = [c for c in frame.columns if c not in _METADATA]
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_format_value(row[c])}</td>" for c in columns) + "</tr>" for _, row in frame.iterrows()
+    )
+    return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
+
+
 def _write_index(report: Report, profile: Profile) -> None:
+    from workbench.results import run_metadata
+
     rows = []
     for run in report.runs:
-        status = (
-            "ok" if run.error is None else f"FAILED: {html.escape(run.error.ename)}: {html.escape(run.error.evalue)}"
-        )
+        if run.error is None:
+            status = "<span class='ok'>ok</span>"
+        else:
+            reason = html.escape(f"{run.error.ename}: {run.error.evalue}")
+            status = f"<span class='failed'>failed: {reason}</span>"
         link = f'<a href="{run.html.name}">{run.name}</a>' if run.html else run.name
-        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{run.seconds:.1f} s</td></tr>")
-    tables = []
+        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{run.seconds:,.1f} s</td></tr>")
+    sections = []
     for experiment in experiments(profile):
         frame = load_results(experiment, run_id=report.run_id, profile=profile)
         if not frame.empty:
-            shown = frame.drop(columns=[c for c in ("run_id", "workbench_version", "python") if c in frame])
-            tables.append(
-                f"<h2>Results: {html.escape(experiment)}</h2>"
-                + shown.to_html(index=False, float_format="{:,.1f}".format)
-            )
+            sections.append(f"<h2>Results: {html.escape(experiment)}</h2>{_results_table(frame)}")
+    meta = run_metadata(profile)
+    facts = ", ".join(
+        f"{key.replace('_', ' ')}: {html.escape(str(meta[key]))}"
+        for key in ("profile", "git_revision", "workbench_version", "cpu_cores", "python")
+    )
     report.index.write_text(
-        "<!doctype html><html><head><meta charset='utf-8'><title>Workbench report "
-        f"{report.run_id}</title><style>body{{font-family:sans-serif;margin:2em}}"
-        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>"
-        f"<h1>Workbench report {report.run_id}</h1><p>Profile: {html.escape(profile.name)}</p>"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {report.run_id}</title>"
+        f"<style>{_STYLE}</style></head><body><h1>Workbench report {report.run_id}</h1>"
+        f"<p class='meta'>{facts}</p>"
         "<table><tr><th>notebook</th><th>status</th><th>time</th></tr>"
         + "".join(rows)
         + "</table>"
-        + "".join(tables)
+        + "".join(sections)
         + "</body></html>"
     )
 

@@ -1,0 +1,57 @@
+"""A report with a failing notebook: the HTML is still written, the executed copy kept,
+the failure named, and the command exits non-zero."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from workbench.config import conf_dir
+
+
+def _project_with(tmp_path: Path, notebooks: dict[str, list[str]]) -> Path:
+    """A throw-away project: the real profiles plus tiny notebooks, one behaviour each."""
+    shutil.copytree(conf_dir(), tmp_path / "conf")
+    (tmp_path / "notebooks").mkdir()
+    for name, sources in notebooks.items():
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_code_cell(sources[0], metadata={"tags": ["parameters"]})]
+        nb.cells += [nbformat.v4.new_code_cell(source) for source in sources[1:]]
+        nbformat.write(nb, tmp_path / "notebooks" / f"{name}.ipynb")
+    return tmp_path
+
+
+def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> None:
+    project = _project_with(
+        tmp_path,
+        {
+            "01_passes": ["quick = False", "print('fine', quick)"],
+            "02_fails": ["quick = False", "raise ValueError('bad reading: -1')"],
+        },
+    )
+    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r")}
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "report", "--quick", "--output", str(project / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 1
+    assert "01_passes: ok" in result.stdout
+    assert "02_fails: FAILED" in result.stdout and "ValueError" in result.stdout
+    assert result.stderr.strip().splitlines()[-1].startswith("error: 1 notebook(s) failed")
+    assert "Traceback" not in result.stderr
+
+    out = project / "out"
+    executed = nbformat.read(out / "executed" / "02_fails.ipynb", as_version=4)
+    assert any(o.get("ename") == "ValueError" for c in executed.cells for o in c.get("outputs", []))
+    index = (out / "index.html").read_text()
+    assert "failed: ValueError: bad reading: -1" in index
+    assert (out / "01_passes.html").exists() and (out / "02_fails.html").exists()
+    assert "fine True" in (out / "01_passes.html").read_text()  # --quick reached the notebook
