@@ -15,6 +15,7 @@ MODULES = [
     "workbench.report",
     "workbench.results",
     "workbench.stack",
+    "workbench.topics",
     "workbench.viz",
 ]
 
