@@ -5,13 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lab check java clean
+.PHONY: setup demo test lab check java nginx clean
 
 ## setup: the virtual environment in .venv with the project and its Jupyter kernel
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory java
+	@$(MAKE) --no-print-directory nginx
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -26,6 +27,20 @@ java:
 	  echo "Install it with 'sudo apt-get install openjdk-17-jre-headless' (Debian/Ubuntu)," >&2; \
 	  echo "'conda install -c conda-forge openjdk=17', or point JAVA_HOME and PATH at a JDK 17+." >&2; \
 	  exit 1; \
+	fi
+
+## nginx: the load balancer in front of several proxy processes (Debian package);
+## without it the stack says so and clients round-robin over the proxy URLs.
+nginx:
+	@if command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing nginx (Debian package nginx-light) for the proxy load balancer"; \
+	  guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then guard=1; printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; fi; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light) >/dev/null 2>&1 \
+	    || echo "nginx could not be installed; several proxies will be used round-robin by the client" >&2; \
+	  if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
+	else \
+	  echo "nginx is not installed (sudo apt-get install nginx-light); several proxies will be used round-robin by the client" >&2; \
 	fi
 
 ## demo: start the stack, run every notebook, write reports/<run>/index.html, stop the stack

@@ -36,6 +36,10 @@ __all__ = ["KERNEL_NAME", "NotebookRun", "Report", "ensure_kernel", "notebook_pa
 
 KERNEL_NAME = "workbench"
 
+#: Seconds one cell may run before the notebook counts as failed (a hang must not stall a
+#: scheduled report forever); `$WORKBENCH_CELL_TIMEOUT` overrides it.
+CELL_TIMEOUT_S = 1800.0
+
 
 @dataclass
 class NotebookRun:
@@ -140,14 +144,22 @@ def run_report(
     with _environment({"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}):
         for path in paths:
             params = {**defaults, **per_notebook.get(path.stem, {}), **(overrides or {})}
-            run = _execute(path, directory / "executed" / path.name, params, kernel)
+            run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
             run.html = _to_html(run.executed, directory / f"{path.stem}.html")
             report.runs.append(run)
     _write_index(report, profile)
     return report
 
 
-def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str) -> NotebookRun:
+def _cell_timeout() -> float:
+    value = os.environ.get("WORKBENCH_CELL_TIMEOUT")
+    try:
+        return float(value) if value else CELL_TIMEOUT_S
+    except ValueError:
+        raise ConfigError("WORKBENCH_CELL_TIMEOUT", None, f"expected seconds, got {value!r}") from None
+
+
+def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, cell_timeout: float) -> NotebookRun:
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -156,7 +168,7 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str) 
     try:
         papermill.execute_notebook(
             str(path), str(output), parameters=parameters, kernel_name=kernel, language="python",
-            cwd=str(path.parent), progress_bar=False, log_output=False,
+            cwd=str(path.parent), progress_bar=False, log_output=False, execution_timeout=cell_timeout,
         )  # fmt: skip
     except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
         error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
