@@ -53,6 +53,19 @@ class Stack:
         """librdkafka settings for a client of this stack, profile settings included."""
         return {"bootstrap.servers": self.bootstrap_servers, **self.profile.kafka.for_role(role)}
 
+    @property
+    def proxy_urls(self) -> list[str]:
+        """Base URLs of the REST proxy instances: the embedded ones, or the profile's `proxy.urls`."""
+        return _proxy_urls(self.profile, self.services)
+
+    @property
+    def balancer_url(self) -> str | None:
+        """The URL of nginx in front of several embedded proxies; None without one.
+
+        With None and several `proxy_urls`, clients round-robin over the instance URLs.
+        """
+        return _balancer_url(self.services)
+
     def status(self) -> dict[str, Any]:
         """Each service's address, PID and health, in the shape `status --json` prints."""
         return _status_of(self.profile, self.services)
@@ -169,4 +182,15 @@ def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[
         address = profile.kafka.bootstrap_servers
         rows["broker"] = {"kind": "broker", "address": address, "pid": None,
                           "healthy": broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))}  # fmt: skip
-    return {"profile": profile.name, "embedded": profile.embedded, "running": bool(rows), "services": rows}
+    return {"profile": profile.name, "embedded": profile.embedded, "running": bool(rows), "services": rows,
+            "proxy": _proxy_urls(profile, services), "balancer": _balancer_url(services)}  # fmt: skip
+
+
+def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list[str]:
+    if not profile.embedded:
+        return list(profile.proxy.urls)
+    return [r.url for r in services.values() if r.kind == "proxy" and r.url]
+
+
+def _balancer_url(services: Mapping[str, ServiceRecord]) -> str | None:
+    return next((r.url for r in services.values() if r.kind == "balancer" and r.url), None)

@@ -6,20 +6,24 @@ ready. The stack does the rest: spawning, waiting, recording and stopping.
 
 from __future__ import annotations
 
+import base64
 import importlib.resources
 import logging
 import os
+import sys
 import time
+import urllib.error
+import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 
 from workbench.config import Profile
-from workbench.errors import StackError
+from workbench.errors import ConfigError, StackError
 from workbench.stack import process
 from workbench.stack.state import ServiceRecord
 
-__all__ = ["Broker", "Service", "health_check", "services_for", "tansu_binary"]
+__all__ = ["Balancer", "Broker", "ProxyInstance", "Service", "health_check", "services_for", "tansu_binary"]
 
 log = logging.getLogger("workbench.stack")
 
@@ -149,13 +153,115 @@ def tansu_binary() -> str:
         raise StackError(str(exc)) from None
 
 
+class ProxyInstance(Service):
+    """One workbench REST proxy process (`workbench proxy`), instance `index` of N.
+
+    Instance i listens on `proxy.first_port + i` (each on a free port when it is 0),
+    reads `proxy.properties`, and gets its own `id` (`KAFKA_REST_ID`) so generated
+    consumer names differ between instances, as upstream advises.
+    """
+
+    kind = "proxy"
+
+    def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
+        if name is not None and name.startswith("proxy-") and name[6:].isdigit():
+            index = int(name[6:])
+        super().__init__(profile, name or f"proxy-{index}")
+        self.index = index
+
+    def listen_on(self) -> tuple[str, int]:
+        first = self.profile.proxy.first_port
+        return self.profile.proxy.host, (first + self.index if first else 0)
+
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
+        return [
+            sys.executable, "-m", "workbench.cli", "proxy",
+            "--config", str(self.profile.path(self.profile.proxy.properties)),
+            "--host", host,
+            "--port", str(port),
+            "--bootstrap-servers", bootstrap,
+        ]  # fmt: skip
+
+    def env(self) -> dict[str, str]:
+        env = {"KAFKA_REST_ID": self.name}
+        if self.profile.proxy.auth is not None:
+            user, password = self.profile.proxy.auth.credentials()
+            env["KAFKA_REST_AUTHENTICATION_METHOD"] = "BASIC"
+            env["KAFKA_REST_AUTHENTICATION_BASIC_USERS"] = f"{user}:{password}"
+        return env
+
+    def url(self, host: str, port: int) -> str | None:
+        return f"http://{host}:{port}"
+
+    def is_healthy(self, address: str) -> bool:
+        return _http_ok(f"http://{address}/", self.profile)
+
+
+class Balancer(Service):
+    """nginx balancing round-robin over the proxy instances, with a generated config."""
+
+    kind = "balancer"
+
+    def listen_on(self) -> tuple[str, int]:
+        return self.profile.balancer.host, self.profile.balancer.port
+
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        from workbench.stack.nginx import INSTALL_HINT, find_nginx, write_config
+
+        binary = find_nginx()
+        if binary is None:
+            raise StackError(INSTALL_HINT)
+        upstreams = [r.address for r in started.values() if r.kind == ProxyInstance.kind]
+        config = write_config(run_dir, host, port, upstreams)
+        error_log = (run_dir / "logs" / "nginx-error.log").resolve()
+        return [binary, "-c", str(config), "-p", str(config.parent), "-e", str(error_log)]
+
+    def url(self, host: str, port: int) -> str | None:
+        return f"http://{host}:{port}"
+
+    def is_healthy(self, address: str) -> bool:
+        return _http_ok(f"http://{address}/", self.profile)
+
+
+def _http_ok(url: str, profile: Profile) -> bool:
+    """True when GET `url` answers 200 within a second (with the profile's basic auth)."""
+    request = urllib.request.Request(url)
+    if profile.proxy.auth is not None:
+        try:
+            user, password = profile.proxy.auth.credentials()
+        except ConfigError:
+            return False
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=1.0) as response:
+            return bool(response.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
+
+
 def services_for(profile: Profile) -> list[Service]:
-    """The services an embedded profile runs, in start order."""
-    return [Broker(profile)]
+    """The services an embedded profile runs, in start order.
+
+    The broker, then `proxy.instances` REST proxies, then nginx in front of them when
+    there is more than one and nginx is installed (without it, a warning, and clients
+    round-robin over the instance URLs).
+    """
+    from workbench.stack.nginx import INSTALL_HINT, find_nginx
+
+    services: list[Service] = [Broker(profile)]
+    services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
+    if profile.proxy.instances > 1:
+        if find_nginx() is not None:
+            services.append(Balancer(profile))
+        else:
+            log.warning("%s", INSTALL_HINT)
+    return services
 
 
 #: Service classes by `kind`, to ask a recorded service about its health.
-_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker,)}
+_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker, ProxyInstance, Balancer)}
 
 
 def health_check(profile: Profile, record: ServiceRecord) -> bool:

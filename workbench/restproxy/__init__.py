@@ -1,0 +1,22 @@
+"""The workbench's own Kafka REST proxy: Confluent REST Proxy API v2 and v3 core.
+
+One process per instance (`workbench proxy --config conf/kafka-rest.properties`), an
+ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
+
+    settings   kafka-rest.properties: upstream names, defaults, pass-through
+    app        create_app(settings): lifespan, dispatch, auth, error rendering
+    routing    routes matched on the raw path (encoded `/` and `:` in topic names)
+    formats    media types, embedded formats (binary, json), negotiation
+    produce    v2 produce (records arrays)          records    v3 produce (streaming)
+    consumers  v2 consumer instances                 topics     v2 metadata
+    v3         v3 clusters, topics, configs, consumer groups and lag
+    producer   the shared async producer             metadata   admin calls + cache
+    metrics    Prometheus at /metrics                errors     Confluent error bodies
+    server     serve(): the process itself
+"""
+
+from workbench.restproxy.app import create_app
+from workbench.restproxy.server import serve
+from workbench.restproxy.settings import Settings, load_settings
+
+__all__ = ["Settings", "create_app", "load_settings", "serve"]

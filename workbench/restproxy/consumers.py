@@ -1,0 +1,638 @@
+"""API v2 consumer instances: stateful Kafka consumers living in this one process.
+
+Each instance wraps a confluent-kafka Consumer. Every Kafka call blocks (poll, commit,
+seek, close), so it runs on a worker pool of `consumer.threads` threads, never on the
+event loop, and each instance's calls are serialised by its own lock (a Consumer is
+not meant to be used by two threads at once).
+
+Records fetch, following the reference's recommendation: wait at most
+`min(timeout, consumer.request.timeout.ms)`; return early once records are buffered
+and no more arrive within `consumer.iterator.backoff.ms`, or once `fetch.min.bytes`
+are gathered; never more than `min(max_bytes, consumer.request.max.bytes)` of key +
+value bytes, except that the first record always goes out, so a large record cannot
+starve its reader. Records fetched from Kafka but not returned stay buffered here for
+the next call, and "commit everything" commits what was *returned*, never what is
+only buffered (librdkafka's own position runs ahead of the client).
+
+An instance not used for `consumer.instance.timeout.ms` is closed by a background
+task; later calls to it get 404 / 40403, as upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import orjson
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaError as RdKafkaError
+from starlette.requests import Request
+from starlette.responses import Response
+
+from workbench.restproxy.context import (
+    Context,
+    empty_response,
+    int_param,
+    json_response,
+    object_body,
+    read_json,
+)
+from workbench.restproxy.errors import CONSUMER_NOT_FOUND, RestError
+from workbench.restproxy.formats import (
+    FORMATS,
+    SCHEMA_FORMATS,
+    embedded_format,
+    encode_binary,
+    encode_json,
+    media_type,
+    no_registry,
+    require_json_body_type,
+)
+from workbench.restproxy.metadata import kafka_error
+from workbench.restproxy.routing import Route
+from workbench.restproxy.settings import Settings
+
+__all__ = ["ROUTES", "ConsumerInstance", "ConsumerManager"]
+
+log = logging.getLogger("workbench.restproxy")
+
+T = TypeVar("T")
+Partition = tuple[str, int]
+
+ILLEGAL_STATE = 40903
+_RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "error"}
+
+
+@dataclass
+class ConsumerInstance:
+    """One consumer instance: the Kafka consumer and what the REST layer tracks for it."""
+
+    group: str
+    name: str
+    format: str
+    consumer: Consumer
+    auto_commit: bool
+    request_timeout_ms: int | None
+    fetch_min_bytes: int | None
+    expires: float
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    topics: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    manual: list[Partition] | None = None
+    pending: deque[Message] = field(default_factory=deque)
+    delivered: dict[Partition, int] = field(default_factory=dict)
+    closed: bool = False
+
+
+class ConsumerManager:
+    """All consumer instances of this process, their worker pool and their expiry."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="consumer")
+        self.instances: dict[tuple[str, str], ConsumerInstance] = {}
+        self.timeout_s = settings.consumer_instance_timeout_ms / 1000
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    async def run(self, instance: ConsumerInstance, function: Callable[..., T], *args: Any) -> T:
+        """Run a blocking call for one instance on the pool, one call at a time."""
+        async with instance.lock:
+            if instance.closed:
+                raise _not_found(instance.group, instance.name)
+            self.touch(instance)
+            result = await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
+            self.touch(instance)
+            return result
+
+    def touch(self, instance: ConsumerInstance) -> None:
+        instance.expires = time.monotonic() + self.timeout_s
+
+    def get(self, group: str, name: str) -> ConsumerInstance:
+        instance = self.instances.get((group, name))
+        if instance is None:
+            raise _not_found(group, name)
+        self.touch(instance)
+        return instance
+
+    def create(self, group: str, body: dict[str, Any]) -> ConsumerInstance:
+        """Validate the create body and build the instance (the Kafka consumer too)."""
+        name = body.get("id") or body.get("name")
+        if name is None:
+            prefix = f"rest-consumer-{self.settings.id}-" if self.settings.id else "rest-consumer-"
+            name = f"{prefix}{uuid.uuid4()}"
+        if not isinstance(name, str) or not name or "/" in name:
+            raise RestError(422, 42204, f"Invalid consumer instance name {name!r}")
+        if (group, name) in self.instances:
+            raise RestError(409, 40902, f"Consumer with specified consumer ID {name} already exists in group {group}.")
+        fmt = str(body.get("format") or "binary").lower()
+        if fmt in SCHEMA_FORMATS:
+            raise no_registry(fmt)
+        if fmt not in FORMATS:
+            raise RestError(422, 422, f"Invalid format type {body.get('format')!r}: binary or json")
+        conf: dict[str, Any] = {
+            "bootstrap.servers": self.settings.bootstrap_servers,
+            "auto.offset.reset": "latest",
+            **self.settings.consumer,
+            "group.id": group,
+            "enable.auto.offset.store": False,
+            "logger": log,
+        }
+        if self.settings.id:
+            conf.setdefault("client.id", f"{self.settings.id}-{name}")
+        reset = body.get("auto.offset.reset")
+        if reset is not None:
+            if str(reset).lower() not in _RESETS:
+                raise RestError(422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest, latest "
+                                "(or smallest, largest) or none")  # fmt: skip
+            conf["auto.offset.reset"] = _RESETS[str(reset).lower()]
+        auto_commit = _boolean(body.get("auto.commit.enable"), conf.get("enable.auto.commit", True))
+        conf["enable.auto.commit"] = auto_commit
+        fetch_min = _optional_int(body, ("fetch.min.bytes", "responseMinBytes"), 40001)
+        if fetch_min is not None and not -1 <= fetch_min <= 10_000_000:
+            raise RestError(422, 40001, f"fetch.min.bytes must be between -1 and 10000000, got {fetch_min}")
+        request_timeout = _optional_int(body, ("consumer.request.timeout.ms", "requestWaitMs"), 42204)
+        if request_timeout is not None and request_timeout < 0:
+            raise RestError(422, 42204, f"consumer.request.timeout.ms must be >= 0, got {request_timeout}")
+        try:
+            consumer = Consumer(conf)
+        except KafkaException as exc:
+            raise RestError(422, 42204, f"Invalid consumer configuration: {exc.args[0].str()}") from None
+        instance = ConsumerInstance(group=group, name=name, format=fmt, consumer=consumer, auto_commit=auto_commit,
+                                    request_timeout_ms=request_timeout, fetch_min_bytes=fetch_min,
+                                    expires=time.monotonic() + self.timeout_s)  # fmt: skip
+        self.instances[(group, name)] = instance
+        return instance
+
+    async def delete(self, instance: ConsumerInstance) -> None:
+        self.instances.pop((instance.group, instance.name), None)
+        async with instance.lock:
+            if not instance.closed:
+                instance.closed = True
+                await asyncio.get_running_loop().run_in_executor(self.pool, _close, instance)
+
+    async def expire_forever(self) -> None:
+        """Close instances idle for longer than `consumer.instance.timeout.ms`."""
+        period = min(1.0, max(0.05, self.timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for instance in [i for i in self.instances.values() if i.expires < now and not i.lock.locked()]:
+                log.info("consumer %s/%s expired after %.0f s idle", instance.group, instance.name, self.timeout_s)
+                await self.delete(instance)
+
+    async def close_all(self) -> None:
+        """Close every instance (they leave their groups), then the pool."""
+        await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
+        self.pool.shutdown(wait=True)
+
+
+def _close(instance: ConsumerInstance) -> None:
+    try:
+        instance.consumer.close()
+    except (KafkaException, RuntimeError) as exc:
+        log.warning("closing consumer %s/%s: %s", instance.group, instance.name, exc)
+
+
+def _not_found(group: str, name: str) -> RestError:
+    return RestError(404, CONSUMER_NOT_FOUND, f"Consumer instance not found: group {group}, instance {name}.")
+
+
+def _boolean(value: Any, default: Any) -> bool:
+    if value is None:
+        return str(default).lower() == "true" if not isinstance(default, bool) else default
+    if isinstance(value, bool):
+        return value
+    if str(value).lower() in ("true", "false"):
+        return str(value).lower() == "true"
+    raise RestError(422, 42204, f"auto.commit.enable must be true or false, got {value!r}")
+
+
+def _optional_int(body: dict[str, Any], names: tuple[str, ...], code: int) -> int | None:
+    for name in names:
+        value = body.get(name)
+        if value is None:
+            continue
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise RestError(422, code, f"{name} must be an integer, got {value!r}") from None
+    return None
+
+
+# ---------------------------------------------------------------- blocking operations
+
+
+def _subscribe(instance: ConsumerInstance, topics: list[str], pattern: str | None) -> None:
+    if instance.manual is not None:
+        raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
+    instance.consumer.subscribe([f"^{pattern}"] if pattern else topics)
+    instance.topics, instance.pattern = list(topics), pattern
+    instance.pending.clear()
+
+
+def _unsubscribe(instance: ConsumerInstance) -> None:
+    instance.consumer.unsubscribe()
+    instance.topics, instance.pattern = [], None
+    instance.pending.clear()
+
+
+def _subscription(instance: ConsumerInstance) -> list[str]:
+    if instance.pattern is None:
+        return list(instance.topics)
+    return sorted({tp.topic for tp in instance.consumer.assignment()})
+
+
+def _assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
+    if instance.topics or instance.pattern:
+        raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
+    instance.consumer.assign([TopicPartition(t, p) for t, p in partitions])
+    instance.manual = list(partitions)
+    instance.pending.clear()
+
+
+def _assignment(instance: ConsumerInstance) -> list[Partition]:
+    return [(tp.topic, tp.partition) for tp in instance.consumer.assignment()]
+
+
+def _require_assigned(instance: ConsumerInstance, partitions: list[Partition], action: str) -> None:
+    assigned = set(_assignment(instance))
+    missing = [p for p in partitions if p not in assigned]
+    if missing:
+        shown = ", ".join(f"{t}-{p}" for t, p in missing)
+        raise RestError(409, ILLEGAL_STATE, f"No current assignment for partition {shown}: cannot {action} a "
+                        "partition this consumer instance does not own")  # fmt: skip
+
+
+def _seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> None:
+    _require_assigned(instance, [(t, p) for t, p, _ in targets], "seek")
+    seeking = {(t, p) for t, p, _ in targets}
+    instance.pending = deque(m for m in instance.pending if (m.topic(), m.partition()) not in seeking)
+    for topic, partition, offset in targets:
+        try:
+            instance.consumer.seek(TopicPartition(topic, partition, offset))
+        except KafkaException as exc:
+            raise RestError(409, ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
+        if offset >= 0:
+            instance.delivered[(topic, partition)] = offset
+        else:
+            instance.delivered.pop((topic, partition), None)
+
+
+def _seek_to_end(instance: ConsumerInstance, settings: Settings, partitions: list[Partition]) -> None:
+    from workbench.errors import KafkaError
+    from workbench.kafka.offsets import end_offsets
+
+    _require_assigned(instance, partitions, "seek")
+    try:
+        ends = end_offsets({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}, partitions)
+    except KafkaError as exc:
+        raise RestError(500, 50002, f"cannot find the end offsets: {exc}") from None
+    _seek(instance, [(t, p, ends[(t, p)]) for t, p in partitions])
+
+
+def _seek_to_times(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> None:
+    _require_assigned(instance, [(t, p) for t, p, _ in targets], "seek")
+    found = instance.consumer.offsets_for_times([TopicPartition(t, p, ms) for t, p, ms in targets], timeout=10)
+    _seek(instance, [(tp.topic, tp.partition, tp.offset) for tp in found])
+
+
+def _fetch(instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: int, grace_s: float,
+           max_records: int) -> list[Message]:  # fmt: skip
+    """Gather records for one records request (see the module docstring)."""
+    out: list[Message] = []
+    size = 0
+    full = False
+    pending = instance.pending
+    while pending:
+        message = pending[0]
+        length = len(message.key() or b"") + len(message.value() or b"")
+        if out and size + length > budget:
+            full = True
+            break
+        out.append(pending.popleft())
+        size += length
+        if 0 < min_bytes <= size:
+            full = True
+            break
+    deadline = time.monotonic() + wait_s
+    consume = instance.consumer.consume
+    while not full:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        messages = consume(max_records, min(remaining, grace_s) if out else remaining)
+        if not messages:
+            if out:
+                break
+            continue
+        for message in messages:
+            error = message.error()
+            if error is not None:
+                if error.code() != RdKafkaError._PARTITION_EOF:
+                    if error.fatal():
+                        raise RestError(500, 50002, f"consumer failed: {error.str()}")
+                    log.debug("consumer %s/%s: %s", instance.group, instance.name, error.str())
+                continue
+            if full:
+                pending.append(message)
+                continue
+            length = len(message.key() or b"") + len(message.value() or b"")
+            if out and size + length > budget:
+                full = True
+                pending.append(message)
+                continue
+            out.append(message)
+            size += length
+            if 0 < min_bytes <= size:
+                full = True
+    if out:
+        positions: dict[Partition, int] = {}
+        for message in out:
+            positions[(message.topic(), message.partition())] = message.offset() + 1  # type: ignore[index,operator]
+        instance.delivered.update(positions)
+        if instance.auto_commit:
+            try:
+                instance.consumer.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()])
+            except KafkaException as exc:  # a partition revoked meanwhile: its offset is not ours to store
+                log.debug("store_offsets: %s", exc)
+    return out
+
+
+def _render(instance: ConsumerInstance, messages: list[Message]) -> tuple[bytes, int]:
+    """The records response body (and its key + value bytes) in the instance's format."""
+    encode = encode_binary if instance.format == "binary" else None
+    rows = []
+    total = 0
+    for message in messages:
+        key, value = message.key(), message.value()
+        total += len(key or b"") + len(value or b"")
+        if encode is not None:
+            key_out, value_out = encode(key), encode(value)
+        else:
+            key_out, value_out = encode_json(key, "key"), encode_json(value, "value")
+        rows.append({"topic": message.topic(), "key": key_out, "value": value_out, "partition": message.partition(),
+                     "offset": message.offset(), "timestamp": message.timestamp()[1]})  # fmt: skip
+    return orjson.dumps(rows), total
+
+
+def _commit(instance: ConsumerInstance, offsets: list[tuple[str, int, int, str | None]] | None) -> None:
+    if offsets is None:  # everything returned so far
+        targets = [TopicPartition(t, p, o) for (t, p), o in instance.delivered.items()]
+    else:
+        _require_assigned(instance, [(t, p) for t, p, _, _ in offsets], "commit")
+        targets = []
+        for topic, partition, offset, metadata in offsets:
+            if metadata is None:
+                targets.append(TopicPartition(topic, partition, offset + 1))
+            else:
+                targets.append(TopicPartition(topic, partition, offset + 1, metadata=metadata))
+    if not targets:
+        return
+    try:
+        instance.consumer.commit(offsets=targets, asynchronous=False)
+    except KafkaException as exc:
+        raise kafka_error(exc, "commit failed") from None
+
+
+def _committed(instance: ConsumerInstance, partitions: list[Partition] | None) -> list[dict[str, Any]]:
+    wanted = [TopicPartition(t, p) for t, p in (partitions if partitions is not None else _assignment(instance))]
+    if not wanted:
+        return []
+    try:
+        found = instance.consumer.committed(wanted, timeout=10)
+    except KafkaException as exc:
+        raise kafka_error(exc, "cannot read committed offsets") from None
+    return [
+        {"topic": tp.topic, "partition": tp.partition, "offset": tp.offset, "metadata": tp.metadata or ""}
+        for tp in found
+        if tp.offset >= 0
+    ]
+
+
+# ---------------------------------------------------------------- body parsing
+
+
+def _partitions(body: dict[str, Any], key: str = "partitions") -> list[Partition]:
+    items = body.get(key)
+    if not isinstance(items, list):
+        raise RestError(422, 422, f"`{key}` must be a JSON array of {{topic, partition}} objects")
+    result = []
+    for item in items:
+        if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
+                or type(item.get("partition")) is not int):  # fmt: skip
+            raise RestError(422, 422, f"each of `{key}` needs a string topic and an integer partition, got {item!r}")
+        result.append((item["topic"], item["partition"]))
+    return result
+
+
+def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
+    items = body.get("offsets")
+    if not isinstance(items, list):
+        raise RestError(422, 422, "`offsets` must be a JSON array of {topic, partition, offset} objects")
+    result = []
+    for item in items:
+        if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
+                or type(item.get("partition")) is not int or type(item.get("offset")) is not int
+                or item["offset"] < 0):  # fmt: skip
+            raise RestError(422, 422, f"each offset needs a topic, a partition and an offset >= 0, got {item!r}")
+        metadata = item.get("metadata")
+        result.append((item["topic"], item["partition"], item["offset"], None if metadata is None else str(metadata)))
+    return result
+
+
+def _timestamp_ms(value: Any) -> int:
+    if type(value) is int:
+        return value
+    try:
+        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        raise RestError(422, 422, f"timestamp must be ISO 8601 or epoch milliseconds, got {value!r}") from None
+
+
+async def _body(ctx: Context, request: Request) -> dict[str, Any]:
+    require_json_body_type(request.headers.get("content-type"))
+    return object_body(await read_json(request, ctx.settings.request_max_bytes), "consumer request")
+
+
+# ---------------------------------------------------------------- handlers
+
+
+async def create(ctx: Context, request: Request, group: str) -> Response:
+    body = await _body(ctx, request)
+    instance = ctx.consumers.create(group, body)
+    base = ctx.settings.base_url(request.headers.get("host"))
+    uri = f"{base}/consumers/{quote(group, safe='')}/instances/{quote(instance.name, safe='')}"
+    return json_response({"instance_id": instance.name, "base_uri": uri})
+
+
+async def delete(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    await ctx.consumers.delete(ctx.consumers.get(group, instance))
+    return empty_response()
+
+
+async def subscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    body = await _body(ctx, request)
+    topics, pattern = body.get("topics"), body.get("topic_pattern")
+    if (topics is None) == (pattern is None):
+        raise RestError(409, ILLEGAL_STATE, "Subscribe with either `topics` or `topic_pattern` (exactly one).")
+    if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
+        raise RestError(422, 422, "`topics` must be a JSON array of topic names")
+    if pattern is not None and not isinstance(pattern, str):
+        raise RestError(422, 422, "`topic_pattern` must be a string (a regular expression)")
+    await ctx.consumers.run(found, _subscribe, found, topics or [], pattern)
+    return empty_response()
+
+
+async def get_subscription(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    return json_response({"topics": await ctx.consumers.run(found, _subscription, found)})
+
+
+async def unsubscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    await ctx.consumers.run(found, _unsubscribe, found)
+    return empty_response()
+
+
+async def assign(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    partitions = _partitions(await _body(ctx, request))
+    await ctx.consumers.run(found, _assign, found, partitions)
+    return empty_response()
+
+
+async def get_assignments(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    assigned = await ctx.consumers.run(found, _assignment, found)
+    return json_response({"partitions": [{"topic": t, "partition": p} for t, p in assigned]})
+
+
+async def seek(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    body = await _body(ctx, request)
+    if "timestamps" in body and "offsets" not in body:
+        items = body["timestamps"]
+        if not isinstance(items, list):
+            raise RestError(422, 422, "`timestamps` must be a JSON array")
+        targets = [
+            (i["topic"], i["partition"], _timestamp_ms(i.get("timestamp")))
+            for i in items
+            if isinstance(i, dict) and isinstance(i.get("topic"), str) and type(i.get("partition")) is int
+        ]
+        await ctx.consumers.run(found, _seek_to_times, found, targets)
+    else:
+        offsets = [(t, p, o) for t, p, o, _ in _offsets(body)]
+        await ctx.consumers.run(found, _seek, found, offsets)
+    return empty_response()
+
+
+async def seek_beginning(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    partitions = _partitions(await _body(ctx, request))
+    await ctx.consumers.run(found, _seek, found, [(t, p, OFFSET_BEGINNING) for t, p in partitions])
+    return empty_response()
+
+
+async def seek_end(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    partitions = _partitions(await _body(ctx, request))
+    await ctx.consumers.run(found, _seek_to_end, found, ctx.settings, partitions)
+    return empty_response()
+
+
+async def records(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    _check_records_accept(found, request.headers.get("accept"))
+    settings = ctx.settings
+    wait_ms = found.request_timeout_ms if found.request_timeout_ms is not None else settings.consumer_request_timeout_ms
+    timeout = request.query_params.get("timeout")
+    if timeout is not None:
+        asked = int_param(timeout, "timeout")
+        if asked >= 0:
+            wait_ms = min(asked, wait_ms)
+    budget = settings.consumer_request_max_bytes
+    max_bytes = request.query_params.get("max_bytes")
+    if max_bytes is not None:
+        asked = int_param(max_bytes, "max_bytes")
+        if asked > 0:
+            budget = min(asked, budget)
+    min_bytes = found.fetch_min_bytes if found.fetch_min_bytes is not None else settings.fetch_min_bytes
+
+    def fetch_and_render() -> tuple[bytes, int, int]:
+        messages = _fetch(found, wait_ms / 1000, budget, min_bytes, settings.consumer_iterator_backoff_ms / 1000,
+                          settings.consumer_max_poll_records)  # fmt: skip
+        body, size = _render(found, messages)
+        return body, len(messages), size
+
+    body, count, size = await ctx.consumers.run(found, fetch_and_render)
+    ctx.metrics.records_consumed.inc(count)
+    ctx.metrics.bytes_consumed.inc(size)
+    return Response(body, media_type=media_type(found.format))
+
+
+def _check_records_accept(instance: ConsumerInstance, accept: str | None) -> None:
+    """406 / 40601 when the Accept names only embedded formats other than the consumer's."""
+    if not accept:
+        return
+    formats = []
+    for item in accept.split(","):
+        ours, fmt = embedded_format(item)
+        if not ours or fmt is None:
+            essence = item.split(";", 1)[0].strip()
+            if ours or essence in ("*/*", "application/*"):
+                return  # no embedded format named: the consumer's own is sent
+            continue
+        if fmt == instance.format:
+            return
+        formats.append(fmt)
+    raise RestError(406, 40601, f"The requested embedded data format ({', '.join(formats) or accept}) does not "
+                    f"match the deserializer for this consumer instance ({instance.format}).")  # fmt: skip
+
+
+async def commit(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    body = await _body(ctx, request)
+    offsets = _offsets(body) if body.get("offsets") else None
+    await ctx.consumers.run(found, _commit, found, offsets)
+    return json_response({"offsets": []})
+
+
+async def committed(ctx: Context, request: Request, group: str, instance: str) -> Response:
+    found = ctx.consumers.get(group, instance)
+    body = await _body(ctx, request)
+    partitions = _partitions(body) if "partitions" in body else None
+    return json_response({"offsets": await ctx.consumers.run(found, _committed, found, partitions)})
+
+
+_I = "/consumers/{group}/instances/{instance}"
+
+ROUTES = [
+    Route("POST", "/consumers/{group}", create),
+    Route("DELETE", _I, delete),
+    Route("POST", f"{_I}/subscription", subscribe),
+    Route("GET", f"{_I}/subscription", get_subscription),
+    Route("DELETE", f"{_I}/subscription", unsubscribe),
+    Route("POST", f"{_I}/assignments", assign),
+    Route("GET", f"{_I}/assignments", get_assignments),
+    Route("POST", f"{_I}/positions", seek),
+    Route("POST", f"{_I}/positions/beginning", seek_beginning),
+    Route("POST", f"{_I}/positions/end", seek_end),
+    Route("GET", f"{_I}/records", records),
+    Route("POST", f"{_I}/offsets", commit),
+    Route("GET", f"{_I}/offsets", committed),
+]

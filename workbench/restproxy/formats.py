@@ -1,0 +1,132 @@
+"""Media types and embedded formats: which format a request speaks, and its encoding.
+
+v2 media types are `application/vnd.kafka[.<format>][.v1|.v2]+json`. Following the
+reference's recommendation (Karapace's behaviour, friendlier to clients in the wild),
+v1 types are accepted as aliases, and `application/json`, `application/octet-stream`
+and a type without an embedded format all mean binary on produce. A missing or foreign
+Content-Type on a produce is a 415, as upstream answers it.
+
+avro, jsonschema and protobuf need a Schema Registry, which the embedded proxy does not
+have; they get 422 / 42205 with a message that says so (upstream's "invalid schema"
+family), never a 500.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Any
+
+import orjson
+
+from workbench.restproxy.errors import RestError
+
+__all__ = [
+    "FORMATS",
+    "SCHEMA_FORMATS",
+    "V2_JSON",
+    "check_accept",
+    "decode_binary",
+    "embedded_format",
+    "encode_binary",
+    "encode_json",
+    "media_type",
+    "no_registry",
+    "produce_format",
+    "require_json_body_type",
+]
+
+V2_JSON = "application/vnd.kafka.v2+json"
+FORMATS = ("binary", "json")
+SCHEMA_FORMATS = ("avro", "jsonschema", "protobuf")
+
+_VND = re.compile(r"^application/vnd\.kafka(?:\.(binary|json|avro|jsonschema|protobuf))?(?:\.(v1|v2))?\+json$")
+_ACCEPT = re.compile(r"^(?:application|\*)/(?:vnd\.kafka(?:\.[a-z]+)?(?:\.v[12])?\+json|json|\*)$")
+
+
+def _essence(header: str | None) -> str:
+    return (header or "").split(";", 1)[0].strip().lower()
+
+
+def media_type(fmt: str | None) -> str:
+    """The response type for an embedded format (`None`: no embedded data)."""
+    return f"application/vnd.kafka.{fmt}.v2+json" if fmt else V2_JSON
+
+
+def embedded_format(content_type: str | None) -> tuple[bool, str | None]:
+    """(is it one of ours, the embedded format or None) for a Content-Type or Accept item."""
+    essence = _essence(content_type)
+    match = _VND.match(essence)
+    if match:
+        return True, match.group(1)
+    return essence in ("application/json", "application/octet-stream"), None
+
+
+def no_registry(fmt: str) -> RestError:
+    return RestError(
+        422,
+        42205,
+        f"The {fmt} format needs a Schema Registry and this proxy has none (schema.registry.url is not "
+        "configured); use the json or binary format",
+    )
+
+
+def produce_format(content_type: str | None) -> str:
+    """The embedded format of a produce request, or a RestError (415 / 422)."""
+    if not content_type:
+        raise RestError(415, 415, "HTTP 415 Unsupported Media Type: a Content-Type is required, e.g. "
+                        "application/vnd.kafka.json.v2+json")  # fmt: skip
+    ours, fmt = embedded_format(content_type)
+    if not ours:
+        raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {_essence(content_type)!r}")
+    if fmt in SCHEMA_FORMATS:
+        raise no_registry(fmt)
+    return fmt or "binary"
+
+
+def require_json_body_type(content_type: str | None) -> None:
+    """Bodies without embedded data: any vnd.kafka type or JSON; missing is tolerated."""
+    if content_type and not embedded_format(content_type)[0]:
+        raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {_essence(content_type)!r}")
+
+
+def check_accept(accept: str | None) -> list[str]:
+    """The acceptable media types (empty: anything); 406 when none is one we can send."""
+    if not accept:
+        return []
+    items = [_essence(item) for item in accept.split(",") if item.strip()]
+    if not items or any(_ACCEPT.match(item) for item in items):
+        return items
+    raise RestError(406, 406, f"HTTP 406 Not Acceptable: {accept!r}")
+
+
+def decode_binary(data: Any, what: str) -> bytes | None:
+    """A base64 string from a binary-format record; 400 as upstream words it otherwise."""
+    if data is None:
+        return None
+    if not isinstance(data, str):
+        raise RestError(400, 400, f"Bad Request: {what}={orjson.dumps(data).decode()[:64]} is not a base64 string.")
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        raise RestError(400, 400, f"Bad Request: {what}={data[:64]} is not a (valid) base64 string.") from None
+
+
+def encode_binary(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def encode_json(data: bytes | None, what: str) -> Any:
+    """Stored bytes as JSON for a json-format consumer; 422 when they are not JSON."""
+    if data is None:
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise RestError(
+            422,
+            422,
+            f"{what} deserialization error for format json: the stored bytes are not JSON; "
+            "read this topic with a binary consumer",
+        ) from None

@@ -1,0 +1,256 @@
+"""API v3 produce: `POST /v3/clusters/{cluster_id}/topics/{topic}/records`, streaming.
+
+The body is one JSON record object or many, one after another (whitespace between,
+not an array), and may stay open as a chunked upload for as long as the client likes.
+Each object is produced as soon as it is parsed, and one result object per input
+object is written back, in input order, each followed by `\\r\\n`, as its delivery
+report arrives: reading and answering run concurrently, so a full-duplex client sees
+results while it is still sending. The status is 200 once the stream starts; every
+result carries its own `error_code` (200, 400, 404/40402, 413, 422, 5000x).
+
+An empty body is 422 / 42206 before the stream starts; an unknown topic 404 / 40401; a
+Content-Type other than application/json 415. An object that does not parse emits one
+400 result and ends the stream, as upstream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import codecs
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from workbench.restproxy.context import Context
+from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
+from workbench.restproxy.produce import outcome_error
+from workbench.restproxy.routing import Route
+from workbench.restproxy.v3 import check_cluster
+
+__all__ = ["ROUTES", "StreamingProduce"]
+
+log = logging.getLogger("workbench.restproxy")
+
+_FIELDS = frozenset(("partition_id", "headers", "key", "value", "timestamp"))
+_SCHEMA_TYPES = ("AVRO", "JSONSCHEMA", "PROTOBUF")
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class _RecordError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        self.message = message
+
+
+def _data(part: Any, what: str) -> tuple[bytes | None, dict[str, Any] | None]:
+    """A v3 key or value object → (bytes, the result's description of it)."""
+    if part is None:
+        return None, None
+    if not isinstance(part, dict):
+        raise _RecordError(400, f"Bad Request: {what} must be an object with type and data")
+    kind = part.get("type")
+    data = part.get("data")
+    if (
+        kind is None
+        or str(kind).upper() in _SCHEMA_TYPES
+        or any(k in part for k in ("subject", "subject_name_strategy", "schema_id", "schema_version", "schema"))
+    ):
+        raise _RecordError(422, f"Error: 42205 : {what} needs a Schema Registry (type {kind or 'not given'}), and "
+                           "this proxy has none; use type BINARY, JSON or STRING")  # fmt: skip
+    kind = str(kind).upper()
+    if data is None:
+        encoded = None
+    elif kind == "BINARY":
+        if not isinstance(data, str):
+            raise _RecordError(400, f"Bad Request: data={orjson.dumps(data).decode()[:64]} is not a base64 string.")
+        try:
+            encoded = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise _RecordError(400, f"Bad Request: data={data[:64]} is not a base64 string.") from None
+    elif kind == "JSON":
+        encoded = orjson.dumps(data)
+    elif kind == "STRING":
+        if not isinstance(data, str):
+            raise _RecordError(400, f"Bad Request: {what} of type STRING needs a string")
+        encoded = data.encode()
+    else:
+        raise _RecordError(400, f"Bad Request: unknown {what} type {kind!r}: BINARY, JSON or STRING")
+    return encoded, {"type": kind, "size": len(encoded) if encoded is not None else 0}
+
+
+def _prepare(record: Any, partitions: int, limit: int) -> tuple[Any, ...]:
+    if not isinstance(record, dict):
+        raise _RecordError(400, "Bad Request: each record must be a JSON object")
+    unknown = record.keys() - _FIELDS
+    if unknown:
+        raise _RecordError(400, f"Bad Request: unrecognized field(s) {sorted(unknown)}")
+    partition = record.get("partition_id")
+    if partition is None:
+        partition = -1
+    elif type(partition) is not int:
+        raise _RecordError(400, f"Bad Request: partition_id must be an integer, got {partition!r}")
+    elif not 0 <= partition < partitions:
+        raise _RecordError(PARTITION_NOT_FOUND, f"Partition {partition} not found.")
+    key, key_info = _data(record.get("key"), "key")
+    value, value_info = _data(record.get("value"), "value")
+    size = len(key or b"") + len(value or b"")
+    if size > limit:
+        raise _RecordError(413, f"Error: 413 : the record is {size} bytes, over the producer's message.max.bytes "
+                           f"of {limit}")  # fmt: skip
+    headers = []
+    for header in record.get("headers") or []:
+        if not isinstance(header, dict) or not isinstance(header.get("name"), str):
+            raise _RecordError(400, "Bad Request: headers must be a list of {name, value}")
+        raw = header.get("value")
+        try:
+            headers.append((header["name"], None if raw is None else base64.b64decode(raw, validate=True)))
+        except (binascii.Error, ValueError, TypeError):
+            raise _RecordError(400, f"Bad Request: header value={str(raw)[:64]} is not a base64 string.") from None
+    stamp = record.get("timestamp")
+    if stamp is None:
+        timestamp = int(time.time() * 1000)
+    else:
+        try:
+            timestamp = int(datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() * 1000)
+        except ValueError:
+            raise _RecordError(400, f"Bad Request: timestamp {stamp!r} is not ISO 8601") from None
+    return key, value, partition, timestamp, headers or None, key_info, value_info
+
+
+class StreamingProduce:
+    """The ASGI response of a v3 records request: reads, produces and answers at once."""
+
+    status_code = 200
+
+    def __init__(self, ctx: Context, topic: str, partitions: int, first: bytes, rest: AsyncIterator[bytes]) -> None:
+        self.ctx = ctx
+        self.topic = topic
+        self.partitions = partitions
+        self.first = first
+        self.rest = rest
+
+    async def _objects(self, results: asyncio.Queue[Any]) -> None:
+        """Parse objects as they arrive; queue a Delivery (or an error) per object."""
+        decoder = json.JSONDecoder()
+        text = codecs.getincrementaldecoder("utf-8")("replace")
+        buffer = text.decode(self.first)
+        limit = self.ctx.settings.message_max_bytes
+        ended = False
+        chunks = self.rest.__aiter__()
+        try:
+            while True:
+                position = 0
+                length = len(buffer)
+                while True:
+                    while position < length and buffer[position] in " \t\r\n":
+                        position += 1
+                    if position >= length:
+                        break
+                    try:
+                        record, end = decoder.raw_decode(buffer, position)
+                    except json.JSONDecodeError as exc:
+                        incomplete = exc.pos >= length or exc.msg.startswith("Unterminated string")
+                        if ended or not incomplete:
+                            await results.put(("error", 400, f"Bad Request: invalid JSON: {exc.msg}"))
+                            return
+                        break
+                    position = end
+                    await results.put(self._produce(record, limit))
+                buffer = buffer[position:]
+                if ended:
+                    return
+                try:
+                    chunk = await chunks.__anext__()
+                    buffer += text.decode(chunk)
+                except StopAsyncIteration:
+                    buffer += text.decode(b"", final=True)
+                    ended = True
+        finally:
+            await results.put(None)
+
+    def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
+        try:
+            key, value, partition, timestamp, headers, key_info, value_info = _prepare(record, self.partitions, limit)
+        except _RecordError as exc:
+            return ("error", exc.code, exc.message)
+        delivery = self.ctx.producer.enqueue_one(self.topic, key, value, partition, timestamp, headers)
+        return ("record", delivery, timestamp, key_info, value_info)
+
+    def _result(self, item: tuple[Any, ...]) -> bytes:
+        if item[0] == "error":
+            return orjson.dumps({"error_code": item[1], "message": item[2]}) + b"\r\n"
+        _, delivery, timestamp, key_info, value_info = item
+        outcome = delivery.outcomes[0]
+        if type(outcome) is not tuple:
+            code, message = outcome_error(outcome)
+            return orjson.dumps({"error_code": code, "message": message}) + b"\r\n"
+        metrics = self.ctx.metrics
+        metrics.records_produced.labels("v3").inc()
+        metrics.bytes_produced.labels("v3").inc((key_info or {}).get("size", 0) + (value_info or {}).get("size", 0))
+        if value_info is not None and value_info["type"] in ("JSON", "BINARY", "STRING"):
+            value_info = {**value_info, "subject": None, "schema_id": None, "schema_version": None}
+        return orjson.dumps({
+            "error_code": 200, "cluster_id": self.ctx.cluster_id, "topic_name": self.topic,
+            "partition_id": outcome[0], "offset": outcome[1], "timestamp": _iso(timestamp),
+            "key": key_info, "value": value_info,
+        }) + b"\r\n"  # fmt: skip
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+        results: asyncio.Queue[Any] = asyncio.Queue()
+        reader = asyncio.create_task(self._objects(results))
+        try:
+            while True:
+                item = await results.get()
+                if item is None:
+                    break
+                if item[0] == "record":
+                    await item[1].future
+                await send({"type": "http.response.body", "body": self._result(item), "more_body": True})
+            await reader
+        except Exception as exc:  # the status is sent already: the error becomes the last result
+            log.exception("v3 produce stream to %s failed", self.topic)
+            line = orjson.dumps({"error_code": 50002, "message": f"Internal Server Error: {type(exc).__name__}"})
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await send({"type": "http.response.body", "body": line + b"\r\n", "more_body": True})
+        finally:
+            if not reader.done():
+                reader.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def produce_records(ctx: Context, request: Request, cluster: str, topic: str) -> StreamingProduce:
+    check_cluster(ctx, cluster)
+    content_type = (request.headers.get("content-type") or "").split(";")
+    if content_type[0].strip().lower() != "application/json":
+        raise RestError(415, 415, "HTTP 415 Unsupported Media Type: v3 produce takes application/json")
+    charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "charset=" in p.lower()), "utf-8")
+    if charset not in ("utf-8", "iso-8859-1"):
+        raise RestError(400, 400, f"Unsupported charset {charset!r}: UTF-8 or ISO-8859-1")
+    partitions = await ctx.metadata.partition_count(topic)
+    stream = request.stream().__aiter__()
+    first = b""
+    async for chunk in stream:
+        first += chunk
+        if first.strip():
+            break
+    if not first.strip():
+        raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
+    return StreamingProduce(ctx, topic, partitions, first, stream)
+
+
+ROUTES = [Route("POST", "/v3/clusters/{cluster}/topics/{topic}/records", produce_records)]

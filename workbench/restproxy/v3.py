@@ -1,0 +1,406 @@
+"""API v3 core: clusters, topics (list, create, get, delete), partitions, topic configs,
+consumer groups and their lag. Records produce is in `records.py`.
+
+Resources carry `kind`, `metadata.self` (an absolute URL of this process, built like
+v2's `base_uri`) and `related` links, as Confluent's do. There is one cluster, the one
+`bootstrap.servers` reaches; any other cluster id is 404. Lag is the true log-end
+offset (`workbench.kafka.end_offsets`) minus the committed offset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka.admin import NewTopic
+from starlette.requests import Request
+from starlette.responses import Response
+
+from workbench.restproxy.context import Context, empty_response, int_param, json_response, read_json
+from workbench.restproxy.errors import RestError
+from workbench.restproxy.metadata import kafka_error
+from workbench.restproxy.routing import Route
+
+__all__ = ["ROUTES", "check_cluster"]
+
+JSON = "application/json"
+
+
+def check_cluster(ctx: Context, cluster: str) -> None:
+    if cluster != ctx.cluster_id:
+        raise RestError(404, 404, f"Cluster {cluster} cannot be found.")
+
+
+def _base(ctx: Context, request: Request) -> str:
+    return f"{ctx.settings.base_url(request.headers.get('host'))}/v3/clusters/{ctx.cluster_id}"
+
+
+def _meta(url: str, resource: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"self": url}
+    if resource is not None:
+        meta["resource_name"] = resource
+    return meta
+
+
+def _crn(ctx: Context, *parts: str) -> str:
+    return "crn:///" + "/".join([f"kafka={ctx.cluster_id}", *parts])
+
+
+def _v3(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    return json_response(data, status=status, media_type=JSON, headers=headers)
+
+
+def _cluster_body(ctx: Context, request: Request) -> dict[str, Any]:
+    base = _base(ctx, request)
+    related = ("acls", "brokers", "broker-configs", "consumer-groups", "topics", "topics/-/partitions/-/reassignment")
+    body: dict[str, Any] = {"kind": "KafkaCluster", "metadata": _meta(base, _crn(ctx)), "cluster_id": ctx.cluster_id}
+    for name in related:
+        key = {"broker-configs": "broker_configs", "consumer-groups": "consumer_groups",
+               "topics/-/partitions/-/reassignment": "partition_reassignments"}.get(name, name)  # fmt: skip
+        body[key] = {"related": f"{base}/{name}"}
+    body["controller"] = {"related": f"{base}/brokers/controller"}
+    return body
+
+
+async def list_clusters(ctx: Context, request: Request) -> Response:
+    url = f"{ctx.settings.base_url(request.headers.get('host'))}/v3/clusters"
+    return _v3({"kind": "KafkaClusterList", "metadata": {"self": url, "next": None},
+                "data": [_cluster_body(ctx, request)]})  # fmt: skip
+
+
+async def get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
+    check_cluster(ctx, cluster)
+    return _v3(_cluster_body(ctx, request))
+
+
+def _topic_body(ctx: Context, request: Request, name: str, partitions: dict[int, Any]) -> dict[str, Any]:
+    url = f"{_base(ctx, request)}/topics/{name}"
+    first = partitions.get(0)
+    return {
+        "kind": "KafkaTopic",
+        "metadata": _meta(url, _crn(ctx, f"topic={name}")),
+        "cluster_id": ctx.cluster_id,
+        "topic_name": name,
+        "is_internal": name.startswith("__"),
+        "replication_factor": len(first.replicas) if first is not None else 0,
+        "partitions_count": len(partitions),
+        "partitions": {"related": f"{url}/partitions"},
+        "configs": {"related": f"{url}/configs"},
+        "partition_reassignments": {"related": f"{url}/partitions/-/reassignment"},
+        "authorized_operations": [],
+    }
+
+
+async def list_topics(ctx: Context, request: Request, cluster: str) -> Response:
+    check_cluster(ctx, cluster)
+    metadata = await ctx.metadata.call(ctx.metadata.cluster)
+    data = [_topic_body(ctx, request, name, metadata.topics[name].partitions) for name in sorted(metadata.topics)
+            if not name.startswith("__")]  # fmt: skip
+    return _v3({"kind": "KafkaTopicList", "metadata": {"self": f"{_base(ctx, request)}/topics", "next": None},
+                "data": data})  # fmt: skip
+
+
+async def create_topic(ctx: Context, request: Request, cluster: str) -> Response:
+    check_cluster(ctx, cluster)
+    body = await read_json(request, ctx.settings.request_max_bytes)
+    if not body:
+        raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
+    if not isinstance(body, dict) or not isinstance(body.get("topic_name"), str) or not body["topic_name"]:
+        raise RestError(422, 42206, "Payload error. topic_name is required.")
+    name = body["topic_name"]
+    partitions = body.get("partitions_count")
+    replication = body.get("replication_factor")
+    for key, value in (("partitions_count", partitions), ("replication_factor", replication)):
+        if value is not None and (type(value) is not int or value < 1):
+            raise RestError(422, 42206, f"Payload error. {key} must be a positive integer, got {value!r}")
+    configs = body.get("configs") or []
+    if not isinstance(configs, list) or not all(isinstance(c, dict) and "name" in c for c in configs):
+        raise RestError(422, 42206, "Payload error. configs must be a list of {name, value}")
+    validate_only = bool(body.get("validate_only", False))
+    # -1: the broker's defaults (num.partitions, default.replication.factor), as upstream
+    new = NewTopic(name, num_partitions=partitions or -1, replication_factor=replication or -1,
+                   config={c["name"]: str(c.get("value")) for c in configs})  # fmt: skip
+
+    def create() -> None:
+        futures = ctx.metadata.admin.create_topics([new], validate_only=validate_only, operation_timeout=30,
+                                                   request_timeout=30)  # fmt: skip
+        try:
+            futures[name].result()
+        except KafkaException as exc:
+            raise kafka_error(exc, f"cannot create topic {name}") from None
+
+    await ctx.metadata.call(create)
+    ctx.metadata.forget(name)
+    url = f"{_base(ctx, request)}/topics/{name}"
+    if validate_only:
+        return _v3(_topic_body(ctx, request, name, {}) | {"partitions_count": partitions}, status=200)
+    metadata = await ctx.metadata.call(ctx.metadata.topic, name)
+    return _v3(_topic_body(ctx, request, name, metadata.partitions), status=201, headers={"Location": url})
+
+
+async def _topic(ctx: Context, cluster: str, name: str) -> Any:
+    check_cluster(ctx, cluster)
+    try:
+        return await ctx.metadata.call(ctx.metadata.topic, name)
+    except RestError as exc:
+        if exc.status == 404:
+            raise RestError(404, 40403, f"This server does not host this topic-partition: {name}") from None
+        raise
+
+
+async def get_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+    metadata = await _topic(ctx, cluster, topic)
+    return _v3(_topic_body(ctx, request, topic, metadata.partitions))
+
+
+async def delete_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+    await _topic(ctx, cluster, topic)
+
+    def delete() -> None:
+        futures = ctx.metadata.admin.delete_topics([topic], operation_timeout=30, request_timeout=30)
+        try:
+            futures[topic].result()
+        except KafkaException as exc:
+            raise kafka_error(exc, f"cannot delete topic {topic}") from None
+
+    await ctx.metadata.call(delete)
+    ctx.metadata.forget(topic)
+    return empty_response()
+
+
+def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) -> dict[str, Any]:
+    url = f"{_base(ctx, request)}/topics/{topic}/partitions/{partition.id}"
+    return {
+        "kind": "KafkaPartition",
+        "metadata": _meta(url, _crn(ctx, f"topic={topic}", f"partition={partition.id}")),
+        "cluster_id": ctx.cluster_id,
+        "topic_name": topic,
+        "partition_id": partition.id,
+        "leader": {"related": f"{url}/replicas/{partition.leader}"},
+        "replicas": {"related": f"{url}/replicas"},
+        "reassignment": {"related": f"{url}/reassignment"},
+    }
+
+
+async def list_partitions(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+    metadata = await _topic(ctx, cluster, topic)
+    data = [_partition_body(ctx, request, topic, p) for p in sorted(metadata.partitions.values(), key=lambda p: p.id)]
+    url = f"{_base(ctx, request)}/topics/{topic}/partitions"
+    return _v3({"kind": "KafkaPartitionList", "metadata": {"self": url, "next": None}, "data": data})
+
+
+async def get_partition(ctx: Context, request: Request, cluster: str, topic: str, partition: str) -> Response:
+    number = int_param(partition, "partition_id")
+    metadata = await _topic(ctx, cluster, topic)
+    if number not in metadata.partitions:
+        raise RestError(404, 40402, f"Partition {number} of topic {topic} not found.")
+    return _v3(_partition_body(ctx, request, topic, metadata.partitions[number]))
+
+
+def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict[str, Any]:
+    url = f"{_base(ctx, request)}/topics/{topic}/configs/{entry.name}"
+    source = getattr(entry.source, "name", str(entry.source))
+    return {
+        "kind": "KafkaTopicConfig",
+        "metadata": _meta(url, _crn(ctx, f"topic={topic}", f"config={entry.name}")),
+        "cluster_id": ctx.cluster_id,
+        "topic_name": topic,
+        "name": entry.name,
+        "value": None if entry.is_sensitive else entry.value,
+        "is_default": bool(entry.is_default),
+        "is_read_only": bool(entry.is_read_only),
+        "is_sensitive": bool(entry.is_sensitive),
+        "source": source,
+        "synonyms": [
+            {"name": s.name, "value": s.value, "source": getattr(s.source, "name", str(s.source))}
+            for s in (entry.synonyms or {}).values()
+        ],
+    }
+
+
+async def list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+    await _topic(ctx, cluster, topic)
+    entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
+    url = f"{_base(ctx, request)}/topics/{topic}/configs"
+    data = [_config_body(ctx, request, topic, e) for e in sorted(entries, key=lambda e: e.name)]
+    return _v3({"kind": "KafkaTopicConfigList", "metadata": {"self": url, "next": None}, "data": data})
+
+
+async def get_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+    await _topic(ctx, cluster, topic)
+    entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
+    for entry in entries:
+        if entry.name == name:
+            return _v3(_config_body(ctx, request, topic, entry))
+    raise RestError(404, 404, f"Config {name} of topic {topic} cannot be found.")
+
+
+# ---------------------------------------------------------------- consumer groups
+
+
+def _groups(ctx: Context) -> list[Any]:
+    try:
+        result = ctx.metadata.admin.list_consumer_groups(request_timeout=10).result()
+    except KafkaException as exc:
+        raise kafka_error(exc, "cannot list consumer groups") from None
+    return sorted(result.valid, key=lambda g: g.group_id)
+
+
+def _describe(ctx: Context, group: str) -> Any:
+    try:
+        futures = ctx.metadata.admin.describe_consumer_groups([group], request_timeout=10)
+        description = futures[group].result()
+    except KafkaException as exc:
+        raise kafka_error(exc, f"cannot describe consumer group {group}") from None
+    state = getattr(description.state, "name", str(description.state))
+    # A group the broker never heard of is DEAD on Kafka and EMPTY on Tansu: without
+    # members and without committed offsets it does not exist for the API.
+    if state in ("DEAD", "EMPTY", "UNKNOWN") and not description.members:
+        committed = _committed(ctx, group)
+        if not committed:
+            raise RestError(404, 404, f"Consumer group {group} cannot be found.")
+    return description
+
+
+def _committed(ctx: Context, group: str) -> dict[tuple[str, int], int]:
+    try:
+        futures = ctx.metadata.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
+                                                                request_timeout=10)  # fmt: skip
+        result = futures[group].result()
+    except KafkaException as exc:
+        raise kafka_error(exc, f"cannot list the offsets of consumer group {group}") from None
+    return {(tp.topic, tp.partition): tp.offset for tp in result.topic_partitions or [] if tp.offset >= 0}
+
+
+def _lags(ctx: Context, group: str) -> list[dict[str, Any]]:
+    from workbench.errors import KafkaError
+    from workbench.kafka.offsets import end_offsets
+
+    description = _describe(ctx, group)
+    committed = _committed(ctx, group)
+    if not committed:
+        return []
+    try:
+        ends = end_offsets({"bootstrap.servers": ctx.settings.bootstrap_servers, **ctx.settings.admin},
+                           list(committed))  # fmt: skip
+    except KafkaError as exc:
+        raise RestError(500, 50002, f"cannot find the end offsets of group {group}: {exc}") from None
+    owners: dict[tuple[str, int], Any] = {}
+    for member in description.members or []:
+        for tp in getattr(member.assignment, "topic_partitions", None) or []:
+            owners[(tp.topic, tp.partition)] = member
+    rows = []
+    for (topic, partition), offset in sorted(committed.items()):
+        member = owners.get((topic, partition))
+        end = ends[(topic, partition)]
+        rows.append({
+            "topic_name": topic, "partition_id": partition, "current_offset": offset, "log_end_offset": end,
+            "lag": max(0, end - offset), "consumer_id": member.member_id if member else "",
+            "instance_id": getattr(member, "group_instance_id", None) if member else None,
+            "client_id": member.client_id if member else "",
+        })  # fmt: skip
+    return rows
+
+
+def _group_body(ctx: Context, request: Request, group: Any, description: Any = None) -> dict[str, Any]:
+    url = f"{_base(ctx, request)}/consumer-groups/{group.group_id}"
+    state = getattr((description or group).state, "name", str((description or group).state))
+    body: dict[str, Any] = {
+        "kind": "KafkaConsumerGroup",
+        "metadata": _meta(url, _crn(ctx, f"consumer-group={group.group_id}")),
+        "cluster_id": ctx.cluster_id,
+        "consumer_group_id": group.group_id,
+        "is_simple": bool(getattr(group, "is_simple_consumer_group", False)),
+        "partition_assignor": getattr(description, "partition_assignor", "") if description else "",
+        "state": state,
+        "type": getattr(getattr(group, "type", None), "name", "CLASSIC"),
+        "is_mixed_consumer_group": False,
+        "coordinator": {
+            "related": f"{_base(ctx, request)}/brokers/{getattr(getattr(description, 'coordinator', None), 'id', -1)}"
+        },
+        "consumers": {"related": f"{url}/consumers"},
+        "lag_summary": {"related": f"{url}/lag-summary"},
+    }
+    return body
+
+
+async def list_groups(ctx: Context, request: Request, cluster: str) -> Response:
+    check_cluster(ctx, cluster)
+    groups = await ctx.metadata.call(_groups, ctx)
+    url = f"{_base(ctx, request)}/consumer-groups"
+    return _v3({"kind": "KafkaConsumerGroupList", "metadata": {"self": url, "next": None},
+                "data": [_group_body(ctx, request, g) for g in groups]})  # fmt: skip
+
+
+async def get_group(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+    check_cluster(ctx, cluster)
+    description = await ctx.metadata.call(_describe, ctx, group)
+    return _v3(_group_body(ctx, request, description, description))
+
+
+async def list_group_consumers(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+    check_cluster(ctx, cluster)
+    description = await ctx.metadata.call(_describe, ctx, group)
+    url = f"{_base(ctx, request)}/consumer-groups/{group}/consumers"
+    data = []
+    for member in description.members or []:
+        partitions = getattr(member.assignment, "topic_partitions", None) or []
+        data.append({
+            "kind": "KafkaConsumer", "metadata": _meta(f"{url}/{member.member_id}"), "cluster_id": ctx.cluster_id,
+            "consumer_group_id": group, "consumer_id": member.member_id,
+            "instance_id": getattr(member, "group_instance_id", None), "client_id": member.client_id,
+            "assignments": [{"topic_name": tp.topic, "partition_id": tp.partition} for tp in partitions],
+        })  # fmt: skip
+    return _v3({"kind": "KafkaConsumerList", "metadata": {"self": url, "next": None}, "data": data})
+
+
+async def list_lags(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+    check_cluster(ctx, cluster)
+    rows = await ctx.metadata.call(_lags, ctx, group)
+    url = f"{_base(ctx, request)}/consumer-groups/{group}/lags"
+    data = [{"kind": "KafkaConsumerLag", "metadata": _meta(f"{url}/{r['topic_name']}/partitions/{r['partition_id']}"),
+             "cluster_id": ctx.cluster_id, "consumer_group_id": group, **r} for r in rows]  # fmt: skip
+    return _v3({"kind": "KafkaConsumerLagList", "metadata": {"self": url, "next": None}, "data": data})
+
+
+async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+    check_cluster(ctx, cluster)
+    rows = await ctx.metadata.call(_lags, ctx, group)
+    url = f"{_base(ctx, request)}/consumer-groups/{group}/lag-summary"
+    top = max(rows, key=lambda r: r["lag"], default=None)
+    return _v3({
+        "kind": "KafkaConsumerGroupLagSummary", "metadata": _meta(url), "cluster_id": ctx.cluster_id,
+        "consumer_group_id": group,
+        "max_lag_consumer_id": top["consumer_id"] if top else "",
+        "max_lag_instance_id": top["instance_id"] if top else None,
+        "max_lag_client_id": top["client_id"] if top else "",
+        "max_lag_topic_name": top["topic_name"] if top else "",
+        "max_lag_partition_id": top["partition_id"] if top else 0,
+        "max_lag": top["lag"] if top else 0,
+        "total_lag": sum(r["lag"] for r in rows),
+        "max_lag_consumer": {"related": f"{_base(ctx, request)}/consumer-groups/{group}/consumers/"
+                             f"{top['consumer_id'] if top else ''}"},
+        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top['topic_name'] if top else ''}"
+                              f"/partitions/{top['partition_id'] if top else 0}"},
+    })  # fmt: skip
+
+
+_C = "/v3/clusters/{cluster}"
+
+ROUTES = [
+    Route("GET", "/v3/clusters", list_clusters),
+    Route("GET", _C, get_cluster),
+    Route("GET", f"{_C}/topics", list_topics),
+    Route("POST", f"{_C}/topics", create_topic),
+    Route("GET", f"{_C}/topics/{{topic}}", get_topic),
+    Route("DELETE", f"{_C}/topics/{{topic}}", delete_topic),
+    Route("GET", f"{_C}/topics/{{topic}}/partitions", list_partitions),
+    Route("GET", f"{_C}/topics/{{topic}}/partitions/{{partition}}", get_partition),
+    Route("GET", f"{_C}/topics/{{topic}}/configs", list_configs),
+    Route("GET", f"{_C}/topics/{{topic}}/configs/{{name}}", get_config),
+    Route("GET", f"{_C}/consumer-groups", list_groups),
+    Route("GET", f"{_C}/consumer-groups/{{group}}", get_group),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/consumers", list_group_consumers),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/lags", list_lags),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/lag-summary", lag_summary),
+]
