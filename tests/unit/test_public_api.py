@@ -15,6 +15,7 @@ MODULES = [
     "workbench.report",
     "workbench.results",
     "workbench.stack",
+    "workbench.streaming",
     "workbench.topics",
     "workbench.viz",
 ]

@@ -1,0 +1,36 @@
+"""One SparkSession for every streaming test: starting a JVM costs seconds, a query far less."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from workbench.stack import Stack
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # PySpark 4.3 warns at import that it has not been certified with pandas 3; the
+    # workbench only moves small result frames through pandas.
+    config.addinivalue_line("filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+
+@pytest.fixture(scope="session")
+def spark(stack: Stack) -> Iterator[SparkSession]:
+    """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI."""
+    from workbench.streaming import spark_session
+
+    session = spark_session(stack.profile, master="local[2]", shuffle_partitions=2, app_name="workbench-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def checkpoint(tmp_path: Path) -> Path:
+    """A fresh checkpoint folder for one query."""
+    return tmp_path / "checkpoint"

@@ -1,0 +1,208 @@
+"""The workbench Kafka source against the embedded broker and a real Spark: exact counts."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from workbench import kafka
+from workbench.stack import Stack
+from workbench.streaming import FORMAT_NAME, KafkaOptionError, kafka_source, source_options
+from workbench.streaming.pipelines import stopping, write_memory, write_parquet
+
+#: Upper bound on waiting for a running query to reach a state; a hang fails, never blocks.
+PATIENCE_S = 120
+
+
+def _produce(stack: Stack, topic: str, count: int, start: int = 0) -> None:
+    result = kafka.produce(
+        stack.kafka_config("producer"), topic, ((f"k{i}", f"v{i}") for i in range(start, start + count))
+    )
+    assert result.acknowledged == count
+
+
+def _all_offsets(stack: Stack, topic: str) -> set[tuple[int, int]]:
+    ends = kafka.end_offsets(stack.kafka_config("admin"), topic)
+    return {(p, o) for (_, p), end in ends.items() for o in range(end)}
+
+
+def _wait_for(condition: Callable[[], bool], what: str, query: StreamingQuery) -> None:
+    deadline = time.monotonic() + PATIENCE_S
+    while not condition():
+        if query.exception() is not None:
+            raise AssertionError(f"query failed while waiting for {what}: {query.exception()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"gave up waiting for {what}; last progress: {query.lastProgress}")
+        time.sleep(0.2)
+
+
+def test_available_now_reads_every_record_exactly_once(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+    name = topic(partitions=3)
+    before_ms = int(time.time() * 1000) - 1_000  # the producer's and this clock may differ by a tick
+    _produce(stack, name, 6_000)
+    after_ms = int(time.time() * 1000) + 1_000
+    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest")
+    assert frame.kafka_connector == "workbench"
+
+    with stopping(write_memory(frame, "available_now", checkpoint=checkpoint)) as query:
+        query.awaitTermination()
+    table = spark.table("available_now")
+    rows = table.select("key", "value", "partition", "offset", "timestampType").collect()
+    first_ms, last_ms = table.selectExpr("unix_millis(min(timestamp))", "unix_millis(max(timestamp))").first()
+
+    assert len(rows) == 6_000
+    assert {(r.partition, r.offset) for r in rows} == _all_offsets(stack, name)
+    assert {r.value for r in rows} == {f"v{i}".encode() for i in range(6_000)}
+    assert {r.timestampType for r in rows} == {0}  # CreateTime, in Kafka's Java numbering
+    assert before_ms <= first_ms <= last_ms <= after_ms  # the record timestamps the producer set
+    assert sum(p["numInputRows"] for p in query.recentProgress) == 6_000
+
+
+def test_restart_from_checkpoint_neither_skips_nor_repeats(
+    spark: SparkSession, stack: Stack, topic, tmp_path: Path
+) -> None:
+    name = topic(partitions=2)
+    _produce(stack, name, 3_000)
+    output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
+    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=500)
+    columns = frame.select("partition", "offset", "value")
+
+    # Six batches of 500 are due; stop after two have committed: mid-stream.
+    with stopping(write_parquet(columns, output, checkpoint, trigger={"processingTime": "1 second"})) as first:
+        _wait_for(lambda: len(first.recentProgress) >= 2, "two committed batches", first)
+    landed = spark.read.parquet(str(output)).count()
+    assert 0 < landed < 3_000
+
+    _produce(stack, name, 1_000, start=3_000)
+    with stopping(write_parquet(columns, output, checkpoint, trigger={"availableNow": True})) as second:
+        second.awaitTermination()
+
+    result = spark.read.parquet(str(output))
+    assert result.count() == 4_000
+    assert result.select("partition", "offset").distinct().count() == 4_000
+    assert {(r.partition, r.offset) for r in result.collect()} == _all_offsets(stack, name)
+
+
+def test_max_offsets_per_trigger_bounds_each_batch(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+    name = topic(partitions=2)
+    for partition in (0, 1):
+        records = ((None, f"v{partition}-{i}") for i in range(1_000))
+        assert kafka.produce(stack.kafka_config("producer"), name, records, partition=partition).acknowledged == 1_000
+    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=300)
+
+    with stopping(write_memory(frame, "bounded", checkpoint=checkpoint)) as query:
+        query.awaitTermination()
+    sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
+
+    assert sum(sizes) == spark.table("bounded").count() == 2_000
+    assert max(sizes) <= 300
+    assert len(sizes) == 7  # 1,000 per partition, 150 per partition per batch: 6 x 300 + 200
+
+
+def test_subscribe_pattern_picks_up_a_topic_created_after_the_start(
+    spark: SparkSession, stack: Stack, topic, checkpoint
+) -> None:
+    prefix = f"pattern{time.monotonic_ns() % 1_000_000}"
+    first = topic(partitions=2, prefix=prefix)
+    _produce(stack, first, 100)
+    frame = kafka_source(spark, stack, subscribePattern=f"{prefix}-.*", startingOffsets="earliest")
+    table = "by_pattern"
+
+    def rows() -> int:
+        return spark.table(table).count()
+
+    trigger = {"processingTime": "500 milliseconds"}
+    with stopping(write_memory(frame, table, checkpoint=checkpoint, trigger=trigger)) as query:
+        _wait_for(lambda: rows() == 100, "the first topic's 100 rows", query)
+        second = topic(partitions=1, prefix=prefix)
+        _produce(stack, second, 50)
+        _wait_for(lambda: rows() == 150, "the new topic's 50 rows", query)
+
+    counts = {r["topic"]: r["count"] for r in spark.table(table).groupBy("topic").count().collect()}
+    assert counts == {first: 100, second: 50}
+
+
+def test_batch_read_honours_offsets_json_and_min_partitions(spark: SparkSession, stack: Stack, topic) -> None:
+    name = topic(partitions=2)
+    _produce(stack, name, 1_000)
+    ends = kafka.end_offsets(stack.kafka_config("admin"), name)
+
+    everything = kafka_source(spark, stack, streaming=False, subscribe=name, minPartitions=6)
+    assert everything.count() == 1_000
+    assert everything.rdd.getNumPartitions() == 6
+
+    window = kafka_source(
+        spark, stack, streaming=False, subscribe=name,
+        startingOffsets={name: {"0": 10, "1": -2}}, endingOffsets={name: {"0": 20, "1": -1}},
+    )  # fmt: skip
+    assert window.count() == 10 + ends[(name, 1)]
+
+
+def test_headers_round_trip_and_are_null_when_absent(spark: SparkSession, stack: Stack, topic) -> None:
+    name = topic(partitions=1)
+    client = kafka.producer(stack.kafka_config("producer"))
+    client.produce(name, value=b"with", headers=[("source", b"sensor"), ("empty", None)])
+    client.produce(name, value=b"without")
+    assert client.flush(30) == 0
+
+    frame = kafka_source(spark, stack, streaming=False, subscribe=name, includeHeaders=True)
+    assert frame.schema["headers"].dataType.simpleString() == "array<struct<key:string,value:binary>>"
+    rows = {r.value: r.headers for r in frame.collect()}
+    assert [(h.key, h.value) for h in rows[b"with"]] == [("source", b"sensor"), ("empty", None)]
+    assert rows[b"without"] is None
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "One of the following options must be specified for Kafka source"),
+        ({"subscribe": "a", "assign": '{"a":[0]}'}, "Only one of the following options can be specified"),
+        ({"subscribe": " , "}, "No topics to subscribe to"),
+        ({"assign": "a:0"}, "No topicpartitions to assign"),
+        ({"subscribe": "a", "startingOffsets": '{"a": {"0": 1'}, "Expected 'earliest', 'latest' or e.g."),
+        ({"subscribe": "a", "kafka.auto.offset.reset": "earliest"}, "'auto.offset.reset' is not supported"),
+        ({"subscribe": "a", "endingOffsets": "latest"}, "ending offset not valid in streaming queries"),
+        ({"subscribe": "a", "minPartitions": "0"}, "must be a positive integer"),
+    ],
+)
+def test_bad_options_raise_clear_errors(
+    spark: SparkSession, stack: Stack, options: dict[str, str], message: str
+) -> None:
+    with pytest.raises(KafkaOptionError, match=message):
+        kafka_source(spark, stack, **options)
+
+
+def test_bad_options_fail_clearly_through_spark_itself(spark: SparkSession, stack: Stack) -> None:
+    """Without `kafka_source`'s own check, Spark reports the source's message."""
+    options = source_options(stack, subscribe="a", subscribePattern="a.*")
+    with pytest.raises(PySparkException, match="Only one of the following options can be specified"):
+        spark.readStream.format(FORMAT_NAME).options(**options).load()
+
+
+def test_starting_offsets_must_name_every_partition(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+    name = topic(partitions=2)
+    frame = kafka_source(spark, stack, subscribe=name, startingOffsets={name: {"0": 0}})
+    query = write_memory(frame, "partial_offsets", checkpoint=checkpoint)
+    with pytest.raises(PySparkException, match="you must specify all TopicPartitions"):
+        query.awaitTermination()
+
+
+def test_the_connector_follows_the_profile_and_says_why(spark: SparkSession, stack: Stack) -> None:
+    from workbench.config import SparkSettings
+    from workbench.errors import ConfigError
+    from workbench.streaming import choose_connector
+
+    def profile(connector: str):  # type: ignore[no-untyped-def]
+        return stack.profile.model_copy(update={"spark": SparkSettings(connector=connector)})
+
+    assert choose_connector(spark, profile("workbench"))[0] == FORMAT_NAME
+    fmt, reason = choose_connector(spark, profile("auto"))  # no spark-sql-kafka jar can be installed here
+    assert fmt == FORMAT_NAME and "not on the classpath" in reason
+    with pytest.raises(ConfigError, match="jar is not on Spark's classpath"):
+        choose_connector(spark, profile("kafka"))

@@ -1,0 +1,87 @@
+"""Source options are checked like Spark's own Kafka source checks them, without Spark."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, parse_options
+
+BASE = {"kafka.bootstrap.servers": "host:9092"}
+
+
+def test_keys_are_case_insensitive_and_defaults_follow_the_mode() -> None:
+    stream = parse_options({**BASE, "SUBSCRIBE": "a, b ,", "MaxOffsetsPerTrigger": "100"}, streaming=True)
+    assert stream.strategy == ("subscribe", ("a", "b"))
+    assert stream.starting == "latest" and stream.max_offsets_per_trigger == 100
+    batch = parse_options({**BASE, "subscribe": "a"}, streaming=False)
+    assert batch.starting == "earliest" and batch.ending == "latest"
+
+
+def test_offsets_json_keeps_the_earliest_and_latest_sentinels() -> None:
+    options = parse_options({**BASE, "assign": '{"t":[1,0]}', "startingOffsets": '{"t":{"0":-2,"1":-1}}'},
+                            streaming=True)  # fmt: skip
+    assert options.strategy == ("assign", {"t": [0, 1]})
+    assert options.starting == {("t", 0): EARLIEST, ("t", 1): LATEST}
+
+
+def test_java_names_are_translated_for_librdkafka() -> None:
+    options = parse_options(
+        {**BASE, "subscribe": "a", "kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "5",
+         "kafka.sasl.jaas.config": 'org.apache...PlainLoginModule required username="u" password="p";'},
+        streaming=True,
+    )  # fmt: skip
+    assert options.kafka == {"bootstrap.servers": "host:9092", "fetch.wait.max.ms": "10",
+                             "sasl.username": "u", "sasl.password": "p"}  # fmt: skip
+
+
+def test_a_given_group_id_is_used_else_one_is_generated_from_the_prefix() -> None:
+    given = parse_options({**BASE, "subscribe": "a", "kafka.group.id": "mine"}, streaming=True)
+    assert given.group_id == "mine" and "group.id" not in given.kafka
+    generated = parse_options({**BASE, "subscribe": "a", "groupIdPrefix": "lab"}, streaming=True)
+    assert generated.group_id.startswith("lab-")
+
+
+@pytest.mark.parametrize(
+    ("options", "streaming", "message"),
+    [
+        ({"subscribe": "a", "kafka.bootstrap.servers": None}, True, "'kafka.bootstrap.servers' must be specified"),
+        ({}, True, "One of the following options must be specified for Kafka source: subscribe"),
+        ({"subscribe": "a", "subscribePattern": "a.*"}, True, "Only one of the following options can be specified"),
+        ({"subscribePattern": "  "}, True, "Pattern to subscribe is empty"),
+        ({"subscribePattern": "a("}, True, "not a valid regular expression"),
+        ({"assign": "{not json"}, True, 'Expected e.g. {"topicA":\\[0,1\\]'),
+        ({"subscribe": "a", "startingOffsets": "{}"}, True, "Expected 'earliest', 'latest' or e.g."),
+        ({"subscribe": "a", "startingOffsets": '{"a":{"0":"x"}}'}, True, "Expected 'earliest', 'latest'"),
+        ({"subscribe": "a", "endingOffsets": "latest"}, True, "ending offset not valid in streaming queries"),
+        ({"subscribe": "a", "startingOffsets": "latest"}, False, "starting offset can't be latest for batch"),
+        ({"subscribe": "a", "endingOffsets": "earliest"}, False, "ending offset can't be earliest for batch"),
+        (
+            {"subscribe": "a", "startingOffsets": '{"a":{"0":-1}}', "endingOffsets": '{"a":{"0":5}}'},
+            False,
+            "startingOffsets for a-0 can't be latest",
+        ),
+        ({"subscribe": "a", "kafka.auto.offset.reset": "latest"}, True, "'auto.offset.reset' is not supported"),
+        ({"subscribe": "a", "kafka.key.deserializer": "x"}, True, "'key.deserializer' is not supported"),
+        ({"subscribe": "a", "kafka.enable.auto.commit": "true"}, True, "'enable.auto.commit' is not supported"),
+        ({"subscribe": "a", "minPartitions": "-1"}, True, "must be a positive integer"),
+        ({"subscribe": "a", "maxOffsetsPerTrigger": "ten"}, True, "must be a positive integer"),
+        (
+            {"subscribe": "a", "minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "5"},
+            True,
+            "minOffsetPerTrigger\\(10\\) is higher than the maxOffsetsPerTrigger\\(5\\)",
+        ),
+        ({"subscribe": "a", "failOnDataLoss": "maybe"}, True, "must be true or false"),
+    ],
+)
+def test_bad_options_are_refused_with_the_official_message(options: dict, streaming: bool, message: str) -> None:
+    merged = {k: v for k, v in {**BASE, **options}.items() if v is not None}
+    with pytest.raises(KafkaOptionError, match=message):
+        parse_options(merged, streaming=streaming)
+
+
+def test_the_error_is_a_workbench_error_and_a_value_error() -> None:
+    from workbench.errors import WorkbenchError
+
+    with pytest.raises(WorkbenchError) as caught:
+        parse_options(BASE, streaming=True)
+    assert isinstance(caught.value, ValueError)

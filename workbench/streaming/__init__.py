@@ -1,0 +1,150 @@
+"""Spark Structured Streaming from Kafka: session, source, pipelines, progress metrics.
+
+    spark = streaming.spark_session(profile)
+    df = streaming.kafka_source(spark, stack, subscribe="telemetry", startingOffsets="earliest")
+    df.kafka_connector   # "workbench" (our Python source) or "kafka" (Spark's own connector)
+
+Importing this package imports nothing heavy; pyspark is loaded by the functions that
+need it, so `import workbench` stays instant in a notebook.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from workbench.config import Profile
+from workbench.errors import ConfigError, StackError
+from workbench.streaming.options import KafkaOptionError, parse_options
+from workbench.streaming.session import java_version, spark_session, to_pandas
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.stack import Stack
+
+__all__ = [
+    "FORMAT_NAME",
+    "KAFKA_FORMAT",
+    "KafkaOptionError",
+    "choose_connector",
+    "java_version",
+    "kafka_source",
+    "official_connector_available",
+    "source_options",
+    "spark_session",
+    "to_pandas",
+]
+
+log = logging.getLogger("workbench.streaming")
+
+#: Spark's own Kafka source (the `spark-sql-kafka-0-10` jar).
+KAFKA_FORMAT = "kafka"
+#: The workbench's Python source (kept equal to `source.FORMAT_NAME`, which imports pyspark).
+FORMAT_NAME = "workbench_kafka"
+_OFFICIAL_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+
+
+def official_connector_available(spark: SparkSession) -> bool:
+    """True when Spark's own Kafka connector jar is on this session's classpath."""
+    try:
+        spark._jvm.java.lang.Class.forName(_OFFICIAL_CLASS)  # type: ignore[union-attr]
+        return True
+    except Exception:  # py4j reports a missing class as a generic Py4JJavaError
+        return False
+
+
+def choose_connector(spark: SparkSession, profile: Profile) -> tuple[str, str]:
+    """The format to read Kafka with, and why: `("kafka" | "workbench_kafka", reason)`.
+
+    `profile.spark.connector` decides: `kafka` requires the official jar, `workbench`
+    always takes ours, `auto` takes the official one when its jar is present.
+
+    Raises:
+        ConfigError: `connector: kafka` but the jar is not on the classpath.
+    """
+    wanted = profile.spark.connector
+    if wanted == "workbench":
+        return FORMAT_NAME, "profile spark.connector is 'workbench'"
+    present = official_connector_available(spark)
+    if wanted == "kafka" and not present:
+        raise ConfigError(
+            profile.source,
+            "spark.connector",
+            "is 'kafka' but the spark-sql-kafka-0-10 jar is not on Spark's classpath; "
+            "add it with spark.jars.packages, or use 'auto'/'workbench'",
+        )
+    if present:
+        return KAFKA_FORMAT, f"spark-sql-kafka-0-10 found on the classpath (spark.connector={wanted!r})"
+    return FORMAT_NAME, "spark.connector is 'auto' and the spark-sql-kafka-0-10 jar is not on the classpath"
+
+
+def source_options(target: Profile | Stack, **options: Any) -> dict[str, str]:
+    """Source options for a stack: its `kafka.bootstrap.servers` and client settings, then yours.
+
+    Values are turned into the strings Spark wants: booleans as true/false, dicts (for
+    `assign`, `startingOffsets`) as JSON.
+    """
+    stack = _stack(target)
+    client = {f"kafka.{k}": v for k, v in stack.profile.kafka.common.items()}
+    merged: dict[str, Any] = {"kafka.bootstrap.servers": stack.bootstrap_servers, **client, **options}
+    return {k: _option_text(v) for k, v in merged.items()}
+
+
+def kafka_source(spark: SparkSession, target: Profile | Stack, *, streaming: bool = True, **options: Any) -> DataFrame:
+    """A Kafka DataFrame from the official connector when configured and present, else ours.
+
+    Args:
+        spark: the session (`spark_session(profile)`).
+        target: the stack (or a profile whose stack is running) to read from.
+        streaming: `readStream` (default) or a batch `read` of what is there now.
+        **options: the official source's options (`subscribe="t"`,
+            `startingOffsets="earliest"`, `maxOffsetsPerTrigger=1000`, ...).
+
+    Returns:
+        The DataFrame, with `kafka_connector` set to the format used and `kafka_options`
+        to the options given. The choice is logged on `workbench.streaming` too.
+
+    Raises:
+        KafkaOptionError: an option is missing, conflicting or malformed (checked here,
+            before Spark is asked, so the error is ours and says which option).
+        ConfigError: the profile requires the official connector and it is absent.
+        StackError: the profile's stack is not running.
+
+    Usage: `kafka_source(spark, stack, subscribe="orders", startingOffsets="earliest")`.
+    """
+    stack = _stack(target)
+    fmt, reason = choose_connector(spark, stack.profile)
+    merged = source_options(stack, **options)
+    parse_options(merged, streaming=streaming)  # the official source's checks, whichever runs
+    if fmt == FORMAT_NAME:
+        from workbench.streaming.source import KafkaDataSource
+
+        spark.dataSource.register(KafkaDataSource)
+    reader = spark.readStream if streaming else spark.read
+    frame = reader.format(fmt).options(**merged).load()
+    log.info("Kafka source: format(%r), because %s", fmt, reason)
+    frame.kafka_connector = "workbench" if fmt == FORMAT_NAME else "kafka"  # type: ignore[attr-defined]
+    frame.kafka_options = merged  # type: ignore[attr-defined]
+    return frame
+
+
+def _stack(target: Profile | Stack) -> Stack:
+    from workbench.stack import Stack, attach
+
+    if isinstance(target, Stack):
+        return target
+    stack = attach(target)
+    if stack is None:
+        raise StackError(f"profile {target.name!r} has no running stack; run `workbench up` or use stack.running()")
+    return stack
+
+
+def _option_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return json.dumps(value)
+    return str(value)

@@ -1,0 +1,168 @@
+"""The Spark session a profile describes, with the workbench's Kafka source registered.
+
+Everything a notebook would otherwise set by hand comes from `profile.spark`: the master,
+shuffle partitions, extra Spark conf. Python workers run this very interpreter
+(`sys.executable`), so they import the same `workbench`, `confluent_kafka` and `pyarrow`
+as the notebook; Spark's data source runner pickles our reader by reference, and a worker
+on another Python would fail with ModuleNotFoundError.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from workbench.config import Profile, load_profile
+from workbench.errors import StackError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["java_version", "spark_session", "to_pandas"]
+
+log = logging.getLogger("workbench.streaming")
+
+#: Notices PySpark 4.3 gives with pandas 3: it is not certified with it yet, and its
+#: Arrow conversion passes a `copy` keyword pandas 3 deprecates. Both are harmless for
+#: the small result frames the workbench converts, and noise in a notebook.
+_PANDAS3_NOTICES = ("PySpark does not yet fully support pandas", "The copy keyword is deprecated")
+
+#: Java versions Spark 4 runs on.
+SUPPORTED_JAVA = (17, 21)
+
+
+def java_version() -> tuple[int, str]:
+    """The major version of the Java Spark will start, and its path.
+
+    Raises:
+        StackError: no Java found, or a version Spark 4 does not support.
+    """
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    fix = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless) or point JAVA_HOME at one"
+    if not java or not Path(java).exists():
+        raise StackError(f"Spark needs Java {SUPPORTED_JAVA[0]} or {SUPPORTED_JAVA[1]} and none was found "
+                         f"(JAVA_HOME={home!r}, no java on PATH); {fix}")  # fmt: skip
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise StackError(f"cannot run {java} -version: {exc}; {fix}") from None
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not match:
+        raise StackError(f"cannot tell the Java version of {java} from: {out.stderr.strip()[:200]!r}; {fix}")
+    major = int(match.group(1))
+    major = int(match.group(2)) if major == 1 and match.group(2) else major  # "1.8" is Java 8
+    if major not in SUPPORTED_JAVA:
+        raise StackError(f"{java} is Java {major}; Spark 4 runs on Java {SUPPORTED_JAVA[0]} or "
+                         f"{SUPPORTED_JAVA[1]}; {fix}")  # fmt: skip
+    return major, java
+
+
+def spark_session(
+    profile: Profile | str | None = None,
+    *,
+    master: str | None = None,
+    shuffle_partitions: int | None = None,
+    app_name: str = "workbench",
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession configured from the profile, with the workbench Kafka source registered.
+
+    Args:
+        profile: a profile, its name, or None for `$WORKBENCH_PROFILE` / `local`.
+        master: overrides `profile.spark.master` (tests use `local[2]`).
+        shuffle_partitions: overrides `profile.spark.shuffle_partitions`.
+        app_name: the application name Spark shows.
+        conf: extra Spark settings, on top of the profile's `spark.conf`.
+
+    Returns:
+        The session (Spark keeps one per process: a second call returns the same one
+        with the runtime settings applied again).
+
+    Raises:
+        StackError: no supported Java (Spark 4 needs 17 or 21).
+
+    Usage: `spark = spark_session(profile)`; stop it with `spark.stop()`.
+    """
+    profile = profile if isinstance(profile, Profile) else load_profile(profile)
+    java_version()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=_PANDAS3_NOTICES[0])
+        import pyspark.testing.utils  # noqa: F401  (warns once at import; later imports are silent)
+        from pyspark.sql import SparkSession
+
+        from workbench.streaming.source import KafkaDataSource
+
+    # The JVM starts Python workers with these; they must find this environment's packages.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    chosen_master = master or profile.spark.master
+    if chosen_master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "hostname resolves to loopback" warning
+    quiet = _quiet_logging(profile.path(profile.run_dir))
+    settings = {
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={quiet.as_uri()}",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
+        # Event times are shown and compared in UTC, whatever the machine's zone.
+        "spark.sql.session.timeZone": "UTC",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        **profile.spark.conf,
+        **(conf or {}),
+        "spark.sql.shuffle.partitions": str(shuffle_partitions or profile.spark.shuffle_partitions),
+    }
+    builder = SparkSession.builder.appName(app_name).master(chosen_master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.conf.set("spark.sql.shuffle.partitions", settings["spark.sql.shuffle.partitions"])
+    spark.dataSource.register(KafkaDataSource)
+    log.info("Spark %s session on %s, %s shuffle partitions", spark.version, spark.sparkContext.master,
+             settings["spark.sql.shuffle.partitions"])  # fmt: skip
+    return spark
+
+
+#: Spark's log4j defaults print INFO/WARN lines into every notebook cell; errors are enough.
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+"""
+
+
+def _quiet_logging(run_dir: Path) -> Path:
+    """A log4j2 configuration that keeps only errors, written once into the run directory."""
+    path = run_dir / "spark-log4j2.properties"
+    if not path.exists() or path.read_text() != _LOG4J2:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_LOG4J2)
+    return path.resolve()
+
+
+def to_pandas(frame: DataFrame) -> pd.DataFrame:
+    """`frame.toPandas()` (through Arrow) without PySpark 4.3's pandas-3 notices.
+
+    Under warnings-as-errors (the test suite) the `copy` notice would abort the Arrow
+    conversion half-way, so it is silenced here, and only here.
+    """
+    with warnings.catch_warnings():
+        for notice in _PANDAS3_NOTICES:
+            warnings.filterwarnings("ignore", message=notice)
+        return frame.toPandas()
