@@ -21,7 +21,7 @@ import pandas as pd
 
 from workbench.config import Profile, load_profile, project_root
 
-__all__ = ["current_run_id", "experiments", "load", "record", "run_metadata"]
+__all__ = ["compare", "current_run_id", "experiments", "load", "param_columns", "record", "run_metadata", "spread"]
 
 RUN_ID_ENV = "WORKBENCH_RUN_ID"
 
@@ -87,6 +87,7 @@ def record(
     path = _results_file(experiment, profile)
     path.parent.mkdir(parents=True, exist_ok=True)
     combined = pd.concat([pd.read_parquet(path), frame], ignore_index=True) if path.exists() else frame
+    combined = _parquet_safe(combined)
     tmp = path.with_suffix(".parquet.tmp")
     combined.to_parquet(tmp, index=False)
     tmp.replace(path)
@@ -106,3 +107,93 @@ def experiments(profile: Profile | None = None) -> list[str]:
     """Names of the experiments with recorded results."""
     profile = profile or load_profile()
     return sorted(p.stem for p in profile.path(profile.results_dir).glob("*.parquet"))
+
+
+def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns mixing value types (`acks` = 0, 1, "all") are stored as text; Parquet needs one type."""
+    frame = frame.copy()
+    for column in [c for c in frame.columns if frame[c].dtype == "object"]:
+        values = frame[column].dropna()
+        kinds = {type(v) for v in values}
+        if len(kinds) > 1 or (kinds and not kinds <= {str, bool, bytes}):
+            frame[column] = frame[column].map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v))
+    return frame
+
+
+#: Columns that are measurements or bookkeeping, never parameters of a point.
+_NOT_PARAMS = {"experiment", "params", "point", "repeat", "run_id", "recorded_at", "profile", "workbench_version",
+               "git_revision", "cpu_cores", "python"}  # fmt: skip
+
+
+def param_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns that identify a point: those listed in the rows' `params` column."""
+    if frame.empty or "params" not in frame.columns:
+        return []
+    names: list[str] = []
+    for listed in frame["params"].dropna().unique():
+        for name in str(listed).split(","):
+            if name and name in frame.columns and name not in names and name not in _NOT_PARAMS:
+                names.append(name)
+    return names
+
+
+def spread(frame: pd.DataFrame, metric: str = "msg_s", by: Sequence[str] | None = None) -> pd.DataFrame:
+    """Min, median and max of `metric` per point, over the repeats (and runs) in `frame`.
+
+    Usage: `spread(rows, "msg_s")` → one row per parameter combination with
+    `min`, `median`, `max`, `n`.
+    """
+    keys = list(by) if by is not None else param_columns(frame)
+    if frame.empty:
+        return pd.DataFrame(columns=[*keys, "min", "median", "max", "n"])
+    if not keys:
+        stats = frame[metric].agg(["min", "median", "max", "count"])
+        return pd.DataFrame(
+            [{"min": stats["min"], "median": stats["median"], "max": stats["max"], "n": stats["count"]}]
+        )
+    grouped = frame.groupby(keys, dropna=False, sort=False)[metric]
+    out = grouped.agg(["min", "median", "max", "count"]).rename(columns={"count": "n"}).reset_index()
+    return out
+
+
+def compare(
+    run_a: str,
+    run_b: str,
+    experiment: str,
+    *,
+    metric: str = "msg_s",
+    profile: Profile | None = None,
+) -> pd.DataFrame:
+    """Compare two recorded runs of an experiment point by point.
+
+    For each point both runs measured: each run's min/median/max of `metric`, the
+    ratio of medians (b / a), and whether the difference exceeds the spread, i.e. the
+    two runs' [min, max] ranges do not overlap. With one repeat per point a range is a
+    single value, so any difference "exceeds" it: record `repeat >= 3` to compare
+    honestly.
+
+    Returns:
+        One row per common point: parameters, `a_*`, `b_*`, `ratio`, `exceeds_spread`.
+
+    Raises:
+        ConfigError: either run has no rows for the experiment.
+
+    Usage: `compare("20261122T2000Z-ab12cd", "20261123T0900Z-ef34ab", "proxy_produce")`.
+    """
+    from workbench.errors import ConfigError
+
+    profile = profile or load_profile()
+    frames = {}
+    for label, run in (("a", run_a), ("b", run_b)):
+        rows = load(experiment, run_id=run, profile=profile)
+        if rows.empty:
+            known = sorted(load(experiment, profile=profile).get("run_id", pd.Series(dtype=str)).unique())
+            raise ConfigError(None, None, f"run {run!r} recorded no {experiment!r} rows; runs with rows: {known[-5:]}")
+        frames[label] = rows
+    keys = [k for k in param_columns(frames["a"]) if k in param_columns(frames["b"])]
+    stats = {label: spread(rows, metric, keys).rename(columns=lambda c, lb=label: c if c in keys else f"{lb}_{c}")
+             for label, rows in frames.items()}  # fmt: skip
+    merged = stats["a"].merge(stats["b"], on=keys, how="inner") if keys else pd.concat([stats["a"], stats["b"]], axis=1)
+    merged["ratio"] = merged["b_median"] / merged["a_median"]
+    merged["exceeds_spread"] = (merged["b_min"] > merged["a_max"]) | (merged["b_max"] < merged["a_min"])
+    return merged

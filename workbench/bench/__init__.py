@@ -1,5 +1,54 @@
-"""Measurements: each function runs one experiment point and returns one tidy row."""
+"""Benchmark toolkit: load generators that each return one tidy row, sweeps, a meter.
 
-from workbench.bench.native import native_round_trip
+    from workbench.bench import native_produce, proxy_produce, sweep, ThroughputMeter
+    row = native_produce(stack, records=100_000, **{"linger.ms": 10})
+    rows = sweep("proxy_produce", {"records_per_call": [1, 10, 100]}, repeat=3, stack=stack)
 
-__all__ = ["native_round_trip"]
+Every row has its parameters as columns, then records, bytes, seconds, msg/s, MB/s,
+latency p50/p95/p99/max (what the latency is of is in `latency_of`), CPU seconds and
+peak RSS of the broker and proxy processes, and the run metadata. Speed is measured
+here, never asserted by tests.
+"""
+
+from workbench.bench.endtoend import end_to_end_latency
+from workbench.bench.errors import BenchError
+from workbench.bench.experiments import Experiment, get_experiment
+from workbench.bench.latency import latency_summary
+from workbench.bench.meter import Sample, ThroughputMeter
+from workbench.bench.native import (
+    fill_topic,
+    native_consume,
+    native_produce,
+    native_round_trip,
+    timeline_rates,
+)
+from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.resources import ResourceMonitor
+from workbench.bench.scale import proxy_env, side_stack
+from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
+from workbench.results import compare, spread
+
+__all__ = [
+    "BenchError",
+    "Experiment",
+    "ResourceMonitor",
+    "Sample",
+    "ThroughputMeter",
+    "compare",
+    "delete_bench_topics",
+    "end_to_end_latency",
+    "fill_topic",
+    "get_experiment",
+    "grid_points",
+    "latency_summary",
+    "native_consume",
+    "native_produce",
+    "native_round_trip",
+    "proxy_consume",
+    "proxy_env",
+    "proxy_produce",
+    "side_stack",
+    "spread",
+    "sweep",
+    "timeline_rates",
+]

@@ -1,16 +1,227 @@
-"""The native client's own speed: the ceiling every proxy and Spark figure is compared with."""
+"""Native client load generators: the ceiling every proxy and Spark figure is compared with.
+
+Each generator creates its own topic, runs one load with explicit parameters, deletes
+the topic and returns one tidy row (see `_run.result_row`). librdkafka settings are
+passed through as dotted keys (`**{"linger.ms": 10}`); librdkafka itself rejects a
+name it does not know, and that becomes a `BenchError` naming it.
+"""
 
 from __future__ import annotations
 
 import os
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
+from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import KafkaError as RdKafkaError
+
 from workbench import kafka
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench.errors import BenchError
+from workbench.bench.payload import key_pool, value_pool
+from workbench.bench.resources import ResourceMonitor
 from workbench.stack import Stack
 
-__all__ = ["native_round_trip"]
+__all__ = ["fill_topic", "native_consume", "native_produce", "native_round_trip", "timeline_cv", "timeline_rates"]
+
+#: A timeline sample: (seconds since the load started, records so far).
+Timeline = list[tuple[float, int]]
+
+
+def native_produce(
+    stack: Stack,
+    *,
+    records: int = 200_000,
+    record_bytes: int = 100,
+    partitions: int = 4,
+    topic_prefix: str = TOPIC_PREFIX,
+    keep_topic: bool = False,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Produce `records` with one Python producer and wait for every acknowledgement.
+
+    Args:
+        stack: the stack to load.
+        records: how many records to send.
+        record_bytes: size of each value (JSON-like text, realistically compressible).
+        partitions: partitions of the fresh topic.
+        topic_prefix: name prefix of the topic (a sweep uses it to clean up).
+        keep_topic: leave the topic (e.g. while a `ThroughputMeter` still reads it);
+            delete it later with `delete_bench_topics(stack, topic_prefix)`.
+        **settings: librdkafka producer settings: `linger.ms`, `batch.size`,
+            `compression.type`, `acks`, `enable.idempotence`, ...
+
+    Returns:
+        One row; latency is produce() → acknowledgement per record (`Message.latency()`),
+        `wire_bytes` what librdkafka sent to the broker (after compression).
+
+    Raises:
+        BenchError: a setting is unknown to librdkafka or has a bad value.
+
+    Usage: `native_produce(stack, records=100_000, **{"linger.ms": 10, "batch.size": 1_000_000})`.
+    """
+    values = value_pool(record_bytes)
+    keys = key_pool()
+    latencies: list[float] = []
+    failed = [0]
+
+    def delivered(error: RdKafkaError | None, message: Message) -> None:
+        if error is None:
+            latencies.append(message.latency() or 0.0)
+        else:
+            failed[0] += 1
+
+    stats: list[str] = []
+    with bench_topic(stack, partitions, topic_prefix, keep=keep_topic) as topic:
+        # Records over librdkafka's 1 MB default need a bigger request; a given value wins.
+        defaults = {"message.max.bytes": max(1_000_000, record_bytes + 10_000)}
+        client = _producer(stack, {**defaults, **settings, "statistics.interval.ms": 100}, stats.append)
+        with ResourceMonitor(stack.services) as monitor:
+            started = time.perf_counter()
+            _produce_all(client, topic, records, keys, values, delivered)
+            unsent = client.flush(120)
+            seconds = time.perf_counter() - started
+        time.sleep(0.15)  # one more statistics interval, so the last one covers everything sent
+        client.poll(0)
+        landed = sum(kafka.end_offsets(stack.kafka_config("admin"), topic).values())
+    return result_row(
+        stack,
+        experiment="native_produce",
+        params={"records": records, "record_bytes": record_bytes, "partitions": partitions, **settings},
+        records=records,
+        payload_bytes=records * record_bytes,
+        seconds=seconds,
+        latencies=latencies,
+        latency_of="produce→ack per record",
+        resources=monitor.columns(),
+        extra={
+            "acknowledged": len(latencies),
+            "failed": failed[0] + unsent,
+            "landed": landed,
+            "wire_bytes": _wire_bytes(stats),
+        },
+    )
+
+
+def native_consume(
+    stack: Stack,
+    *,
+    records: int = 200_000,
+    record_bytes: int = 100,
+    partitions: int = 4,
+    topic_prefix: str = TOPIC_PREFIX,
+    timeline: Timeline | None = None,
+    sample_interval: float = 0.1,
+    max_seconds: float = 300.0,
+    **settings: Any,
+) -> dict[str, Any]:
+    """Fill a topic, then read it all (or for `max_seconds`) with one consumer under the given fetch settings.
+
+    The consumer is assigned the partitions from offset 0 (no group join, whose
+    seconds-long wait on the embedded broker would swamp the measurement).
+
+    Args:
+        records, record_bytes, partitions: the data set read back.
+        max_seconds: stop reading after this long (a slow setting then reads fewer records).
+        timeline: a list that receives (seconds, records so far) every `sample_interval`,
+            to plot throughput over time (its stability is the point of the Kafka
+            chapter's consumer figures).
+        **settings: librdkafka consumer settings: `fetch.min.bytes`, `fetch.wait.max.ms`,
+            `max.partition.fetch.bytes`, `fetch.max.bytes`, `socket.receive.buffer.bytes`,
+            `queued.max.messages.kbytes`, ...
+
+    Returns:
+        One row; latency is the duration of each `consume()` call that returned records;
+        `msg_s_cv` is the coefficient of variation of the per-interval rate (0 = steady).
+
+    Usage: `native_consume(stack, records=200_000, **{"fetch.min.bytes": 1_000_000})`.
+    """
+    samples: Timeline = timeline if timeline is not None else []
+    with bench_topic(stack, partitions, topic_prefix) as topic:
+        fill_topic(stack, topic, records, record_bytes)
+        client = _consumer(stack, settings)
+        try:
+            client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+            polls: list[float] = []
+            count = 0
+            with ResourceMonitor(stack.services) as monitor:
+                started = last_sample = time.perf_counter()
+                samples.append((0.0, 0))
+                deadline = started + max_seconds
+                while count < records and time.perf_counter() < deadline:
+                    before = time.perf_counter()
+                    batch = client.consume(num_messages=10_000, timeout=0.5)
+                    after = time.perf_counter()
+                    got = sum(1 for m in batch if m.error() is None)
+                    if got:
+                        polls.append(after - before)
+                        count += got
+                    if after - last_sample >= sample_interval:
+                        samples.append((after - started, count))
+                        last_sample = after
+                seconds = time.perf_counter() - started
+                samples.append((seconds, count))
+        finally:
+            client.close()
+    return result_row(
+        stack,
+        experiment="native_consume",
+        params={"records": records, "record_bytes": record_bytes, "partitions": partitions, **settings},
+        records=count,
+        payload_bytes=count * record_bytes,
+        seconds=seconds,
+        latencies=polls,
+        latency_of="consume() call returning records",
+        resources=monitor.columns(),
+        extra={"expected": records, "msg_s_cv": timeline_cv(samples)},
+    )
+
+
+def fill_topic(stack: Stack, topic: str, records: int, record_bytes: int) -> None:
+    """Write `records` values quickly (large batches), for consume experiments to read."""
+    values = value_pool(record_bytes)
+    keys = key_pool()
+    batch = max(16_384, min(1_000_000, record_bytes * 1000))
+    result = kafka.produce(
+        stack.kafka_config("producer"),
+        topic,
+        ((keys[i % len(keys)], values[i % len(values)]) for i in range(records)),
+        settings={"linger.ms": 20, "batch.size": batch, "message.max.bytes": max(1_000_000, record_bytes + 10_000)},
+    )
+    if result.acknowledged != records:
+        raise BenchError(f"filling {topic!r}: {result.acknowledged} of {records} acknowledged ({result.first_error})")
+
+
+def timeline_rates(samples: Timeline, **labels: Any) -> Any:
+    """A timeline as a table of `t`, `total` and the `msg_s` rate since the previous sample.
+
+    Extra keyword arguments become constant columns, to tell timelines apart in one plot.
+
+    Usage: `timeline_rates(samples, setting="small fetches")`.
+    """
+    import pandas as pd
+
+    frame = pd.DataFrame(samples, columns=["t", "total"])
+    frame["msg_s"] = (frame["total"].diff() / frame["t"].diff()).fillna(0.0)
+    return frame.iloc[1:].assign(**labels).reset_index(drop=True)
+
+
+def timeline_cv(samples: Timeline) -> float:
+    """Coefficient of variation of the rate between successive timeline samples."""
+    import numpy as np
+
+    if len(samples) < 3:
+        return float("nan")
+    times = np.array([t for t, _ in samples])
+    counts = np.array([c for _, c in samples])
+    dt = np.diff(times)
+    keep = dt > 0
+    rates = np.diff(counts)[keep] / dt[keep]
+    if rates.size < 2 or rates.mean() == 0:
+        return float("nan")
+    return float(rates.std() / rates.mean())
 
 
 def native_round_trip(
@@ -66,3 +277,59 @@ def native_round_trip(
         "consume_msg_s": len(seen) / read_seconds if read_seconds else float("nan"),
         "consume_mb_s": len(seen) * value_bytes / 1e6 / read_seconds if read_seconds else float("nan"),
     }
+
+
+def _producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
+    conf = {**stack.kafka_config("producer"), **settings}
+    if on_stats is not None:
+        conf["stats_cb"] = on_stats
+    try:
+        return kafka.producer(conf)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"producer settings rejected by librdkafka: {_reason(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def _consumer(stack: Stack, settings: dict[str, Any]) -> Consumer:
+    try:
+        return kafka.consumer(stack.kafka_config("consumer"), settings=settings)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"consumer settings rejected by librdkafka: {_reason(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def _reason(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else exc
+    return arg.str() if hasattr(arg, "str") else str(arg)
+
+
+def _produce_all(
+    client: Producer,
+    topic: str,
+    records: int,
+    keys: list[bytes],
+    values: list[bytes],
+    delivered: Callable[[RdKafkaError | None, Message], None],
+) -> None:
+    nkeys, nvalues = len(keys), len(values)
+    produce, poll = client.produce, client.poll
+    for i in range(records):
+        while True:
+            try:
+                produce(topic, values[i % nvalues], keys[i % nkeys], on_delivery=delivered)
+                break
+            except BufferError:  # librdkafka's queue is full: let deliveries drain it
+                poll(0.01)
+        if i % 1000 == 0:
+            poll(0)
+
+
+def _wire_bytes(stats: list[str]) -> float:
+    """Bytes librdkafka sent to brokers (`tx_bytes`, after compression), from its last statistics."""
+    import json
+
+    if not stats:
+        return float("nan")
+    return float(json.loads(stats[-1]).get("tx_bytes", float("nan")))

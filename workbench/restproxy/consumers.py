@@ -61,7 +61,7 @@ from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
 from workbench.restproxy.settings import Settings
 
-__all__ = ["ROUTES", "ConsumerInstance", "ConsumerManager"]
+__all__ = ["ConsumerInstance", "ConsumerManager", "ROUTES"]
 
 log = logging.getLogger("workbench.restproxy")
 

@@ -23,11 +23,13 @@ from typing import Any
 import orjson
 from starlette.responses import Response
 
+from workbench.errors import WorkbenchError
+
 __all__ = [
     "CONSUMER_NOT_FOUND",
     "PARTITION_NOT_FOUND",
-    "TOPIC_NOT_FOUND",
     "RestError",
+    "TOPIC_NOT_FOUND",
     "error_response",
 ]
 
@@ -36,7 +38,7 @@ PARTITION_NOT_FOUND = 40402
 CONSUMER_NOT_FOUND = 40403
 
 
-class RestError(Exception):
+class RestError(WorkbenchError):
     """An HTTP error with Confluent's error body; raised by handlers, rendered by the app."""
 
     def __init__(self, status: int, error_code: int, message: str, headers: dict[str, str] | None = None) -> None:

@@ -180,10 +180,16 @@ def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[
         from workbench.kafka.admin import broker_answers
 
         address = profile.kafka.bootstrap_servers
-        rows["broker"] = {"kind": "broker", "address": address, "pid": None,
-                          "healthy": broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))}  # fmt: skip
-    return {"profile": profile.name, "embedded": profile.embedded, "running": bool(rows), "services": rows,
-            "proxy": _proxy_urls(profile, services), "balancer": _balancer_url(services)}  # fmt: skip
+        healthy = broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))
+        rows["broker"] = {"kind": "broker", "address": address, "pid": None, "healthy": healthy}
+    return {
+        "profile": profile.name,
+        "embedded": profile.embedded,
+        "running": bool(rows),
+        "services": rows,
+        "proxy": _proxy_urls(profile, services),
+        "balancer": _balancer_url(services),
+    }
 
 
 def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list[str]:

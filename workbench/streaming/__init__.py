@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from workbench.config import Profile
 from workbench.errors import ConfigError, StackError
 from workbench.streaming.options import KafkaOptionError, parse_options
-from workbench.streaming.session import java_version, spark_session, to_pandas
+from workbench.streaming.session import java_version, spark_session, stop_spark, to_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -35,6 +35,7 @@ __all__ = [
     "official_connector_available",
     "source_options",
     "spark_session",
+    "stop_spark",
     "to_pandas",
 ]
 

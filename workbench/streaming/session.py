@@ -27,7 +27,7 @@ from workbench.errors import StackError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["java_version", "spark_session", "to_pandas"]
+__all__ = ["java_version", "spark_session", "stop_spark", "to_pandas"]
 
 log = logging.getLogger("workbench.streaming")
 
@@ -133,6 +133,33 @@ def spark_session(
     log.info("Spark %s session on %s, %s shuffle partitions", spark.version, spark.sparkContext.master,
              settings["spark.sql.shuffle.partitions"])  # fmt: skip
     return spark
+
+
+def stop_spark(spark: SparkSession, timeout: float = 30.0) -> None:
+    """Stop the session and the JVM behind it, and wait until that process has exited.
+
+    `spark.stop()` leaves the JVM running until Python exits; a test session or a
+    long-lived kernel that must leave no process behind ends it here instead. A later
+    `spark_session()` starts a fresh JVM.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    spark.stop()
+    if gateway is None:
+        return
+    process = getattr(gateway, "proc", None)
+    gateway.shutdown()
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if process is not None:
+        if process.stdin:
+            process.stdin.close()  # the JVM exits when its stdin closes (PySpark's own signal)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
 
 
 #: Spark's log4j defaults print INFO/WARN lines into every notebook cell; errors are enough.

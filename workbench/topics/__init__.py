@@ -39,7 +39,7 @@ from workbench.topics.strategies import (
     TopicStrategy,
 )
 
-__all__ = [  # noqa: RUF022 (plain sorted order, as tests/unit/test_public_api.py checks)
+__all__ = [
     "BucketedTopics",
     "Estimate",
     "GrowthReport",

@@ -1,9 +1,28 @@
-"""Plotly figure builders shared by the notebooks.
+"""Plotly figure builders and ipywidgets panels shared by the notebooks.
 
 Figures render live in JupyterLab (the plotly mimetype) and, in a report, as HTML with
 plotly.js embedded, so an HTML report opens offline.
 """
 
-from workbench.viz.figures import bars, configure_renderers
+from workbench.viz.figures import (
+    bars,
+    before_after,
+    configure_renderers,
+    latency_vs_load,
+    live_throughput,
+    throughput_over_time,
+    throughput_vs,
+)
+from workbench.viz.widgets import control, panel
 
-__all__ = ["bars", "configure_renderers"]
+__all__ = [
+    "bars",
+    "before_after",
+    "configure_renderers",
+    "control",
+    "latency_vs_load",
+    "live_throughput",
+    "panel",
+    "throughput_over_time",
+    "throughput_vs",
+]

@@ -1,16 +1,34 @@
-"""Figure builders: one function per kind of chart the notebooks draw."""
+"""Figure builders: one function per kind of chart the notebooks draw.
+
+Each takes a tidy results table (one row per run, as the bench generators return) and
+column names, so the same builder draws any experiment. Repeated runs of a point are
+drawn as their median with a min-max error bar: the spread is part of the answer.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-__all__ = ["bars", "configure_renderers"]
+if TYPE_CHECKING:
+    from workbench.bench.meter import ThroughputMeter
+
+__all__ = [
+    "bars",
+    "before_after",
+    "configure_renderers",
+    "latency_vs_load",
+    "live_throughput",
+    "throughput_over_time",
+    "throughput_vs",
+]
 
 TEMPLATE = "plotly_white"
+PERCENTILES = {"latency_p50_ms": "p50", "latency_p95_ms": "p95", "latency_p99_ms": "p99", "latency_max_ms": "max"}
 
 
 def configure_renderers() -> None:
@@ -42,4 +60,169 @@ def bars(
         )
     )
     figure.update_layout(title=title, yaxis_title=y_title or y, xaxis_title=None, template=TEMPLATE)
+    return figure
+
+
+def _summary(frame: pd.DataFrame, x: str, y: str, color: str | None) -> pd.DataFrame:
+    """Median and min/max of `y` per (color, x): repeats collapse into one point with a bar."""
+    keys = [k for k in (color, x) if k]
+    grouped = frame.groupby(keys, dropna=False, sort=True)[y]
+    return grouped.agg(median="median", low="min", high="max").reset_index()
+
+
+def throughput_vs(
+    frame: pd.DataFrame,
+    x: str,
+    y: str = "msg_s",
+    *,
+    color: str | None = None,
+    title: str = "",
+    log_x: bool = True,
+    log_y: bool = False,
+    x_title: str | None = None,
+    y_title: str | None = None,
+) -> go.Figure:
+    """Throughput (or any metric) against a parameter; one line per `color` value.
+
+    Log axes by default on x, because the knobs that matter (records per call, batch
+    size, record size) span orders of magnitude.
+
+    Usage: `throughput_vs(rows, "records_per_call", color="session_reuse")`.
+    """
+    figure = go.Figure()
+    summary = _summary(frame, x, y, color)
+    groups = summary.groupby(color, dropna=False, sort=True) if color else [(None, summary)]
+    for label, part in groups:
+        part = part.sort_values(x)
+        figure.add_trace(
+            go.Scatter(
+                x=part[x],
+                y=part["median"],
+                mode="lines+markers",
+                name=f"{color}={label}" if color else y,
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": part["high"] - part["median"],
+                    "arrayminus": part["median"] - part["low"],
+                },
+            )
+        )
+    figure.update_layout(
+        title=title or f"{y} vs {x}",
+        xaxis_title=x_title or x,
+        yaxis_title=y_title or y,
+        template=TEMPLATE,
+        xaxis_type="log" if log_x else None,
+        yaxis_type="log" if log_y else None,
+        showlegend=bool(color),
+    )
+    return figure
+
+
+def latency_vs_load(
+    frame: pd.DataFrame,
+    x: str = "offered_msg_s",
+    *,
+    percentiles: Sequence[str] = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms"),
+    color: str | None = None,
+    title: str = "Latency percentiles vs offered load",
+    log_y: bool = True,
+) -> go.Figure:
+    """Latency percentiles (ms) against load; a line per percentile (and per `color` value)."""
+    figure = go.Figure()
+    groups = frame.groupby(color, dropna=False, sort=True) if color else [(None, frame)]
+    dashes = ["solid", "dash", "dot", "dashdot"]
+    for gi, (label, part) in enumerate(groups):
+        for column in percentiles:
+            summary = part.groupby(x, sort=True)[column].median().reset_index()
+            name = PERCENTILES.get(column, column) + (f" {color}={label}" if color else "")
+            figure.add_trace(
+                go.Scatter(
+                    x=summary[x],
+                    y=summary[column],
+                    mode="lines+markers",
+                    name=name,
+                    line={"dash": dashes[gi % len(dashes)]},
+                )
+            )
+    figure.update_layout(
+        title=title, xaxis_title=x, yaxis_title="latency (ms)", template=TEMPLATE, yaxis_type="log" if log_y else None
+    )
+    return figure
+
+
+def throughput_over_time(
+    frame: pd.DataFrame,
+    *,
+    t: str = "t",
+    y: str = "msg_s",
+    color: str | None = None,
+    title: str = "Throughput over time",
+    y_title: str = "records / s",
+) -> go.Figure:
+    """A rate time series (a `ThroughputMeter.frame()`, or timelines), a line per `color` value."""
+    figure = go.Figure()
+    groups = frame.groupby(color, dropna=False, sort=False) if color else [(None, frame)]
+    for label, part in groups:
+        figure.add_trace(go.Scatter(x=part[t], y=part[y], mode="lines", name=str(label) if color else y))
+    figure.update_layout(
+        title=title, xaxis_title="seconds", yaxis_title=y_title, template=TEMPLATE, showlegend=bool(color)
+    )
+    return figure
+
+
+def live_throughput(meter: ThroughputMeter, *, title: str = "Records landing per second (true end offsets)") -> Any:
+    """A plotly `FigureWidget` redrawn by `meter` on every sample while a load runs.
+
+    Display the widget, then run the load inside `with meter:`; in a report (no live
+    kernel front end) the final state is what is saved.
+
+    Usage:
+        meter = ThroughputMeter(conf, [topic], interval=0.5)
+        widget = live_throughput(meter); display(widget)
+        with meter: run_load()
+    """
+    widget = go.FigureWidget(go.Scatter(x=[], y=[], mode="lines+markers", name="msg/s"))
+    widget.update_layout(title=title, xaxis_title="seconds", yaxis_title="records / s", template=TEMPLATE)
+    previous = meter.on_sample
+
+    def redraw(sample: Any) -> None:
+        if previous is not None:
+            previous(sample)
+        frame = meter.frame()
+        with widget.batch_update():
+            widget.data[0].x = frame["t"].tolist()
+            widget.data[0].y = frame["msg_s"].tolist()
+
+    meter.on_sample = redraw
+    return widget
+
+
+def before_after(
+    before: float,
+    after: float,
+    *,
+    labels: tuple[str, str] = ("before", "after"),
+    title: str,
+    y_title: str = "records / s",
+    text_format: str = ",.0f",
+) -> go.Figure:
+    """Two bars with the ratio after/before written above them (e.g. "4.20x" as a multiplication sign)."""
+    figure = go.Figure(
+        go.Bar(
+            x=list(labels),
+            y=[before, after],
+            text=[format(before, text_format), format(after, text_format)],
+            textposition="auto",
+            marker_color=["#9aa5b1", "#2b6cb0"],
+        )
+    )
+    ratio = after / before if before else float("nan")
+    figure.add_annotation(
+        x=labels[1],
+        y=max(before, after),
+        text=f"<b>{ratio:.2f}×</b>",  # noqa: RUF001 showarrow=False, yshift=18, font={"size": 16}
+    )
+    figure.update_layout(title=title, yaxis_title=y_title, template=TEMPLATE, yaxis_range=[0, max(before, after) * 1.2])
     return figure

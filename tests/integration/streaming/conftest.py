@@ -23,11 +23,11 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def spark(stack: Stack) -> Iterator[SparkSession]:
     """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI."""
-    from workbench.streaming import spark_session
+    from workbench.streaming import spark_session, stop_spark
 
     session = spark_session(stack.profile, master="local[2]", shuffle_partitions=2, app_name="workbench-tests")
     yield session
-    session.stop()
+    stop_spark(session)  # the JVM too: the suite leaves no process behind
 
 
 @pytest.fixture

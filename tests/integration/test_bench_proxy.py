@@ -1,0 +1,64 @@
+"""REST proxy load generators against the real embedded proxy: exact counts, clean topics."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench import kafka
+from workbench.bench import BenchError, end_to_end_latency, proxy_consume, proxy_produce
+from workbench.stack import Stack
+
+
+def _bench_topics(stack: Stack) -> list[str]:
+    return [t for t in kafka.list_topics(stack.kafka_config("admin")) if t.startswith("bench-")]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"records_per_call": 100, "session_reuse": True, "concurrency": 1, "format": "binary"},
+        {"records_per_call": 7, "session_reuse": False, "concurrency": 2, "format": "json"},
+    ],
+)
+def test_proxy_produce_lands_every_record_once(stack: Stack, params: dict[str, object]) -> None:
+    row = proxy_produce(stack, records=1_000, record_bytes=64, **params)  # type: ignore[arg-type]
+    assert (row["records"], row["acknowledged"], row["landed"], row["failed"]) == (1_000, 1_000, 1_000, 0)
+    assert row["calls"] == -(-1_000 // params["records_per_call"])  # type: ignore[operator]
+    assert row["proxy_processes"] >= 1 and row["proxy_rss_peak_mb"] > 0
+    assert 0 <= row["proxy_cpu_s_max"] <= row["proxy_cpu_s"]
+    assert row["latency_of"] == "HTTP produce call"
+    assert _bench_topics(stack) == []
+
+
+def test_proxy_produce_stops_at_max_seconds_and_counts_what_it_sent(stack: Stack) -> None:
+    row = proxy_produce(stack, records=10_000_000, records_per_call=1, max_seconds=0.5)
+    assert 0 < row["records"] < 10_000_000
+    assert row["records"] == row["landed"] == row["calls"]
+
+
+def test_proxy_produce_refuses_a_bad_format(stack: Stack) -> None:
+    with pytest.raises(BenchError, match="format must be 'binary' or 'json', got 'avro'"):
+        proxy_produce(stack, records=10, format="avro")
+
+
+def test_proxy_consume_reads_every_record(stack: Stack) -> None:
+    timeline: list[tuple[float, int]] = []
+    row = proxy_consume(
+        stack,
+        records=3_000,
+        record_bytes=100,
+        partitions=2,
+        max_bytes=65_536,
+        timeout_ms=500,
+        fetch_min_bytes=1,
+        timeline=timeline,
+    )
+    assert (row["records"], row["expected"]) == (3_000, 3_000)
+    assert timeline[-1][1] == 3_000
+    assert _bench_topics(stack) == []
+
+
+def test_end_to_end_latency_through_the_proxy_loses_nothing(stack: Stack) -> None:
+    row = end_to_end_latency(stack, offered_msg_s=300, offered_seconds=1, path="proxy")
+    assert (row["records"], row["lost"]) == (300, 0)
+    assert row["latency_p50_ms"] > 0

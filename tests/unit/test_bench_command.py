@@ -1,0 +1,74 @@
+"""`workbench bench` from the shell: the experiment list, and bad input as one line."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "workbench.cli", "bench", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
+
+
+def test_list_shows_every_experiment_with_its_parameters() -> None:
+    result = run_cli("list")
+    assert result.returncode == 0, result.stderr
+    for name in ("native_produce", "native_consume", "proxy_produce", "proxy_consume", "end_to_end_latency"):
+        assert name in result.stdout
+    assert "records_per_call=100" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], "error: no experiment 'nope'; experiments: end_to_end_latency, native_consume"),
+        (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
+        (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
+        (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr(args: list[str], message: str) -> None:
+    result = run_cli(*args)
+    assert result.returncode == 1
+    assert result.stderr.startswith(message)
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_grid_naming_an_unknown_parameter_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("records_per_cal: [1, 10]\n")
+    result = run_cli("proxy_produce", "--grid", str(grid))
+    assert result.returncode == 1
+    assert "proxy_produce has no parameter records_per_cal" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["workbench.bench", "workbench.proxy", "workbench.viz", "workbench.results"])
+def test_public_names_are_sorted_and_exist(name: str) -> None:
+    module = importlib.import_module(name)
+    assert module.__all__ == sorted(module.__all__)
+    assert [n for n in module.__all__ if not hasattr(module, n)] == []
+
+
+def test_compare_prints_two_recorded_runs_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    from workbench import results
+    from workbench.config import load_profile
+
+    for run, values in (("cli-a", [100.0, 110.0]), ("cli-b", [300.0, 310.0])):
+        monkeypatch.setenv("WORKBENCH_RUN_ID", run)
+        rows = [{"records_per_call": 500, "params": "records_per_call", "msg_s": v} for v in values]
+        results.record("cli_compare", rows, load_profile())
+    result = run_cli("compare", "--param", "experiment=cli_compare", "--param", "a=cli-a", "--param", "b=cli-b")
+    assert result.returncode == 0, result.stderr
+    assert "2.90" in result.stdout and "yes" in result.stdout  # medians 305 / 105, ranges apart
+
+
+def test_compare_without_run_ids_says_what_it_needs() -> None:
+    result = run_cli("compare", "--param", "experiment=x")
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: compare needs --param a=... --param b=...")

@@ -1,0 +1,131 @@
+"""The benchmark toolkit's pure parts: summaries, grids, parameters, spread and compare."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from workbench import results
+from workbench.bench import BenchError, get_experiment, grid_points, latency_summary
+from workbench.bench.command import parse_params, read_grid
+from workbench.bench.native import timeline_cv
+from workbench.bench.payload import key_pool, value_pool
+from workbench.config import load_profile
+from workbench.errors import ConfigError
+
+
+def test_latency_summary_gives_percentiles_in_milliseconds() -> None:
+    summary = latency_summary([i / 1000 for i in range(1, 101)])  # 1..100 ms
+    assert summary["latency_p50_ms"] == pytest.approx(50.5)
+    assert summary["latency_p99_ms"] == pytest.approx(99.01)
+    assert summary["latency_max_ms"] == pytest.approx(100.0)
+
+
+def test_latency_summary_of_nothing_is_nan_not_zero() -> None:
+    assert all(math.isnan(v) for v in latency_summary([]).values())
+
+
+def test_grid_points_are_the_cartesian_product_in_order() -> None:
+    points = grid_points({"linger.ms": [0, 10], "compression.type": ["none", "lz4", "zstd"]})
+    assert len(points) == 6
+    assert points[0] == {"linger.ms": 0, "compression.type": "none"}
+    assert points[-1] == {"linger.ms": 10, "compression.type": "zstd"}
+    assert grid_points(None) == [{}]
+    assert grid_points([{"a": 1}, {"a": 2}]) == [{"a": 1}, {"a": 2}]
+
+
+def test_a_grid_value_that_is_not_a_list_is_refused() -> None:
+    with pytest.raises(BenchError, match=r"'linger\.ms' must be a non-empty list"):
+        grid_points({"linger.ms": 5})  # type: ignore[dict-item]
+
+
+def test_params_are_typed_like_yaml_scalars() -> None:
+    assert parse_params(["records_per_call=500", "session_reuse=false", "acks=all", "x=1.5"]) == {
+        "records_per_call": 500,
+        "session_reuse": False,
+        "acks": "all",
+        "x": 1.5,
+    }
+    with pytest.raises(BenchError, match="is not k=v"):
+        parse_params(["records_per_call"])
+
+
+def test_grid_file_must_map_parameters_to_lists(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text("linger.ms: [0, 5]\nbatch.size: [16384]\n")
+    assert read_grid(good) == {"linger.ms": [0, 5], "batch.size": [16384]}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("linger.ms: 5\n")
+    with pytest.raises(BenchError, match=r"'linger\.ms' must be a non-empty list"):
+        read_grid(bad)
+    with pytest.raises(BenchError, match="cannot read grid file"):
+        read_grid(tmp_path / "missing.yaml")
+
+
+def test_unknown_parameters_are_named_with_the_known_ones() -> None:
+    with pytest.raises(
+        BenchError, match=r"proxy_produce has no parameter record_per_call; it takes \[.*'records_per_call'"
+    ):
+        get_experiment("proxy_produce").check({"record_per_call": 5})
+    get_experiment("native_produce").check({"linger.ms": 5, "acks": "all", "records": 10})  # dotted pass through
+    with pytest.raises(BenchError, match="no experiment 'nope'; experiments: end_to_end_latency"):
+        get_experiment("nope")
+
+
+def test_value_pool_gives_distinct_values_of_the_exact_size() -> None:
+    values = value_pool(100)
+    assert len(values) == 1024 and len(set(values)) == 1024
+    assert {len(v) for v in values} == {100}
+    big = value_pool(2_000_000)
+    assert len(big) >= 2 and {len(v) for v in big} == {2_000_000}
+    assert len(set(key_pool(1000))) == 1000
+
+
+def test_timeline_cv_is_zero_for_a_steady_rate() -> None:
+    steady = [(t / 10, t * 100) for t in range(20)]
+    assert timeline_cv(steady) == pytest.approx(0.0, abs=1e-9)
+    bursty = [(0.0, 0), (0.1, 1000), (0.2, 1000), (0.3, 2000), (0.4, 2000)]
+    assert timeline_cv(bursty) == pytest.approx(1.0)
+
+
+def _rows(run_value: list[float], point: str) -> list[dict[str, object]]:
+    return [{"experiment": "t", "records_per_call": point, "params": "records_per_call", "msg_s": v} for v in run_value]
+
+
+def test_spread_and_compare_say_which_differences_exceed_the_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    profile = load_profile()
+    monkeypatch.setenv("WORKBENCH_RUN_ID", "run-a")
+    results.record("unit_compare", _rows([100, 110, 105], "1") + _rows([500, 520, 510], "100"), profile)
+    monkeypatch.setenv("WORKBENCH_RUN_ID", "run-b")
+    results.record("unit_compare", _rows([104, 108, 112], "1") + _rows([900, 950, 1000], "100"), profile)
+
+    spread = results.spread(results.load("unit_compare", run_id="run-a", profile=profile))
+    assert spread.set_index("records_per_call").loc["100", ["min", "median", "max", "n"]].tolist() == [500, 510, 520, 3]
+
+    table = results.compare("run-a", "run-b", "unit_compare", profile=profile).set_index("records_per_call")
+    assert table.loc["100", "exceeds_spread"] and not table.loc["1", "exceeds_spread"]
+    assert table.loc["100", "ratio"] == pytest.approx(950 / 510)
+
+
+def test_compare_names_the_runs_that_exist_when_one_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_RUN_ID", "only-run")
+    results.record("unit_missing", _rows([1.0], "1"), load_profile())
+    with pytest.raises(
+        ConfigError, match="run 'no-such-run' recorded no 'unit_missing' rows; runs with rows: \\['only-run'\\]"
+    ):
+        results.compare("only-run", "no-such-run", "unit_missing")
+
+
+def test_columns_mixing_types_are_stored_as_text() -> None:
+    rows = [{"acks": 0, "params": "acks", "msg_s": 1.0}, {"acks": "all", "params": "acks", "msg_s": 2.0}]
+    written = results.record("unit_mixed", rows, load_profile())
+    assert len(written) == 2
+    assert results.load("unit_mixed")["acks"].tolist() == ["0", "all"]
+
+
+def test_param_columns_come_from_the_rows_params_column() -> None:
+    frame = pd.DataFrame([{"a": 1, "b": 2, "msg_s": 3.0, "params": "a,b"}])
+    assert results.param_columns(frame) == ["a", "b"]

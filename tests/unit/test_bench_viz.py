@@ -1,0 +1,59 @@
+"""Figure builders draw what the tables say: medians with spread, ratios, percentiles."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from workbench import viz
+
+
+def test_throughput_vs_draws_the_median_with_min_max_bars_per_group() -> None:
+    frame = pd.DataFrame(
+        {
+            "records_per_call": [1, 1, 1, 100, 100, 100] * 2,
+            "session_reuse": [True] * 6 + [False] * 6,
+            "msg_s": [10, 12, 11, 100, 120, 110, 5, 6, 7, 50, 60, 70],
+        }
+    )
+    figure = viz.throughput_vs(frame, "records_per_call", color="session_reuse")
+    assert len(figure.data) == 2
+    reuse = next(t for t in figure.data if t.name == "session_reuse=True")
+    assert list(reuse.y) == [11, 110]
+    assert list(reuse.error_y.array) == [1, 10] and list(reuse.error_y.arrayminus) == [1, 10]
+    assert figure.layout.xaxis.type == "log"
+
+
+def test_before_after_annotates_the_ratio() -> None:
+    figure = viz.before_after(200.0, 1000.0, labels=("1 per call", "500 per call"), title="t")
+    assert figure.layout.annotations[0].text == "<b>5.00×</b>"  # noqa: RUF001
+    assert list(figure.data[0].y) == [200.0, 1000.0]
+
+
+def test_latency_vs_load_draws_a_line_per_percentile() -> None:
+    frame = pd.DataFrame(
+        {
+            "offered_msg_s": [100, 1000],
+            "latency_p50_ms": [1, 2],
+            "latency_p95_ms": [2, 3],
+            "latency_p99_ms": [3, 4],
+            "latency_max_ms": [4, 5],
+        }
+    )
+    figure = viz.latency_vs_load(frame)
+    assert [t.name for t in figure.data] == ["p50", "p95", "p99", "max"]
+
+
+def test_throughput_over_time_draws_a_line_per_setting() -> None:
+    frame = pd.DataFrame({"t": [0, 1, 0, 1], "msg_s": [1, 2, 3, 4], "setting": ["a", "a", "b", "b"]})
+    assert [t.name for t in viz.throughput_over_time(frame, color="setting").data] == ["a", "b"]
+
+
+def test_panel_has_a_control_per_knob_and_a_run_button() -> None:
+    box = viz.panel(
+        lambda **kw: {"msg_s": 1.0, **kw},
+        {"records_per_call": [1, 10], "format": ["binary", "json"], "session_reuse": True},
+        lambda rows: None,
+    )
+    controls, buttons, _ = box.children
+    assert [c.description for c in controls.children] == ["records_per_call", "format", "session_reuse"]
+    assert buttons.children[0].description == "Run"

@@ -1,0 +1,69 @@
+"""What every load generator shares: a throw-away topic and the shape of a result row."""
+
+from __future__ import annotations
+
+import gc
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from workbench import kafka
+from workbench.bench.latency import latency_summary
+from workbench.results import run_metadata
+from workbench.stack import Stack
+
+#: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
+TOPIC_PREFIX = "bench"
+
+
+@contextmanager
+def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, keep: bool = False) -> Iterator[str]:
+    """A fresh topic, created explicitly and deleted afterwards (the broker keeps data in memory)."""
+    conf = stack.kafka_config("admin")
+    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    kafka.create_topic(conf, name, partitions)
+    try:
+        yield name
+    finally:
+        if not keep:
+            kafka.delete_topics(conf, [name])
+        gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)
+
+
+def result_row(
+    stack: Stack,
+    *,
+    experiment: str,
+    params: Mapping[str, Any],
+    records: int,
+    payload_bytes: int,
+    seconds: float,
+    latencies: Sequence[float] | np.ndarray,
+    latency_of: str,
+    resources: Mapping[str, float],
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One tidy row: parameters as columns, rates, latency percentiles, costs, run metadata.
+
+    `params` names the columns that identify a point; they are also listed in the
+    `params` column, so `results.compare` and `spread` know what to group by.
+    """
+    rate = records / seconds if seconds > 0 else float("nan")
+    return {
+        "experiment": experiment,
+        **dict(params),
+        "params": ",".join(params),
+        "records": records,
+        "bytes": payload_bytes,
+        "seconds": seconds,
+        "msg_s": rate,
+        "mb_s": payload_bytes / 1e6 / seconds if seconds > 0 else float("nan"),
+        "latency_of": latency_of,
+        **latency_summary(latencies),
+        **dict(resources),
+        **dict(extra or {}),
+        **run_metadata(stack.profile),
+    }

@@ -1,0 +1,161 @@
+"""`workbench bench`: run an experiment from the shell and print its results as a table.
+
+    workbench bench list
+    workbench bench proxy_produce --param records_per_call=500 --param session_reuse=false
+    workbench bench native_produce --grid grid.yaml --repeat 3
+    workbench bench compare --param experiment=proxy_produce --param a=<run id> --param b=<run id>
+
+A grid file maps parameters to lists of values (`linger.ms: [0, 5, 50]`); `--param`
+values are fixed for every point. Values are read as YAML scalars, so `500` is an int,
+`false` a bool and `all` a string.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from workbench.bench.errors import BenchError
+from workbench.bench.experiments import EXPERIMENTS, get_experiment
+
+__all__ = ["parse_params", "read_grid", "run_bench_command"]
+
+#: Columns printed after the parameters, when present.
+SHOWN = ("records", "msg_s", "mb_s", "latency_p50_ms", "latency_p99_ms", "broker_cpu_s", "proxy_cpu_s")
+
+
+def parse_params(items: list[str]) -> dict[str, Any]:
+    """`["k=v", ...]` → `{k: v}` with YAML-typed values.
+
+    Raises:
+        BenchError: an item without `=` or with an empty name.
+    """
+    params: dict[str, Any] = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise BenchError(f"--param {item!r} is not k=v; example: --param records_per_call=500")
+        try:
+            params[name.strip()] = yaml.safe_load(text) if text else ""
+        except yaml.YAMLError:
+            params[name.strip()] = text
+    return params
+
+
+def read_grid(path: Path) -> dict[str, list[Any]]:
+    """A grid file: a YAML mapping of parameter → list of values.
+
+    Raises:
+        BenchError: the file is missing, not YAML, or not such a mapping.
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except OSError as exc:
+        raise BenchError(f"cannot read grid file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise BenchError(f"grid file {path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict) or not data:
+        raise BenchError(f"grid file {path} must map parameters to lists, e.g. 'linger.ms: [0, 5, 50]'")
+    bad = [k for k, v in data.items() if not isinstance(v, list) or not v]
+    if bad:
+        raise BenchError(f"grid file {path}: {bad[0]!r} must be a non-empty list of values")
+    return {str(k): v for k, v in data.items()}
+
+
+def run_bench_command(experiment: str, params: list[str], grid: Path | None, repeat: int, profile: str | None) -> None:
+    """What `workbench bench` does: list experiments, or run one and print its rows.
+
+    Raises:
+        BenchError: an unknown experiment or parameter, or a bad grid file.
+    """
+    from rich.console import Console
+
+    console = Console()
+    if experiment == "list":
+        console.print(_experiments_table())
+        return
+    if experiment == "compare":
+        console.print(_compare_table(parse_params(params), profile))
+        return
+    spec = get_experiment(experiment)
+    fixed = parse_params(params)
+    points = read_grid(grid) if grid is not None else None
+    spec.check(fixed)
+    for name in points or {}:
+        spec.check({name: None})
+
+    from workbench import stack as stacks
+    from workbench.bench.sweep import sweep
+
+    with stacks.running(profile) as active:
+        frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+    varied = sorted(points or {}) or sorted(fixed)
+    console.print(_results_table(experiment, frame, varied))
+    if repeat > 1:
+        console.print(_spread_table(frame, [v for v in varied if v in frame.columns]))
+
+
+def _compare_table(params: dict[str, Any], profile: str | None) -> Any:
+    """Two recorded runs side by side: `experiment`, `a`, `b` and optionally `metric`."""
+    from rich.table import Table
+
+    from workbench.config import load_profile
+    from workbench.results import compare
+
+    missing = [k for k in ("experiment", "a", "b") if k not in params]
+    if missing:
+        raise BenchError(f"compare needs --param {'=... --param '.join(missing)}=...; run ids are in the run_id column")
+    metric = str(params.get("metric", "msg_s"))
+    frame = compare(str(params["a"]), str(params["b"]), str(params["experiment"]), metric=metric,
+                    profile=load_profile(profile))  # fmt: skip
+    keys = [c for c in frame.columns if not c.startswith(("a_", "b_")) and c not in ("ratio", "exceeds_spread")]
+    table = Table(*keys, f"a median {metric}", f"b median {metric}", "b / a", "beyond spread",
+                  title=f"{params['experiment']}: run {params['b']} vs run {params['a']}")  # fmt: skip
+    for _, row in frame.iterrows():
+        verdict = "yes" if row["exceeds_spread"] else "no"
+        table.add_row(*(_cell(row[k]) for k in keys), _cell(row["a_median"]), _cell(row["b_median"]),
+                      f"{row['ratio']:.2f}", verdict)  # fmt: skip
+    return table
+
+
+def _experiments_table() -> Any:
+    from rich.table import Table
+
+    table = Table("experiment", "question", "parameters (defaults)", title="workbench bench experiments")
+    for name, spec in sorted(EXPERIMENTS.items()):
+        defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults().items())
+        extra = " + librdkafka settings (linger.ms=...)" if spec.kafka_settings else ""
+        table.add_row(name, spec.question, defaults + extra)
+    table.add_row("compare", "which differences between two recorded runs exceed their spread",
+                  "experiment=..., a=<run id>, b=<run id>, metric=msg_s")  # fmt: skip
+    return table
+
+
+def _results_table(experiment: str, frame: Any, varied: list[str]) -> Any:
+    from rich.table import Table
+
+    columns = [c for c in [*varied, "repeat", *SHOWN] if c in frame.columns]
+    table = Table(*columns, title=f"{experiment}: {len(frame)} run(s), recorded in results/{experiment}.parquet")
+    for _, row in frame.iterrows():
+        table.add_row(*(_cell(row[c]) for c in columns))
+    return table
+
+
+def _spread_table(frame: Any, varied: list[str]) -> Any:
+    from rich.table import Table
+
+    from workbench.results import spread
+
+    summary = spread(frame, "msg_s", varied or None)
+    table = Table(*varied, "msg/s min", "median", "max", "runs", title="spread over the repeats")
+    for _, row in summary.iterrows():
+        table.add_row(*(_cell(row[c]) for c in [*varied, "min", "median", "max", "n"]))
+    return table
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) < 1e4 else f"{value:,.0f}"
+    return str(value)

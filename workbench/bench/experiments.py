@@ -1,0 +1,98 @@
+"""The registry of experiments: the names `sweep` and `workbench bench` accept.
+
+Adding one is one entry: a load generator (a function of a stack and keyword
+parameters returning one row) and a line saying what it answers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from workbench.bench.endtoend import end_to_end_latency
+from workbench.bench.errors import BenchError
+from workbench.bench.native import native_consume, native_produce
+from workbench.bench.proxy_load import proxy_consume, proxy_produce
+
+__all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named load generator."""
+
+    name: str
+    run: Callable[..., dict[str, Any]]
+    question: str
+    #: True when it passes unknown dotted keys through to librdkafka.
+    kafka_settings: bool = False
+
+    def defaults(self) -> dict[str, Any]:
+        """Its own parameters and their defaults (librdkafka settings not included)."""
+        skip = {"stack", "topic_prefix", "timeline", "urls", "keep_topic"}
+        return {
+            name: p.default
+            for name, p in inspect.signature(self.run).parameters.items()
+            if p.kind is p.KEYWORD_ONLY and name not in skip
+        }
+
+    def check(self, params: dict[str, Any]) -> None:
+        """Reject parameter names the generator does not take, listing the ones it does.
+
+        Raises:
+            BenchError: an unknown parameter (dotted names pass when `kafka_settings`).
+        """
+        known = self.defaults()
+        unknown = [k for k in params if k not in known and not (self.kafka_settings and ("." in k or k == "acks"))]
+        if unknown:
+            hint = "; librdkafka settings are dotted (linger.ms)" if self.kafka_settings else ""
+            raise BenchError(
+                f"{self.name} has no parameter {', '.join(sorted(unknown))}; it takes {sorted(known)}{hint}"
+            )
+
+
+EXPERIMENTS: dict[str, Experiment] = {
+    e.name: e
+    for e in (
+        Experiment(
+            "native_produce",
+            native_produce,
+            "what linger.ms, batch.size, compression, acks and idempotence buy one native producer",
+            True,
+        ),
+        Experiment(
+            "native_consume",
+            native_consume,
+            "what fetch settings buy one native consumer, and how steady it reads",
+            True,
+        ),
+        Experiment(
+            "proxy_produce",
+            proxy_produce,
+            "what records per call, session reuse, threads and format buy through the REST proxy",
+        ),
+        Experiment(
+            "proxy_consume", proxy_consume, "what max_bytes, timeout and fetch.min.bytes buy a REST proxy consumer"
+        ),
+        Experiment(
+            "end_to_end_latency",
+            end_to_end_latency,
+            "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
+            True,
+        ),
+    )
+}
+
+
+def get_experiment(name: str) -> Experiment:
+    """The experiment called `name`.
+
+    Raises:
+        BenchError: no such experiment; the message lists them.
+    """
+    try:
+        return EXPERIMENTS[name]
+    except KeyError:
+        raise BenchError(f"no experiment {name!r}; experiments: {', '.join(sorted(EXPERIMENTS))}") from None

@@ -1,0 +1,350 @@
+"""REST proxy load generators: what a records array, a session, threads and a format buy.
+
+The topic is created natively (the proxy never auto-creates), the load goes through
+`ProxyClient`, and what landed is checked with the true end offsets, so a row's
+`acknowledged` and `landed` must agree. A load runs until `records` are sent or
+`max_seconds` have passed, whichever is first, so one-record-per-call points stay
+short; the rates are computed from what was actually sent.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from workbench import kafka
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench.errors import BenchError
+from workbench.bench.native import Timeline, fill_topic, timeline_cv
+from workbench.bench.payload import key_pool, value_pool
+from workbench.bench.resources import ResourceMonitor
+from workbench.proxy import EncodedRecords, ProxyClient, encode_records
+from workbench.proxy.client import proxy_urls
+from workbench.stack import Stack
+
+__all__ = ["proxy_consume", "proxy_produce"]
+
+
+def proxy_produce(
+    stack: Stack,
+    *,
+    records: int = 50_000,
+    record_bytes: int = 100,
+    records_per_call: int = 100,
+    session_reuse: bool = True,
+    concurrency: int = 1,
+    processes: int = 1,
+    format: str = "binary",
+    partitions: int = 4,
+    max_seconds: float = 10.0,
+    balanced: bool = True,
+    urls: Sequence[str] | None = None,
+    topic_prefix: str = TOPIC_PREFIX,
+) -> dict[str, Any]:
+    """Produce through the REST proxy with `processes` x `concurrency` client threads.
+
+    Args:
+        records: records to send at most.
+        record_bytes: size of each value (before base64 for binary).
+        records_per_call: records in each call's array (the MapR article's first advice).
+        session_reuse: reuse connections (one pooled session per thread) or not.
+        concurrency: client threads per process, each with its own `ProxyClient`.
+        processes: client processes (1: this one). Python threads share one core's worth
+            of interpreter, so loading several proxies needs several client processes.
+        format: "binary" or "json" embedded format.
+        partitions: partitions of the fresh topic.
+        max_seconds: stop issuing calls after this long.
+        balanced: through the balancer when the stack has one (else every proxy URL,
+            rotated by the client).
+        urls: base URLs to use instead of the stack's.
+
+    Returns:
+        One row; latency is one HTTP call's round trip; `client_cpu_s` includes the
+        client processes.
+
+    Usage: `proxy_produce(stack, records_per_call=500, session_reuse=True)`.
+    """
+    if records_per_call < 1 or concurrency < 1 or records < 1 or processes < 1:
+        raise BenchError("records, records_per_call, concurrency and processes must each be at least 1")
+    if format not in ("binary", "json"):
+        raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
+    base_urls = list(urls) if urls else proxy_urls(stack, balanced=balanced)
+    calls = math.ceil(records / records_per_call)
+    shares = [calls // processes + (1 if i < calls % processes else 0) for i in range(processes)]
+    last_size = records - (calls - 1) * records_per_call
+    job = _Job(
+        base_urls, "", records_per_call, last_size, record_bytes, format, session_reuse, concurrency, max_seconds
+    )
+
+    with bench_topic(stack, partitions, topic_prefix) as topic:
+        job = job._replace(topic=topic)
+        with ResourceMonitor(stack.services) as monitor:
+            if processes == 1:
+                started = time.perf_counter()
+                outcome = _run_calls(job, calls)
+                seconds = time.perf_counter() - started
+            else:
+                outcome, seconds = _run_in_processes(job, shares)
+        landed = sum(kafka.end_offsets(stack.kafka_config("admin"), topic).values())
+    resources = monitor.columns()
+    resources["client_cpu_s"] += outcome.child_cpu_s
+    sent = outcome.acknowledged
+    return result_row(
+        stack,
+        experiment="proxy_produce",
+        params={
+            "records": records,
+            "record_bytes": record_bytes,
+            "records_per_call": records_per_call,
+            "session_reuse": session_reuse,
+            "concurrency": concurrency,
+            "processes": processes,
+            "format": format,
+            "partitions": partitions,
+        },
+        records=sent,
+        payload_bytes=sent * record_bytes,
+        seconds=seconds,
+        latencies=outcome.latencies,
+        latency_of="HTTP produce call",
+        resources=resources,
+        extra={
+            "acknowledged": sent,
+            "failed": outcome.failed,
+            "landed": landed,
+            "calls": len(outcome.latencies),
+            "proxy_urls": len(base_urls),
+        },
+    )
+
+
+class _Job(NamedTuple):
+    """What a client process needs to run its share of calls (picklable for spawn)."""
+
+    urls: list[str]
+    topic: str
+    records_per_call: int
+    last_size: int
+    record_bytes: int
+    format: str
+    session_reuse: bool
+    concurrency: int
+    max_seconds: float
+
+
+@dataclass
+class _Outcome:
+    acknowledged: int = 0
+    failed: int = 0
+    latencies: list[float] = field(default_factory=list)
+    child_cpu_s: float = 0.0
+
+
+def _run_calls(job: _Job, calls: int, last_is_short: bool = True) -> _Outcome:
+    """Send `calls` produce calls from `job.concurrency` threads; stop at `job.max_seconds`."""
+    body = _bodies(job.records_per_call, job.record_bytes, job.format)
+    last_body = (
+        body
+        if job.last_size == job.records_per_call or not last_is_short
+        else _bodies(job.last_size, job.record_bytes, job.format)
+    )
+    lock = threading.Lock()
+    outcome = _Outcome()
+    issued = [0]
+    errors: list[BaseException] = []
+    deadline = time.perf_counter() + job.max_seconds
+
+    def worker() -> None:
+        client = ProxyClient(job.urls, session_reuse=job.session_reuse, pool_size=1)
+        try:
+            while True:
+                with lock:
+                    if issued[0] >= calls or time.perf_counter() > deadline or errors:
+                        return
+                    issued[0] += 1
+                    chosen = last_body if issued[0] == calls else body
+                before = time.perf_counter()
+                result = client.produce(job.topic, chosen)
+                elapsed = time.perf_counter() - before
+                with lock:
+                    outcome.latencies.append(elapsed)
+                    outcome.acknowledged += result.acknowledged
+                    outcome.failed += len(result.failed)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=worker, name=f"proxy-load-{i}") for i in range(job.concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return outcome
+
+
+def _client_process(job: _Job, calls: int, last_is_short: bool, ready: Any, start: Any, results: Any) -> None:
+    """A client process: build its bodies, say it is ready, wait for the start, run, report."""
+    import psutil
+
+    try:
+        ready.put(True)
+        start.wait()
+        before = psutil.Process().cpu_times()
+        outcome = _run_calls(job, calls, last_is_short)
+        after = psutil.Process().cpu_times()  # the load's CPU only, not the start-up imports
+        outcome.child_cpu_s = (after.user + after.system) - (before.user + before.system)
+        results.put(outcome)
+    except BaseException as exc:
+        results.put(BenchError(f"client process failed: {type(exc).__name__}: {exc}"))
+
+
+def _run_in_processes(job: _Job, shares: list[int]) -> tuple[_Outcome, float]:
+    """Run the shares in spawned processes, timed from a common start to the last result.
+
+    Spawned, not forked: the parent holds librdkafka threads, which a fork would copy
+    in an undefined state.
+    """
+    import multiprocessing as mp
+
+    context = mp.get_context("spawn")
+    ready, results, start = context.Queue(), context.Queue(), context.Event()
+    procs = [
+        context.Process(
+            target=_client_process, args=(job, share, i == len(shares) - 1, ready, start, results), daemon=True
+        )
+        for i, share in enumerate(shares)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        for _ in procs:
+            ready.get(timeout=60)
+        started = time.perf_counter()
+        start.set()
+        total = _Outcome()
+        for _ in procs:
+            item = results.get(timeout=job.max_seconds + 120)
+            if isinstance(item, BaseException):
+                raise item
+            total.acknowledged += item.acknowledged
+            total.failed += item.failed
+            total.latencies.extend(item.latencies)
+            total.child_cpu_s += item.child_cpu_s
+        seconds = time.perf_counter() - started
+    finally:
+        for proc in procs:
+            proc.join(timeout=10)
+            if proc.is_alive():
+                proc.terminate()
+    return total, seconds
+
+
+def proxy_consume(
+    stack: Stack,
+    *,
+    records: int = 50_000,
+    record_bytes: int = 100,
+    partitions: int = 4,
+    max_bytes: int | None = None,
+    timeout_ms: int | None = None,
+    fetch_min_bytes: int | None = None,
+    request_timeout_ms: int | None = None,
+    format: str = "binary",
+    max_seconds: float = 60.0,
+    balanced: bool = True,
+    timeline: Timeline | None = None,
+    sample_interval: float = 0.1,
+    topic_prefix: str = TOPIC_PREFIX,
+) -> dict[str, Any]:
+    """Fill a topic natively, then read it all through one proxy consumer instance.
+
+    The instance is assigned the partitions (no group join) and deleted afterwards.
+
+    Args:
+        max_bytes: `max_bytes` of each records request (None: the proxy's 64 MiB cap).
+        timeout_ms: `timeout` of each records request.
+        fetch_min_bytes: the instance's `fetch.min.bytes` (the proxy returns early once
+            it holds that much; -1 makes every request wait its full timeout).
+        request_timeout_ms: the instance's `consumer.request.timeout.ms`.
+        timeline: receives (seconds, records so far) samples, for throughput over time.
+
+    Returns:
+        One row; latency is one records request.
+    """
+    config: dict[str, Any] = {}
+    if fetch_min_bytes is not None:
+        config["fetch.min.bytes"] = fetch_min_bytes
+    if request_timeout_ms is not None:
+        config["consumer.request.timeout.ms"] = request_timeout_ms
+    samples: Timeline = timeline if timeline is not None else []
+    polls: list[float] = []
+    count = 0
+    with bench_topic(stack, partitions, topic_prefix) as topic:
+        fill_topic(stack, topic, records, record_bytes)
+        client = ProxyClient.for_stack(stack, balanced=balanced)
+        assigned = [(topic, p) for p in range(partitions)]
+        group = f"bench-{uuid.uuid4().hex[:8]}"
+        try:
+            with (
+                client.consumer(group, partitions=assigned, format=format, config=config) as consumer,
+                ResourceMonitor(stack.services) as monitor,
+            ):
+                started = last = time.perf_counter()
+                samples.append((0.0, 0))
+                deadline = started + max_seconds
+                while count < records and time.perf_counter() < deadline:
+                    before = time.perf_counter()
+                    got = len(consumer.poll(timeout=timeout_ms, max_bytes=max_bytes))
+                    after = time.perf_counter()
+                    if got:
+                        polls.append(after - before)
+                        count += got
+                    if after - last >= sample_interval:
+                        samples.append((after - started, count))
+                        last = after
+                seconds = time.perf_counter() - started
+                samples.append((seconds, count))
+        finally:
+            client.close()
+    return result_row(
+        stack,
+        experiment="proxy_consume",
+        params={
+            "records": records,
+            "record_bytes": record_bytes,
+            "partitions": partitions,
+            "max_bytes": max_bytes,
+            "timeout_ms": timeout_ms,
+            "fetch_min_bytes": fetch_min_bytes,
+            "request_timeout_ms": request_timeout_ms,
+            "format": format,
+        },
+        records=count,
+        payload_bytes=count * record_bytes,
+        seconds=seconds,
+        latencies=polls,
+        latency_of="records request returning records",
+        resources=monitor.columns(),
+        extra={"expected": records, "msg_s_cv": timeline_cv(samples)},
+    )
+
+
+def _bodies(count: int, record_bytes: int, format: str) -> EncodedRecords:
+    """One call's body, built once: a benchmark measures the proxy, not JSON encoding."""
+    values = value_pool(record_bytes, distinct=min(1024, count))
+    keys = key_pool()
+    if format == "json":
+        items: list[Any] = [
+            {"key": keys[i % len(keys)].decode(), "value": values[i % len(values)].decode()} for i in range(count)
+        ]
+    else:
+        items = [(keys[i % len(keys)], values[i % len(values)]) for i in range(count)]
+    return encode_records(items, format)  # type: ignore[arg-type]

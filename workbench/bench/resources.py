@@ -1,0 +1,146 @@
+"""CPU seconds and peak memory of the stack's processes while a load runs.
+
+The question behind every tuning choice is also "what does it cost": a proxy that is
+twice as fast but burns three times the CPU is not a free win. The pids come from the
+stack's service records; on a cluster profile there are none and the columns are NaN.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections import defaultdict
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import psutil
+
+__all__ = ["ResourceMonitor", "role_of"]
+
+#: Roles the result columns are named after; several processes of a role are summed.
+ROLES = ("broker", "proxy", "balancer")
+
+
+def role_of(kind: str, name: str = "") -> str | None:
+    """The resource role of a service record's kind (`broker`, `proxy`, `balancer`), if any."""
+    label = f"{kind} {name}".lower()
+    if "broker" in label:
+        return "broker"
+    if "nginx" in label or "balancer" in label:
+        return "balancer"
+    if "proxy" in label or "rest" in label:
+        return "proxy"
+    return None
+
+
+class ResourceMonitor:
+    """Measures CPU seconds and peak RSS of the stack's processes during a `with` block.
+
+    CPU is the difference of `cpu_times()` (user + system, children included) between
+    entry and exit; RSS is sampled by a background thread, because a peak is only seen
+    while it happens.
+
+    Usage:
+        with ResourceMonitor(stack.services) as monitor:
+            run_load()
+        row.update(monitor.columns())
+    """
+
+    def __init__(self, services: Mapping[str, Any] | None, *, interval: float = 0.1) -> None:
+        self.interval = interval
+        self._processes: dict[str, list[psutil.Process]] = defaultdict(list)
+        for name, record in (services or {}).items():
+            role = role_of(getattr(record, "kind", ""), name)
+            if role is None:
+                continue
+            try:
+                self._processes[role].append(psutil.Process(record.pid))
+            except psutil.Error:
+                continue  # a service that died is reported by the stack, not here
+        self._cpu_start: dict[str, list[float]] = {}
+        self._cpu: dict[str, list[float]] = {}
+        self._peak: dict[str, float] = defaultdict(float)
+        self._client = psutil.Process()
+        self._client_start = 0.0
+        self._client_cpu = 0.0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ResourceMonitor:
+        # Collect garbage here, in the caller's thread: Kafka clients caught in reference
+        # cycles must not be destroyed by a collection that happens to run in the sampling
+        # thread (confluent-kafka-python #1761: segfaults on GC in another thread).
+        gc.collect()
+        self._cpu_start = {role: [self._cpu_seconds([p]) for p in procs] for role, procs in self._processes.items()}
+        self._client_start = _own_cpu(self._client)
+        self._sample()
+        self._thread = threading.Thread(target=self._run, name="workbench-resources", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        gc.collect()
+        self._sample()
+        self._cpu = {
+            role: [self._cpu_seconds([p]) - start for p, start in zip(procs, self._cpu_start[role], strict=True)]
+            for role, procs in self._processes.items()
+        }
+        self._client_cpu = _own_cpu(self._client) - self._client_start
+
+    def columns(self) -> dict[str, float]:
+        """Per role: `<role>_cpu_s` (all its processes), `<role>_cpu_s_max` (the busiest one),
+        `<role>_rss_peak_mb`, `<role>_processes`; and `client_cpu_s` (this process)."""
+        nan = float("nan")
+        row: dict[str, float] = {"client_cpu_s": self._client_cpu}
+        for role in ROLES:
+            each = self._cpu.get(role, [])
+            row[f"{role}_processes"] = len(self._processes.get(role, []))
+            row[f"{role}_cpu_s"] = sum(each) if each else nan
+            row[f"{role}_cpu_s_max"] = max(each) if each else nan
+            row[f"{role}_rss_peak_mb"] = self._peak[role] / 1e6 if role in self._processes else nan
+        return row
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample()
+
+    def _sample(self) -> None:
+        for role, procs in self._processes.items():
+            total = 0
+            for proc in procs:
+                for member in _with_children(proc):
+                    try:
+                        total += member.memory_info().rss
+                    except psutil.Error:
+                        continue
+            self._peak[role] = max(self._peak[role], total)
+
+    @staticmethod
+    def _cpu_seconds(procs: list[psutil.Process]) -> float:
+        total = 0.0
+        for proc in procs:
+            for member in _with_children(proc):
+                try:
+                    times = member.cpu_times()
+                except psutil.Error:
+                    continue
+                total += times.user + times.system
+        return total
+
+
+def _with_children(proc: psutil.Process) -> list[psutil.Process]:
+    try:
+        return [proc, *proc.children(recursive=True)]
+    except psutil.Error:
+        return [proc]
+
+
+def _own_cpu(proc: psutil.Process) -> float:
+    times = proc.cpu_times()
+    return times.user + times.system

@@ -1,0 +1,37 @@
+"""REST proxy client: the Confluent v2/v3 API against ours, Confluent's or MapR's proxy.
+
+from workbench.proxy import ProxyClient
+with ProxyClient.for_stack(stack) as proxy:
+    proxy.produce("orders", [b"one", b"two"])
+    with proxy.consumer("readers", topics=["orders"]) as consumer:
+        records = list(consumer.iter_records(timeout=1000))
+"""
+
+from workbench.errors import ProxyError
+from workbench.proxy.client import ProxyClient, encode_topic, proxy_urls
+from workbench.proxy.consumer import ProxyConsumer
+from workbench.proxy.errors import ProxyUnavailableError
+from workbench.proxy.records import (
+    EncodedRecords,
+    ProduceResult,
+    ProxyRecord,
+    RecordOffset,
+    encode_records,
+)
+from workbench.proxy.settings import Retries, Timeout
+
+__all__ = [
+    "EncodedRecords",
+    "ProduceResult",
+    "ProxyClient",
+    "ProxyConsumer",
+    "ProxyError",
+    "ProxyRecord",
+    "ProxyUnavailableError",
+    "RecordOffset",
+    "Retries",
+    "Timeout",
+    "encode_records",
+    "encode_topic",
+    "proxy_urls",
+]

@@ -1,0 +1,463 @@
+"""`ProxyClient`: the Confluent REST Proxy API (v2 and v3) from Python.
+
+It works against the workbench's own proxy, Confluent's and MapR's, because it only
+uses what the three share and follows the reference's advice where they differ (the
+exact `Accept` on record fetches, explicit commit offsets, percent-encoded names).
+
+What it does about the network, and why:
+
+- **Session reuse** (`session_reuse=True`): one `requests.Session` with a connection
+  pool of `pool_size` per base URL, so calls reuse TCP connections. With `False` every
+  call opens and closes its own connection, which is what the MapR article's
+  "isolated POST calls" did and what the session-reuse experiment measures.
+- **Several base URLs**: stateless calls (produce, metadata, admin, consumer
+  creation) rotate over them round-robin and fail over to the next one when a proxy
+  cannot be reached, as the production-deployment article advises without a balancer.
+  Consumer calls go to the instance's absolute `base_uri`, never rotated.
+- **Retries** with backoff for idempotent calls only (see `Retries`).
+- **Errors**: a proxy's error body becomes `ProxyError(status, error_code, message)`;
+  no proxy answering becomes `ProxyUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import logging
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from workbench.errors import ProxyError
+from workbench.proxy.errors import ProxyUnavailableError
+from workbench.proxy.records import (
+    EncodedRecords,
+    Format,
+    ProduceResult,
+    RecordOffset,
+    encode_records,
+)
+from workbench.proxy.settings import Retries, Timeout
+
+if TYPE_CHECKING:
+    from workbench.proxy.consumer import ProxyConsumer
+    from workbench.stack import Stack
+
+__all__ = ["ProxyClient", "encode_topic", "proxy_urls"]
+
+log = logging.getLogger("workbench.proxy")
+
+V2 = "application/vnd.kafka.v2+json"
+V2_ACCEPT = f"{V2}, application/json"
+DEFAULT_TIMEOUT = Timeout()
+DEFAULT_RETRIES = Retries()
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+
+
+def encode_topic(name: str) -> str:
+    """A topic name as one URL path segment: MapR's `/stream:topic` → `%2Fstream%3Atopic`."""
+    return quote(name, safe="")
+
+
+def proxy_urls(stack: Stack, *, balanced: bool = True) -> list[str]:
+    """The base URLs a client of this stack should use.
+
+    A cluster profile's `proxy.urls`; on the embedded stack the balancer (nginx) when
+    there is one and `balanced`, else every proxy process.
+
+    Raises:
+        ProxyUnavailableError: the stack runs no REST proxy.
+    """
+    profile = stack.profile
+    if profile.proxy.urls and not profile.embedded:
+        return list(profile.proxy.urls)
+    balancer = getattr(stack, "balancer_url", None)
+    if balanced and balancer:
+        return [balancer]
+    urls = list(getattr(stack, "proxy_urls", None) or profile.proxy.urls or [])
+    if not urls:
+        raise ProxyUnavailableError(
+            [], f"profile {profile.name!r} runs no REST proxy; start the stack with `workbench up`"
+        )
+    return urls
+
+
+class ProxyClient:
+    """A REST proxy client over one or several base URLs.
+
+    Args:
+        urls: one base URL or several (`http://host:8082`); rotated round-robin.
+        session_reuse: keep connections open between calls (see the module doc).
+        pool_size: connections kept per base URL; set it to the threads sharing the client.
+        timeout: a `Timeout`, or seconds for both connect and read.
+        retries: a `Retries` for idempotent calls; `Retries(attempts=1)` disables them.
+        auth: HTTP basic credentials `(user, password)`, e.g. `profile.proxy.auth.credentials()`.
+        headers: extra headers sent with every call.
+        verify: TLS verification, as in requests (a CA bundle path or False).
+
+    Usage:
+        with ProxyClient(["http://127.0.0.1:8082"]) as proxy:
+            proxy.produce("orders", [b"one", b"two"])
+    """
+
+    def __init__(
+        self,
+        urls: str | Sequence[str],
+        *,
+        session_reuse: bool = True,
+        pool_size: int = 10,
+        timeout: Timeout | float = DEFAULT_TIMEOUT,
+        retries: Retries | int = DEFAULT_RETRIES,
+        auth: tuple[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        verify: bool | str = True,
+    ) -> None:
+        self.urls = [urls.rstrip("/")] if isinstance(urls, str) else [u.rstrip("/") for u in urls]
+        if not self.urls:
+            raise ValueError("ProxyClient needs at least one base URL")
+        self.session_reuse = session_reuse
+        self.pool_size = pool_size
+        self.timeout = timeout if isinstance(timeout, Timeout) else Timeout(timeout, timeout)
+        self.retries = retries if isinstance(retries, Retries) else Retries(attempts=max(1, retries))
+        self.auth = auth
+        self.headers = dict(headers or {})
+        self.verify = verify
+        self._rotation = itertools.count()
+        self._lock = threading.Lock()
+        self._session = self._new_session() if session_reuse else None
+        self._cluster_id: str | None = None
+
+    @classmethod
+    def for_stack(cls, stack: Stack, *, balanced: bool = True, **kwargs: Any) -> ProxyClient:
+        """A client for a stack's proxies (see `proxy_urls`), with the profile's credentials."""
+        auth = stack.profile.proxy.auth
+        if auth is not None and "auth" not in kwargs:
+            kwargs["auth"] = auth.credentials()
+        return cls(proxy_urls(stack, balanced=balanced), **kwargs)
+
+    # lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        if self._session is not None:
+            self._session.close()
+
+    def __enter__(self) -> ProxyClient:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # v2 metadata ---------------------------------------------------------------------
+
+    def brokers(self) -> list[int]:
+        """Broker ids (`GET /brokers`); MapR answers 422/80001 (`ProxyError`)."""
+        return list(self._json("GET", "/brokers")["brokers"])
+
+    def topics(self) -> list[str]:
+        """Topic names the proxy lists (`GET /topics`), sorted."""
+        return sorted(self._json("GET", "/topics"))
+
+    def topic(self, name: str) -> dict[str, Any]:
+        """A topic's metadata: `name`, `configs`, `partitions` (`GET /topics/{name}`)."""
+        return dict(self._json("GET", f"/topics/{encode_topic(name)}"))
+
+    def partitions(self, topic: str) -> list[dict[str, Any]]:
+        """A topic's partitions with leader and replicas."""
+        return list(self._json("GET", f"/topics/{encode_topic(topic)}/partitions"))
+
+    def partition_offsets(self, topic: str, partition: int) -> tuple[int, int]:
+        """`(beginning_offset, end_offset)` of one partition as the proxy reports them."""
+        body = self._json("GET", f"/topics/{encode_topic(topic)}/partitions/{int(partition)}/offsets")
+        return int(body["beginning_offset"]), int(body["end_offset"])
+
+    # v2 produce ----------------------------------------------------------------------
+
+    def produce(
+        self,
+        topic: str,
+        records: Iterable[Any] | EncodedRecords,
+        *,
+        format: Format = "binary",
+        partition: int | None = None,
+    ) -> ProduceResult:
+        """Produce a records array in one call (`POST /topics/{topic}[/partitions/{p}]`).
+
+        Args:
+            topic: the topic (MapR stream topics `/stream:topic` are fine).
+            records: values, `(key, value)` pairs or dicts (see `encode_records`), or
+                an `EncodedRecords` built once and sent many times.
+            format: "binary" (bytes, base64 on the wire) or "json".
+            partition: produce to this partition (the per-partition URL).
+
+        Returns:
+            The offsets in request order; check `.failed` for per-record errors.
+
+        Raises:
+            ProxyError: the proxy refused the whole call (e.g. 404/40401 unknown topic).
+            ProxyUnavailableError: no proxy answered.
+        """
+        encoded = records if isinstance(records, EncodedRecords) else encode_records(records, format)
+        path = f"/topics/{encode_topic(topic)}"
+        if partition is not None:
+            path += f"/partitions/{int(partition)}"
+        headers = {"Content-Type": f"application/vnd.kafka.{encoded.format}.v2+json", "Accept": V2_ACCEPT}
+        body = self._json("POST", path, data=encoded.body, headers=headers)
+        offsets = tuple(
+            RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error"))
+            for o in body.get("offsets", [])
+        )
+        return ProduceResult(offsets, body.get("key_schema_id"), body.get("value_schema_id"))
+
+    # v3 admin and records ------------------------------------------------------------
+
+    def cluster_id(self) -> str:
+        """The cluster id v3 paths need (`GET /v3/clusters`), asked once and cached."""
+        if self._cluster_id is None:
+            data = self._json("GET", "/v3/clusters")["data"]
+            if not data:
+                raise ProxyError(404, 404, "GET /v3/clusters listed no cluster; is the v3 API enabled (api.v3.enable)?")
+            self._cluster_id = str(data[0]["cluster_id"])
+        return self._cluster_id
+
+    def list_topics(self) -> list[str]:
+        """Topic names through v3 (`GET /v3/clusters/{c}/topics`), sorted."""
+        data = self._json("GET", f"{self._v3()}/topics")["data"]
+        return sorted(str(t["topic_name"]) for t in data)
+
+    def describe_topic(self, name: str) -> dict[str, Any]:
+        """A v3 `KafkaTopic`: `topic_name`, `partitions_count`, `replication_factor`, ..."""
+        return dict(self._json("GET", f"{self._v3()}/topics/{encode_topic(name)}"))
+
+    def create_topic(
+        self,
+        name: str,
+        *,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: Mapping[str, str] | None = None,
+        validate_only: bool = False,
+    ) -> dict[str, Any]:
+        """Create a topic through v3 (`POST /v3/clusters/{c}/topics`); returns the `KafkaTopic`.
+
+        Raises:
+            ProxyError: 400/40002 when it exists or the broker refuses it.
+        """
+        body = {
+            "topic_name": name,
+            "partitions_count": partitions,
+            "replication_factor": replication_factor,
+            "configs": [{"name": k, "value": str(v)} for k, v in (configs or {}).items()],
+            "validate_only": validate_only,
+        }
+        return dict(self._json("POST", f"{self._v3()}/topics", json_body=body))
+
+    def delete_topic(self, name: str) -> None:
+        """Delete a topic through v3 (`DELETE /v3/clusters/{c}/topics/{t}`)."""
+        self.request("DELETE", f"{self._v3()}/topics/{encode_topic(name)}")
+
+    def produce_stream(
+        self, topic: str, records: Iterable[Any], *, partition: int | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """v3 streaming produce: many records in one chunked request, one result each.
+
+        Records are bytes (sent as BINARY), str (STRING), or dicts already in v3 shape
+        (`{"key": {...}, "value": {"type": "JSON", "data": ...}}`). Results come back in
+        order; read `error_code` on each (200 is success), as the stream's HTTP status
+        is 200 once it is established. requests sends the whole upload before reading
+        the answers, so keep one stream to tens of thousands of records.
+
+        Raises:
+            ProxyError: the stream was refused before it started (e.g. 404 unknown topic).
+        """
+        path = f"{self._v3()}/topics/{encode_topic(topic)}/records"
+
+        def body() -> Iterator[bytes]:
+            for record in records:
+                shaped = _v3_record(record)
+                if partition is not None:
+                    shaped.setdefault("partition_id", partition)
+                yield json.dumps(shaped, separators=(",", ":")).encode() + b"\n"
+
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        response = self.request("POST", path, data=body(), headers=headers, stream=True)
+        try:
+            decoder = json.JSONDecoder()
+            buffer = ""
+            for chunk in response.iter_content(chunk_size=None, decode_unicode=True):
+                buffer += chunk
+                while True:
+                    buffer = buffer.lstrip()
+                    if not buffer:
+                        break
+                    try:
+                        item, end = decoder.raw_decode(buffer)
+                    except json.JSONDecodeError:
+                        break  # an object cut by the chunk boundary: wait for the rest
+                    buffer = buffer[end:]
+                    yield item
+        finally:
+            response.close()
+
+    # consumers -----------------------------------------------------------------------
+
+    def consumer(self, group: str, **kwargs: Any) -> ProxyConsumer:
+        """A `ProxyConsumer` in `group`; use it in a `with` block (see `ProxyConsumer`)."""
+        from workbench.proxy.consumer import ProxyConsumer
+
+        return ProxyConsumer(self, group, **kwargs)
+
+    # transport -----------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        data: bytes | Iterator[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        stream: bool = False,
+        retry: bool | None = None,
+    ) -> requests.Response:
+        """Send one call and return the 2xx response; errors become our exceptions.
+
+        `path` is relative to a base URL (rotated, with failover) or an absolute URL (a
+        consumer's `base_uri`: sent there and nowhere else). `retry` defaults to True
+        for idempotent methods.
+        """
+        method = method.upper()
+        retry = method in IDEMPOTENT if retry is None else retry
+        attempts = self.retries.attempts if retry else 1
+        absolute = path.startswith(("http://", "https://"))
+        if json_body is not None:
+            data = json.dumps(json_body, separators=(",", ":")).encode()
+            headers = {"Content-Type": V2, **(headers or {})}
+        merged = {"Accept": V2_ACCEPT, **self.headers, **(headers or {})}
+        last_error = "no attempt made"
+        for attempt in range(1, attempts + 1):
+            targets = [path] if absolute else [url + path for url in self._rotation_order()]
+            for url in targets:
+                try:
+                    response = self._send(method, url, data=data, headers=merged, params=params, stream=stream)
+                except requests.RequestException as exc:
+                    last_error = f"{type(exc).__name__} on {method} {url}: {_short(exc)}"
+                    if _never_sent(exc) or retry:
+                        log.debug("failing over: %s", last_error)
+                        continue  # the request never reached a proxy (or may be repeated)
+                    raise ProxyUnavailableError(self.urls, last_error) from None
+                if response.status_code in self.retries.statuses and retry and attempt < attempts:
+                    last_error = f"HTTP {response.status_code} from {url}"
+                    response.close()
+                    break
+                return _checked(response, method, url)
+            if attempt < attempts:
+                time.sleep(self.retries.delay(attempt))
+        raise ProxyUnavailableError([path] if absolute else self.urls, last_error)
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self.request(method, path, **kwargs)
+        if response.status_code == 204 or not response.content:
+            return {}
+        return response.json()
+
+    def _v3(self) -> str:
+        return f"/v3/clusters/{quote(self.cluster_id(), safe='')}"
+
+    def _rotation_order(self) -> list[str]:
+        with self._lock:
+            start = next(self._rotation) % len(self.urls)
+        return self.urls[start:] + self.urls[:start]
+
+    def _new_session(self) -> requests.Session:
+        session = requests.Session()
+        adapter = HTTPAdapter(pool_connections=max(1, len(self.urls)), pool_maxsize=self.pool_size, max_retries=0)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        session.auth = self.auth
+        session.verify = self.verify
+        return session
+
+    def _send(
+        self,
+        method: str,
+        url: str,
+        *,
+        data: bytes | Iterator[bytes] | None,
+        headers: Mapping[str, str],
+        params: Mapping[str, Any] | None,
+        stream: bool,
+    ) -> requests.Response:
+        kwargs: dict[str, Any] = {
+            "data": data,
+            "headers": dict(headers),
+            "params": params,
+            "timeout": self.timeout.as_requests(),
+            "stream": stream,
+        }
+        if self._session is not None:
+            return self._session.request(method, url, **kwargs)
+        # No reuse: a session per call, closed after it, so each call opens its own connection.
+        session = self._new_session()
+        try:
+            response = session.request(method, url, **kwargs)
+            if not stream:
+                _ = response.content
+            return response
+        finally:
+            if not stream:
+                session.close()
+
+
+def _checked(response: requests.Response, method: str, url: str) -> requests.Response:
+    if response.status_code < 400:
+        return response
+    status = response.status_code
+    error_code, message = status, response.text.strip() or response.reason
+    try:
+        body = response.json()
+        if isinstance(body, dict):
+            error_code = int(body.get("error_code", status))
+            message = str(body.get("message", message))
+    except (ValueError, TypeError):
+        pass  # Karapace sends some errors as text/plain; the text is the message
+    finally:
+        response.close()
+    raise ProxyError(status, error_code, f"{message} ({method} {url.split('?')[0]})")
+
+
+def _never_sent(exc: requests.RequestException) -> bool:
+    """True when the request cannot have reached a proxy: refused or timed out connecting."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    if isinstance(exc, requests.ConnectionError):
+        text = repr(exc.args[0]) if exc.args else ""
+        return "NewConnectionError" in text or "Connection refused" in text or "NameResolutionError" in text
+    return False
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    if "Connection refused" in text:
+        return "connection refused"
+    return text if len(text) < 160 else text[:157] + "..."
+
+
+def _v3_record(record: Any) -> dict[str, Any]:
+    if isinstance(record, Mapping):
+        return dict(record)
+    if isinstance(record, bytes | bytearray):
+        return {"value": {"type": "BINARY", "data": base64.b64encode(record).decode("ascii")}}
+    if isinstance(record, str):
+        return {"value": {"type": "STRING", "data": record}}
+    return {"value": {"type": "JSON", "data": record}}

@@ -1,0 +1,132 @@
+"""The shapes records take on the way into and out of a REST proxy (v2 embedded formats).
+
+binary: keys and values travel base64-encoded; the client encodes bytes (and str, as
+UTF-8) and decodes what it reads back to bytes. json: any JSON value, unchanged.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "EncodedRecords",
+    "Format",
+    "ProduceResult",
+    "ProxyRecord",
+    "RecordOffset",
+    "encode_records",
+]
+
+Format = Literal["binary", "json"]
+FORMATS: tuple[str, ...] = ("binary", "json")
+
+
+@dataclass(frozen=True)
+class EncodedRecords:
+    """A produce body built once, so a benchmark can send it many times without re-encoding."""
+
+    body: bytes
+    count: int
+    format: Format
+
+
+@dataclass(frozen=True)
+class RecordOffset:
+    """Where one produced record landed, or why it did not (`error_code` set)."""
+
+    partition: int | None
+    offset: int | None
+    error_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ProduceResult:
+    """The proxy's answer to a produce: one `RecordOffset` per record, in request order."""
+
+    offsets: tuple[RecordOffset, ...]
+    key_schema_id: int | None = None
+    value_schema_id: int | None = None
+
+    @property
+    def failed(self) -> list[RecordOffset]:
+        """Records the proxy could not write (Confluent keeps HTTP 200 for partial failures)."""
+        return [o for o in self.offsets if o.error_code is not None]
+
+    @property
+    def acknowledged(self) -> int:
+        return len(self.offsets) - len(self.failed)
+
+
+@dataclass(frozen=True)
+class ProxyRecord:
+    """One record read through a proxy consumer; binary keys and values are bytes."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: Any
+    value: Any
+    timestamp: int | None = None
+
+
+def encode_records(
+    records: Iterable[Any], format: Format = "binary", *, partition: int | None = None
+) -> EncodedRecords:
+    """Build a v2 produce body `{"records": [...]}` from values, (key, value) pairs or dicts.
+
+    Args:
+        records: each a value, a `(key, value)` tuple, or a dict with `key`, `value`,
+            `partition` (already in wire shape for json; bytes or str for binary).
+        format: "binary" (base64 on the wire) or "json".
+        partition: pin every record to this partition (a per-record one wins, as on the proxy).
+
+    Raises:
+        ValueError: an unknown format, or a binary value that is neither bytes, str nor None.
+
+    Usage: `encode_records([b"a", b"b"])`; `encode_records([{"value": {"x": 1}}], "json")`.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    convert = _b64 if format == "binary" else _same
+    out = []
+    for item in records:
+        if isinstance(item, Mapping):
+            record = {k: v for k, v in item.items() if k in ("key", "value", "partition")}
+            for field in ("key", "value"):
+                if field in record:
+                    record[field] = convert(record[field])
+        elif isinstance(item, tuple):
+            record = {"key": convert(item[0]), "value": convert(item[1])}
+        else:
+            record = {"value": convert(item)}
+        if partition is not None:
+            record.setdefault("partition", partition)
+        out.append(record)
+    body = json.dumps({"records": out}, separators=(",", ":")).encode()
+    return EncodedRecords(body=body, count=len(out), format=format)
+
+
+def decode_value(value: Any, format: str) -> Any:
+    """A key or value from a records response: bytes for binary, unchanged for json."""
+    if format == "binary" and value is not None:
+        return base64.b64decode(value)
+    return value
+
+
+def _b64(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = value.encode()
+    if not isinstance(value, bytes | bytearray | memoryview):
+        raise ValueError(f"binary format needs bytes, str or None, got {type(value).__name__}")
+    return base64.b64encode(value).decode("ascii")
+
+
+def _same(value: Any) -> Any:
+    return value
