@@ -1,11 +1,16 @@
 """The workbench's exceptions: one root, so a notebook or script can catch them all.
 
     WorkbenchError
-    ├── ConfigError        a profile or properties file is missing, malformed or wrong-typed
-    ├── StackError         an embedded service did not start, stop or answer
-    ├── KafkaError         a Kafka admin or client call failed (wraps librdkafka's error)
-    ├── ProxyError         a REST proxy answered with an error body (status, error_code)
-    └── NotebookRunError   a notebook failed under papermill; its executed copy is kept
+    ├── ConfigError             a profile or properties file is missing, malformed or wrong-typed
+    │   └── KafkaOptionError    a Spark Kafka source option is wrong (streaming.options)
+    ├── StackError              an embedded service did not start, stop or answer
+    ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
+    ├── ProxyError              a REST proxy answered with an error body (status, error_code)
+    ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
+    ├── RestError               inside the embedded proxy: rendered as a Confluent error body
+    ├── BenchError              a benchmark was given bad parameters (bench.errors)
+    ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
+    └── NotebookRunError        a notebook failed under papermill; its executed copy is kept
 
 Messages say what happened, the offending value and the way out, in one line, so the
 CLI can print them as they are.
