@@ -162,12 +162,15 @@ def bench(
 
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
                 overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
-    from workbench.report import run_report
+    from workbench.report import NotebookRun, run_report
 
-    result = run_report(profile, notebooks=notebooks, parameters_file=params, overrides=overrides, output_dir=output)
-    for run in result.runs:
+    def finished(run: NotebookRun) -> None:
         state = "ok" if run.error is None else f"FAILED ({run.error})"
-        out.print(f"{run.name}: {state} in {run.seconds:.1f} s")
+        out.print(f"{run.name}: {state} in {run.seconds:.1f} s", markup=False, highlight=False)
+
+    result = run_report(
+        profile, notebooks=notebooks, parameters_file=params, overrides=overrides, output_dir=output, progress=finished
+    )
     print(f"report: {result.index}")
     if result.failed:
         raise WorkbenchError(f"{len(result.failed)} notebook(s) failed; see {result.index}")

@@ -18,9 +18,11 @@ from __future__ import annotations
 import datetime as dt
 import html
 import os
+import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +122,7 @@ def run_report(
     parameters_file: Path | None = None,
     overrides: Mapping[str, Any] | None = None,
     output_dir: Path | None = None,
+    progress: Callable[[NotebookRun], None] | None = None,
 ) -> Report:
     """Execute notebooks with papermill and write an HTML report.
 
@@ -129,6 +132,7 @@ def run_report(
         parameters_file: YAML with `defaults` and per-notebook `notebooks` parameters.
         overrides: parameters given to every notebook, on top of the file's.
         output_dir: where to write (default: `<reports_dir>/<run id>/`).
+        progress: called with each notebook's outcome as soon as it has run.
 
     Returns:
         The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
@@ -147,6 +151,8 @@ def run_report(
             run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
             run.html = _to_html(run.executed, directory / f"{path.stem}.html")
             report.runs.append(run)
+            if progress is not None:
+                progress(run)
     _write_index(report, profile)
     return report
 
@@ -165,16 +171,37 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
 
     started = time.perf_counter()
     error = None
+    sockets = tempfile.mkdtemp(prefix="wb-kernel-")  # short: Unix socket paths are limited
     try:
         papermill.execute_notebook(
             str(path), str(output), parameters=parameters, kernel_name=kernel, language="python",
             cwd=str(path.parent), progress_bar=False, log_output=False, execution_timeout=cell_timeout,
+            kernel_manager_class=_ipc_kernel_manager(Path(sockets)),
         )  # fmt: skip
     except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
         error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
     except Exception as exc:  # the notebook could not run at all (bad file, kernel died)
         error = NotebookRunError(path.stem, type(exc).__name__, str(exc), output)
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     return NotebookRun(path.stem, output, time.perf_counter() - started, error)
+
+
+def _ipc_kernel_manager(socket_dir: Path) -> type:
+    """A kernel manager that talks to its kernel over Unix sockets in a private folder.
+
+    A report's kernel is always local: Unix sockets (folder mode 0700) need no TCP port
+    and carry nothing another user of the machine could read.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LocalIPCKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.transport = "ipc"
+            self.ip = str(socket_dir / "kernel")
+
+    return LocalIPCKernelManager
 
 
 def _to_html(executed: Path, target: Path) -> Path | None:
