@@ -216,8 +216,12 @@ def _to_html(executed: Path, target: Path) -> Path | None:
     return target
 
 
-#: Columns every result row carries (see `workbench.results.run_metadata`), shown once.
-_METADATA = ("run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python")
+#: Columns every result row carries (see `workbench.results.run_metadata`), shown once,
+#: plus bookkeeping the section title already says (`experiment`, the `params` name list).
+_METADATA = (
+    "run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python",
+    "experiment", "params",
+)  # fmt: skip
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
