@@ -18,7 +18,7 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPa
 from confluent_kafka import KafkaError as RdKafkaError
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
 from workbench.bench.errors import BenchError
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.resources import ResourceMonitor
@@ -144,25 +144,11 @@ def native_consume(
         client = _consumer(stack, settings)
         try:
             client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-            polls: list[float] = []
-            count = 0
             with ResourceMonitor(stack.services) as monitor:
-                started = last_sample = time.perf_counter()
-                samples.append((0.0, 0))
-                deadline = started + max_seconds
-                while count < records and time.perf_counter() < deadline:
-                    before = time.perf_counter()
-                    batch = client.consume(num_messages=10_000, timeout=0.5)
-                    after = time.perf_counter()
-                    got = sum(1 for m in batch if m.error() is None)
-                    if got:
-                        polls.append(after - before)
-                        count += got
-                    if after - last_sample >= sample_interval:
-                        samples.append((after - started, count))
-                        last_sample = after
-                seconds = time.perf_counter() - started
-                samples.append((seconds, count))
+                count, seconds, polls = timed_reads(
+                    lambda: sum(1 for m in client.consume(num_messages=10_000, timeout=0.5) if m.error() is None),
+                    records, max_seconds, sample_interval, samples,
+                )  # fmt: skip
         finally:
             client.close()
     return result_row(

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
 from workbench.bench.errors import BenchError
 from workbench.bench.native import Timeline, fill_topic, timeline_cv
 from workbench.bench.payload import key_pool, value_pool
@@ -285,8 +285,6 @@ def proxy_consume(
     if request_timeout_ms is not None:
         config["consumer.request.timeout.ms"] = request_timeout_ms
     samples: Timeline = timeline if timeline is not None else []
-    polls: list[float] = []
-    count = 0
     with bench_topic(stack, partitions, topic_prefix) as topic:
         fill_topic(stack, topic, records, record_bytes)
         client = ProxyClient.for_stack(stack, balanced=balanced)
@@ -297,21 +295,10 @@ def proxy_consume(
                 client.consumer(group, partitions=assigned, format=format, config=config) as consumer,
                 ResourceMonitor(stack.services) as monitor,
             ):
-                started = last = time.perf_counter()
-                samples.append((0.0, 0))
-                deadline = started + max_seconds
-                while count < records and time.perf_counter() < deadline:
-                    before = time.perf_counter()
-                    got = len(consumer.poll(timeout=timeout_ms, max_bytes=max_bytes))
-                    after = time.perf_counter()
-                    if got:
-                        polls.append(after - before)
-                        count += got
-                    if after - last >= sample_interval:
-                        samples.append((after - started, count))
-                        last = after
-                seconds = time.perf_counter() - started
-                samples.append((seconds, count))
+                count, seconds, polls = timed_reads(
+                    lambda: len(consumer.poll(timeout=timeout_ms, max_bytes=max_bytes)),
+                    records, max_seconds, sample_interval, samples,
+                )  # fmt: skip
         finally:
             client.close()
     return result_row(
