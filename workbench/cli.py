@@ -125,6 +125,8 @@ def lab(profile: ProfileOption = None) -> None:
     with stack.running(_select(profile)) as running:
         out.print(f"stack up: broker {running.bootstrap_servers}; Ctrl-C stops JupyterLab")
         command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks_dir()}"]
+        if os.geteuid() == 0:  # containers and CI machines run as root; JupyterLab refuses without this
+            command.append("--allow-root")
         with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C ends JupyterLab; the stack then stops
             subprocess.run(command, check=False)
 
