@@ -233,20 +233,13 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 """
 
 
-def _format_value(value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return html.escape(str(value))
-    if float(value).is_integer() and abs(value) < 1e15:
-        return f"{int(value):,}"
-    return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-
-
 def _results_table(frame: Any) -> str:
+    from workbench.viz.numbers import format_number
+
     columns = [c for c in frame.columns if c not in _METADATA]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_format_value(row[c])}</td>" for c in columns) + "</tr>" for _, row in frame.iterrows()
-    )
+    cells = ("".join(f"<td>{html.escape(format_number(row[c]))}</td>" for c in columns) for _, row in frame.iterrows())
+    body = "".join(f"<tr>{row}</tr>" for row in cells)
     return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
 
 

@@ -13,6 +13,7 @@ from workbench.viz.figures import (
     throughput_over_time,
     throughput_vs,
 )
+from workbench.viz.numbers import format_number
 from workbench.viz.widgets import control, panel
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "before_after",
     "configure_renderers",
     "control",
+    "format_number",
     "latency_vs_load",
     "live_throughput",
     "panel",
