@@ -15,7 +15,7 @@ from workbench.kafka.admin import (
     describe_topic,
     list_topics,
 )
-from workbench.kafka.clients import ProduceResult, Record, consumer, produce, producer, read_records
+from workbench.kafka.clients import ProduceResult, Record, consumer, gc_paused, produce, producer, read_records
 from workbench.kafka.offsets import Partition, end_offsets, reported_offsets, total_records
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "delete_topics",
     "describe_topic",
     "end_offsets",
+    "gc_paused",
     "list_topics",
     "produce",
     "producer",

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,13 +128,17 @@ def ingest(
     }, progress
 
 
-def consumer_ceiling(stack: Stack, topic: str) -> dict[str, Any]:
+def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dict[str, Any]:
     """One plain confluent-kafka consumer in this process reading the whole topic: the ceiling.
 
     It does the least a reader can: assign every partition at its first offset, take
     records in batches of 10,000 and count them, up to the true end offsets. Nothing is
     decoded or converted, which is what Spark's source must do on top. It uses the same
     librdkafka settings as the source's readers (`source.CONSUMER_DEFAULTS`).
+
+    `pause_gc` holds the garbage collector during each batch, as the source's readers do
+    (`kafka.gc_paused`): without it, the collector takes most of a plain consumer's time
+    at high rates; with it, the ceiling shows what the source could still gain.
     """
     conf = stack.kafka_config("consumer")
     ends = kafka.end_offsets(conf, topic)
@@ -146,19 +150,21 @@ def consumer_ceiling(stack: Stack, topic: str) -> dict[str, Any]:
     try:
         client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
         while remaining and time.monotonic() < deadline:
-            for message in client.consume(num_messages=10_000, timeout=0.5):
-                if message.error() is not None:
-                    continue
-                count += 1
-                key = (message.topic(), message.partition())
-                if key in remaining and (message.offset() or 0) + 1 >= remaining[key]:
-                    del remaining[key]
+            with kafka.gc_paused() if pause_gc else nullcontext():
+                for message in client.consume(num_messages=10_000, timeout=0.5):
+                    if message.error() is not None:
+                        continue
+                    count += 1
+                    key = (message.topic(), message.partition())
+                    if key in remaining and (message.offset() or 0) + 1 >= remaining[key]:
+                        del remaining[key]
         seconds = time.perf_counter() - started
     finally:
         client.close()
     if remaining:
         raise TimeoutError(f"plain consumer did not reach the end of {sorted(remaining)} in {PATIENCE_S} s")
-    return {"sink": "plain consumer", "rows": count, "exec_s": seconds, "wall_s": seconds,
+    sink = "plain consumer, GC paused" if pause_gc else "plain consumer"
+    return {"sink": sink, "rows": count, "exec_s": seconds, "wall_s": seconds,
             "rows_s": count / seconds, "wall_rows_s": count / seconds}  # fmt: skip
 
 
@@ -193,7 +199,9 @@ def parallelism_sweep(
                 for sink in sinks:
                     measured, _ = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
                     rows.append({**base, "min_partitions": split, "spark_tasks": tasks, **measured})
-            rows.append({**base, "min_partitions": None, "spark_tasks": 1, **consumer_ceiling(stack, topic)})
+            for pause_gc in (False, True):
+                ceiling = consumer_ceiling(stack, topic, pause_gc=pause_gc)
+                rows.append({**base, "min_partitions": None, "spark_tasks": 1, **ceiling})
     return pd.DataFrame(rows)
 
 

@@ -62,6 +62,7 @@ from pyspark.sql.types import (
 
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client
+from workbench.kafka.clients import gc_paused
 from workbench.kafka.offsets import end_offsets, reported_offsets
 from workbench.streaming.offsets import (
     OffsetRange,
@@ -400,17 +401,21 @@ def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType)
         expected = offsets.start
         progress_at = time.monotonic()
         while expected < offsets.end:
-            messages = consumer.consume(num_messages=min(offsets.end - expected, _CHUNK), timeout=0.5)
-            good = [m for m in messages if m.error() is None]
-            if len(good) != len(messages):
-                done = _handle_errors([m for m in messages if m.error() is not None], offsets, expected, options)
-                if done:
-                    expected = offsets.end
-            if good and (_offset(good[-1]) >= offsets.end or _offset(good[0]) < expected):
-                good = [m for m in good if expected <= _offset(m) < offsets.end]
-            if good:
-                yield _to_batch(good, offsets, arrow_schema, options.include_headers)
-                expected = _offset(good[-1]) + 1
+            with gc_paused():  # the Messages are dropped inside: see gc_paused
+                messages = consumer.consume(num_messages=min(offsets.end - expected, _CHUNK), timeout=0.5)
+                good = [m for m in messages if m.error() is None]
+                if len(good) != len(messages):
+                    done = _handle_errors([m for m in messages if m.error() is not None], offsets, expected, options)
+                    if done:
+                        expected = offsets.end
+                if good and (_offset(good[-1]) >= offsets.end or _offset(good[0]) < expected):
+                    good = [m for m in good if expected <= _offset(m) < offsets.end]
+                batch = _to_batch(good, offsets, arrow_schema, options.include_headers) if good else None
+                last = _offset(good[-1]) if good else expected - 1
+                del messages, good
+            if batch is not None:
+                yield batch
+                expected = last + 1
                 progress_at = time.monotonic()
             elif (time.monotonic() - progress_at) * 1000 > options.poll_timeout_ms:
                 raise KafkaError(
@@ -460,13 +465,21 @@ def _to_batch(messages: list[Message], offsets: OffsetRange, schema: pa.Schema, 
         pa.array([m.value() for m in messages], pa.binary()),
         pa.array([offsets.topic] * count, pa.string()),
         pa.array(np.full(count, offsets.partition, dtype=np.int32)),
-        pa.array([m.offset() for m in messages], pa.int64()),
+        _offsets(messages),
         pc.multiply(millis, 1000).cast(pa.timestamp("us", tz="UTC")),
         kind_column,
     ]
     if headers:
         columns.append(pa.array([_headers(m.headers()) for m in messages], schema.field("headers").type))
     return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def _offsets(messages: list[Message]) -> pa.Array:
+    """The offsets column; a run without gaps (the usual case) needs no call per message."""
+    first, last = _offset(messages[0]), _offset(messages[-1])
+    if last - first + 1 == len(messages):
+        return pa.array(np.arange(first, last + 1, dtype=np.int64))
+    return pa.array([m.offset() for m in messages], pa.int64())
 
 
 def _headers(headers: Any) -> list[dict[str, Any]] | None:
