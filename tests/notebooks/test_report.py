@@ -55,3 +55,28 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     assert "failed: ValueError: bad reading: -1" in index
     assert (out / "01_passes.html").exists() and (out / "02_fails.html").exists()
     assert "fine True" in (out / "01_passes.html").read_text()  # --quick reached the notebook
+
+
+def test_report_pages_share_one_plotlyjs(tmp_path: Path) -> None:
+    """Two notebooks with figures: plotly.js is written once, beside the pages that load it."""
+    figure = "\n".join(
+        ["from workbench import viz", "import plotly.express as px", "viz.configure_renderers()", "px.bar(y=[3, 4])"]
+    )
+    project = _project_with(tmp_path, {"01_a": ["quick = False", figure], "02_b": ["quick = False", figure]})
+    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r")}
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", "report", "--output", str(project / "out")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    out = project / "out"
+    bundle = (out / "plotly.min.js").read_text()
+    assert len(bundle) > 1_000_000
+    for name in ("01_a", "02_b"):
+        page = (out / f"{name}.html").read_text()
+        assert '<script src="plotly.min.js"></script>' in page and "Plotly.newPlot" in page
+        assert bundle[:2000] not in page
+        assert bundle[:2000] not in (out / "executed" / f"{name}.ipynb").read_text()

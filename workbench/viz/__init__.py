@@ -1,7 +1,7 @@
 """Plotly figure builders and ipywidgets panels shared by the notebooks.
 
-Figures render live in JupyterLab (the plotly mimetype) and, in a report, as HTML with
-plotly.js embedded, so an HTML report opens offline.
+Figures render live in JupyterLab (the plotly mimetype) and, in a report, as HTML that
+loads the report's own copy of plotly.js, so an HTML report opens offline.
 """
 
 from workbench.viz.figures import (
