@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench import kafka
-from workbench.bench import BenchError, end_to_end_latency, proxy_consume, proxy_produce
+from workbench.bench import BenchError, end_to_end_latency, http_floor, proxy_consume, proxy_produce
 from workbench.stack import Stack
 
 
@@ -62,3 +62,13 @@ def test_end_to_end_latency_through_the_proxy_loses_nothing(stack: Stack) -> Non
     row = end_to_end_latency(stack, offered_msg_s=300, offered_seconds=1, path="proxy")
     assert (row["records"], row["lost"]) == (300, 0)
     assert row["latency_p50_ms"] > 0
+
+
+def test_http_floor_answers_every_call_and_leaves_no_process(stack: Stack) -> None:
+    import psutil
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    row = http_floor(stack, records=2_000, record_bytes=100, records_per_call=100, concurrency=2)
+    assert (row["records"], row["acknowledged"], row["calls"]) == (2_000, 2_000, 20)
+    assert row["proxy_processes"] == 1 and row["proxy_cpu_s"] > 0
+    assert {p.pid for p in psutil.Process().children(recursive=True)} == before

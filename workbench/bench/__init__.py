@@ -13,6 +13,7 @@ here, never asserted by tests.
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import Experiment, get_experiment
+from workbench.bench.http_floor import http_floor
 from workbench.bench.latency import latency_summary
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import (
@@ -40,6 +41,7 @@ __all__ = [
     "fill_topic",
     "get_experiment",
     "grid_points",
+    "http_floor",
     "latency_summary",
     "native_consume",
     "native_produce",
