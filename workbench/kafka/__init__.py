@@ -15,13 +15,23 @@ from workbench.kafka.admin import (
     describe_topic,
     list_topics,
 )
-from workbench.kafka.clients import ProduceResult, Record, consumer, gc_paused, produce, producer, read_records
+from workbench.kafka.clients import (
+    READER_SETTINGS,
+    ProduceResult,
+    Record,
+    consumer,
+    gc_paused,
+    produce,
+    producer,
+    read_records,
+)
 from workbench.kafka.offsets import Partition, end_offsets, reported_offsets, total_records
 
 __all__ = [
     "Partition",
     "PartitionInfo",
     "ProduceResult",
+    "READER_SETTINGS",
     "Record",
     "TopicInfo",
     "admin_client",

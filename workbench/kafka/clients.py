@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
@@ -22,17 +23,21 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
 
-__all__ = ["ProduceResult", "Record", "consumer", "gc_paused", "produce", "producer", "read_records"]
+__all__ = ["ProduceResult", "READER_SETTINGS", "Record", "consumer", "gc_paused", "produce", "producer", "read_records"]
 
 log = logging.getLogger("workbench.kafka")
+
+#: librdkafka settings for a reader that keeps up with the log: its defaults wait up to
+#: 500 ms for a fetch at the tail and pause 1 s whenever the prefetch queue is full
+#: (measured: `read_records` 140 k -> 450 k records/s; a Spark reader 230 k -> 840 k).
+READER_SETTINGS = {"fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
 
 #: librdkafka's timestamp types, in the numbering Kafka's Java client (and Spark) uses.
 TIMESTAMP_TYPES = {0: -1, 1: 0, 2: 1}
 
 
-@dataclass(frozen=True)
-class Record:
-    """One record as read from the log."""
+class Record(NamedTuple):
+    """One record as read from the log (a named tuple: read-backs make millions of them)."""
 
     topic: str
     partition: int
@@ -44,16 +49,15 @@ class Record:
 
     @classmethod
     def from_message(cls, message: Message) -> Record:
-        (topic, partition), offset = position(message)
         kind, timestamp = message.timestamp()
         return cls(
-            topic=topic,
-            partition=partition,
-            offset=offset,
-            key=message.key(),
-            value=message.value(),
-            timestamp_ms=timestamp,
-            timestamp_type=TIMESTAMP_TYPES.get(kind, -1),
+            cast(str, message.topic()),
+            cast(int, message.partition()),
+            cast(int, message.offset()),
+            message.key(),
+            message.value(),
+            timestamp,
+            TIMESTAMP_TYPES.get(kind, -1),
         )
 
 
@@ -151,25 +155,34 @@ def read_records(conf: KafkaConf, topics: str | Iterable[str], *, timeout: float
     remaining: dict[Partition, int] = {p: ends[p] for p in ends if ends[p] > starts[p]}
     if not remaining:
         return
-    client = consumer(conf)
+    client = consumer(conf, settings=READER_SETTINGS)
     try:
         client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
         deadline = time.monotonic() + timeout
         while remaining:
             if time.monotonic() > deadline:
                 raise KafkaError(f"read stopped short of the end after {timeout:.0f} s: {remaining}")
-            for message in client.consume(num_messages=10_000, timeout=0.2):
-                error = message.error()
-                if error is not None:
-                    if error.code() == RdKafkaError._PARTITION_EOF:
-                        continue
-                    raise KafkaError(f"read failed: {error.str()}", error.name())
-                key, offset = position(message)
-                end = remaining.get(key)
-                if end is None or offset >= end:
-                    continue
-                yield Record.from_message(message)
-                if offset + 1 >= end:
-                    del remaining[key]
+            with gc_paused():  # the batch's Messages are gone before the records are handed out
+                batch = _records(client.consume(num_messages=10_000, timeout=0.2), remaining)
+            yield from batch
     finally:
         client.close()
+
+
+def _records(messages: list[Message], remaining: dict[Partition, int]) -> list[Record]:
+    """The messages still wanted as Records; a partition leaves `remaining` at its end."""
+    records = []
+    for message in messages:
+        error = message.error()
+        if error is not None:
+            if error.code() == RdKafkaError._PARTITION_EOF:
+                continue
+            raise KafkaError(f"read failed: {error.str()}", error.name())
+        key, offset = position(message)
+        end = remaining.get(key)
+        if end is None or offset >= end:
+            continue
+        records.append(Record.from_message(message))
+        if offset + 1 >= end:
+            del remaining[key]
+    return records

@@ -62,7 +62,7 @@ from pyspark.sql.types import (
 
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client
-from workbench.kafka.clients import gc_paused
+from workbench.kafka.clients import READER_SETTINGS, gc_paused
 from workbench.kafka.offsets import end_offsets, reported_offsets
 from workbench.streaming.offsets import (
     OffsetRange,
@@ -98,7 +98,7 @@ _DATA_LOSS_HINT = (
     'to "false".'
 )
 #: librdkafka settings of the executors' consumers, unless the `kafka.*` options say otherwise.
-CONSUMER_DEFAULTS = {"fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
+CONSUMER_DEFAULTS = READER_SETTINGS
 #: Records asked of librdkafka per `consume()` call, and so per Arrow batch at most.
 _CHUNK = 50_000
 
@@ -384,10 +384,7 @@ def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     consumer = Consumer(
         {
-            # librdkafka's defaults stall a reader that keeps up: 500 ms fetch waits at the tail
-            # of a range, and a 1 s pause whenever its prefetch queue is full (measured here:
-            # 230 k msg/s with it, 840 k msg/s without it, for 200 B records).
-            **CONSUMER_DEFAULTS,
+            **CONSUMER_DEFAULTS,  # librdkafka's defaults stall a reader that keeps up
             **options.kafka,
             "group.id": f"{options.group_id}-executor",
             "enable.auto.commit": False,
