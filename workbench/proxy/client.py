@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import orjson
 import requests
 from requests.adapters import HTTPAdapter
 
@@ -369,7 +370,11 @@ class ProxyClient:
         response = self.request(method, path, **kwargs)
         if response.status_code == 204 or not response.content:
             return {}
-        return response.json()
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            raise ProxyError(response.status_code, response.status_code, f"{method} {path}: the answer is not JSON: "
+                             f"{response.text[:120]!r}") from None  # fmt: skip
 
     def _v3(self) -> str:
         return f"/v3/clusters/{quote(self.cluster_id(), safe='')}"

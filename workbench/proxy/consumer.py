@@ -15,6 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, decode_value
 
@@ -153,7 +155,7 @@ class ProxyConsumer:
         params = {k: v for k, v in (("timeout", timeout), ("max_bytes", max_bytes)) if v is not None}
         response = self._call("GET", "/records", params=params, headers={"Accept": self._accept}, retry=False)
         out = []
-        for item in response.json() if response.content else []:
+        for item in orjson.loads(response.content) if response.content else []:
             record = ProxyRecord(
                 topic=item["topic"],
                 partition=int(item["partition"]),
