@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from workbench import results
-from workbench.bench import BenchError, get_experiment, grid_points, latency_summary
+from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points, latency_summary
 from workbench.bench.command import parse_params, read_grid
 from workbench.bench.native import timeline_cv
 from workbench.bench.payload import key_pool, value_pool
@@ -129,3 +129,14 @@ def test_columns_mixing_types_are_stored_as_text() -> None:
 def test_param_columns_come_from_the_rows_params_column() -> None:
     frame = pd.DataFrame([{"a": 1, "b": 2, "msg_s": 3.0, "params": "a,b"}])
     assert results.param_columns(frame) == ["a", "b"]
+
+
+def test_cpu_per_mb_splits_each_path_by_process_and_skips_what_was_not_measured() -> None:
+    nan = float("nan")
+    native = {"bytes": 2_000_000, "mb_s": 100.0, "broker_cpu_s": 0.006, "client_cpu_s": 0.004, "proxy_cpu_s": nan}
+    floor = {"bytes": 4_000_000, "mb_s": 200.0, "broker_cpu_s": nan, "proxy_cpu_s": 0.002, "client_cpu_s": 0.012}
+    frame = cpu_per_mb({"native": native, "http": floor})
+    got = {(r.path, r.process): round(r.ms_per_mb, 6) for r in frame.itertuples()}
+    expected = {("native", "broker"): 3.0, ("native", "client"): 2.0, ("http", "proxy"): 0.5, ("http", "client"): 3.0}
+    assert got == expected
+    assert set(frame.mb_s) == {100.0, 200.0}

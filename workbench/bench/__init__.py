@@ -24,7 +24,7 @@ from workbench.bench.native import (
     timeline_rates,
 )
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
-from workbench.bench.resources import ResourceMonitor
+from workbench.bench.resources import ResourceMonitor, cpu_per_mb
 from workbench.bench.scale import proxy_env, side_stack
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
 from workbench.results import compare, spread
@@ -36,6 +36,7 @@ __all__ = [
     "Sample",
     "ThroughputMeter",
     "compare",
+    "cpu_per_mb",
     "delete_bench_topics",
     "end_to_end_latency",
     "fill_topic",

@@ -16,7 +16,7 @@ from typing import Any
 
 import psutil
 
-__all__ = ["ResourceMonitor", "role_of"]
+__all__ = ["ResourceMonitor", "cpu_per_mb", "role_of"]
 
 #: Roles the result columns are named after; several processes of a role are summed.
 ROLES = ("broker", "proxy", "balancer")
@@ -132,6 +132,33 @@ class ResourceMonitor:
                     continue
                 total += times.user + times.system
         return total
+
+
+def cpu_per_mb(rows: Mapping[str, Mapping[str, Any]]) -> Any:
+    """Where the CPU of each measured path went, in ms per MB of payload: a tidy frame.
+
+    Args:
+        rows: a label per path (e.g. "native producer") and the result row measured for it.
+
+    Returns:
+        A DataFrame with `path`, `process` (broker, proxy, balancer, client), `cpu_s`,
+        `ms_per_mb` and `mb_s`, one line per process that was measured; the client is
+        the load generator (the producer itself on the native path).
+
+    Usage: `cpu_per_mb({"native": native_row, "proxy": proxy_row})`.
+    """
+    import pandas as pd
+
+    lines = []
+    for path, row in rows.items():
+        megabytes = row["bytes"] / 1e6
+        for process in (*ROLES, "client"):
+            seconds = row.get(f"{process}_cpu_s")
+            if seconds is None or seconds != seconds or not megabytes:  # NaN: not measured here
+                continue
+            lines.append({"path": path, "process": process, "cpu_s": seconds,
+                          "ms_per_mb": seconds / megabytes * 1000, "mb_s": row["mb_s"]})  # fmt: skip
+    return pd.DataFrame(lines, columns=["path", "process", "cpu_s", "ms_per_mb", "mb_s"])
 
 
 def _with_children(proc: psutil.Process) -> list[psutil.Process]:
