@@ -12,6 +12,7 @@ import os
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
@@ -115,6 +116,7 @@ def native_consume(
     timeline: Timeline | None = None,
     sample_interval: float = 0.1,
     max_seconds: float = 300.0,
+    pause_gc: bool = False,
     **settings: Any,
 ) -> dict[str, Any]:
     """Fill a topic, then read it all (or for `max_seconds`) with one consumer under the given fetch settings.
@@ -128,6 +130,8 @@ def native_consume(
         timeline: a list that receives (seconds, records so far) every `sample_interval`,
             to plot throughput over time (its stability is the point of the Kafka
             chapter's consumer figures).
+        pause_gc: hold Python's garbage collector during each `consume()` batch
+            (`workbench.kafka.gc_paused`): every Message is a tracked object.
         **settings: librdkafka consumer settings: `fetch.min.bytes`, `fetch.wait.max.ms`,
             `max.partition.fetch.bytes`, `fetch.max.bytes`, `socket.receive.buffer.bytes`,
             `queued.max.messages.kbytes`, ...
@@ -145,16 +149,24 @@ def native_consume(
         try:
             client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
             with ResourceMonitor(stack.services) as monitor:
-                count, seconds, polls = timed_reads(
-                    lambda: sum(1 for m in client.consume(num_messages=10_000, timeout=0.5) if m.error() is None),
-                    records, max_seconds, sample_interval, samples,
-                )  # fmt: skip
+
+                def read() -> int:
+                    with kafka.gc_paused() if pause_gc else nullcontext():
+                        return sum(1 for m in client.consume(num_messages=10_000, timeout=0.5) if m.error() is None)
+
+                count, seconds, polls = timed_reads(read, records, max_seconds, sample_interval, samples)
         finally:
             client.close()
     return result_row(
         stack,
         experiment="native_consume",
-        params={"records": records, "record_bytes": record_bytes, "partitions": partitions, **settings},
+        params={
+            "records": records,
+            "record_bytes": record_bytes,
+            "partitions": partitions,
+            "pause_gc": pause_gc,
+            **settings,
+        },
         records=count,
         payload_bytes=count * record_bytes,
         seconds=seconds,
