@@ -149,7 +149,7 @@ def run_report(
         for path in paths:
             params = {**defaults, **per_notebook.get(path.stem, {}), **(overrides or {})}
             run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
-            _share_plotlyjs(run.executed, directory)
+            _slim(run.executed, directory)
             run.html = _to_html(run.executed, directory / f"{path.stem}.html")
             report.runs.append(run)
             if progress is not None:
@@ -209,13 +209,17 @@ def _ipc_kernel_manager(socket_dir: Path) -> type:
 PLOTLYJS = "plotly.min.js"
 
 
-def _share_plotlyjs(executed: Path, directory: Path) -> None:
-    """Take the embedded plotly.js out of an executed notebook; its pages load one shared copy.
+def _slim(executed: Path, directory: Path) -> None:
+    """Take plotly.js out of an executed notebook: its pages load one shared copy.
 
     The notebook renderer embeds the whole library (4.8 MB) in each notebook's first
     figure, so ten notebooks made a 100 MB report (each copy twice: notebook and HTML).
     The executed copy now points at `../plotly.min.js` and its HTML page at
     `plotly.min.js`, written once per report; the report still opens offline.
+
+    Saved widget state goes too: a live `FigureWidget` carries its own 5 MB plotly
+    bundle, and a report has no kernel to drive a widget; the notebooks draw a static
+    figure of what a live chart showed.
     """
     import nbformat
     from plotly.offline import get_plotlyjs
@@ -224,19 +228,19 @@ def _share_plotlyjs(executed: Path, directory: Path) -> None:
         return
     bundle = get_plotlyjs()
     notebook = nbformat.read(executed, as_version=4)
-    replaced = False
+    replaced = notebook.metadata.pop("widgets", None) is not None
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
             text = output.get("data", {}).get("text/html")
             if isinstance(text, str) and bundle in text:
                 tag = f'<script src="../{PLOTLYJS}"></script>\n<script>'
                 output["data"]["text/html"] = text.replace(f"<script>{bundle}", tag).replace(bundle, "")
+                shared = directory / PLOTLYJS
+                if not shared.exists():
+                    shared.write_text(bundle)
                 replaced = True
     if replaced:
         nbformat.write(notebook, executed)
-        shared = directory / PLOTLYJS
-        if not shared.exists():
-            shared.write_text(bundle)
 
 
 def _to_html(executed: Path, target: Path) -> Path | None:

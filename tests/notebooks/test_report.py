@@ -58,11 +58,13 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
 
 
 def test_report_pages_share_one_plotlyjs(tmp_path: Path) -> None:
-    """Two notebooks with figures: plotly.js is written once, beside the pages that load it."""
+    """Two notebooks with figures (one also with a live widget): plotly.js is written once,
+    beside the pages that load it, and no widget state is kept."""
     figure = "\n".join(
         ["from workbench import viz", "import plotly.express as px", "viz.configure_renderers()", "px.bar(y=[3, 4])"]
     )
-    project = _project_with(tmp_path, {"01_a": ["quick = False", figure], "02_b": ["quick = False", figure]})
+    widget = "import plotly.graph_objects as go\ngo.FigureWidget(go.Scatter(x=[1], y=[2]))"
+    project = _project_with(tmp_path, {"01_a": ["quick = False", figure], "02_b": ["quick = False", figure, widget]})
     env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r")}
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "report", "--output", str(project / "out")],
@@ -79,4 +81,6 @@ def test_report_pages_share_one_plotlyjs(tmp_path: Path) -> None:
         page = (out / f"{name}.html").read_text()
         assert '<script src="plotly.min.js"></script>' in page and "Plotly.newPlot" in page
         assert bundle[:2000] not in page
-        assert bundle[:2000] not in (out / "executed" / f"{name}.ipynb").read_text()
+        executed = (out / "executed" / f"{name}.ipynb").read_text()
+        assert bundle[:2000] not in executed
+        assert "widget-state" not in executed  # a live widget's saved state carries its own plotly bundle
