@@ -13,11 +13,12 @@ proxy's MB/s on the machine, whatever the proxy does with the records.
 from __future__ import annotations
 
 import math
-import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -26,7 +27,7 @@ from workbench.bench.errors import BenchError
 from workbench.bench.proxy_load import _Job, _run_calls
 from workbench.bench.resources import ResourceMonitor
 from workbench.stack import Stack
-from workbench.stack.process import free_port, port_in_use
+from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
 
 __all__ = ["http_floor"]
 
@@ -101,24 +102,20 @@ def _floor_app(records_per_call: int) -> Iterator[tuple[str, int]]:
     """Run the bare app in its own process (its CPU is measured apart); yield (URL, pid)."""
     port = free_port(_HOST)
     command = [sys.executable, "-m", "workbench.bench.http_floor", str(port), str(records_per_call)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + _START_TIMEOUT_S
-        while not port_in_use(_HOST, port):
-            if process.poll() is not None or time.monotonic() > deadline:
-                error = process.stderr.read().decode(errors="replace").strip() if process.stderr else ""
-                raise BenchError(f"the bare HTTP app did not start on port {port}: {error.splitlines()[-1:]}")
-            time.sleep(0.05)
-        yield f"http://{_HOST}:{port}", process.pid
-    finally:
-        process.terminate()
+    with tempfile.TemporaryDirectory(prefix="wb-http-floor-") as folder:
+        log = Path(folder) / "app.log"
+        app = spawn(command, log)
+        created = app.create_time()
         try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+            deadline = time.monotonic() + _START_TIMEOUT_S
+            while not port_in_use(_HOST, port):
+                if not is_ours(app.pid, created) or time.monotonic() > deadline:
+                    last = log.read_text(errors="replace").strip().splitlines()[-1:]
+                    raise BenchError(f"the bare HTTP app did not start on port {port}: {last}")
+                time.sleep(0.05)
+            yield f"http://{_HOST}:{port}", app.pid
+        finally:
+            stop(app.pid, created)
 
 
 def _serve(port: int, records_per_call: int) -> None:

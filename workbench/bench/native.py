@@ -12,7 +12,6 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from contextlib import nullcontext
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
@@ -151,7 +150,7 @@ def native_consume(
             with ResourceMonitor(stack.services) as monitor:
 
                 def read() -> int:
-                    with kafka.gc_paused() if pause_gc else nullcontext():
+                    with kafka.gc_paused(pause_gc):
                         return sum(1 for m in client.consume(num_messages=10_000, timeout=0.5) if m.error() is None)
 
                 count, seconds, polls = timed_reads(read, records, max_seconds, sample_interval, samples)

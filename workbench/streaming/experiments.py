@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,6 @@ from workbench.stack import Stack
 from workbench.streaming import kafka_source, to_pandas
 from workbench.streaming.pipelines import device_windows, parse_readings, stopping, write_parquet
 from workbench.streaming.progress import DURATIONS, progress_frame
-from workbench.streaming.source import CONSUMER_DEFAULTS
 from workbench.streaming.telemetry import device_topics, generate_readings, produce_readings
 
 if TYPE_CHECKING:
@@ -138,7 +137,7 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     It does the least a reader can: assign every partition at its first offset, take
     records in batches of 10,000 and count them, up to the true end offsets. Nothing is
     decoded or converted, which is what Spark's source must do on top. It uses the same
-    librdkafka settings as the source's readers (`source.CONSUMER_DEFAULTS`).
+    librdkafka settings as the source's readers (`kafka.READER_SETTINGS`).
 
     `pause_gc` holds the garbage collector during each batch, as the source's readers do
     (`kafka.gc_paused`): without it, the collector takes most of a plain consumer's time
@@ -148,13 +147,13 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     ends = kafka.end_offsets(conf, topic)
     starts = kafka.reported_offsets(conf, list(ends), "earliest")
     remaining = {tp: end for tp, end in ends.items() if end > starts[tp]}
-    client = kafka.consumer(conf, settings=CONSUMER_DEFAULTS)
+    client = kafka.consumer(conf, settings=kafka.READER_SETTINGS)
     count, deadline = 0, time.monotonic() + PATIENCE_S
     started = time.perf_counter()
     try:
         client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
         while remaining and time.monotonic() < deadline:
-            with kafka.gc_paused() if pause_gc else nullcontext():
+            with kafka.gc_paused(pause_gc):
                 for message in client.consume(num_messages=10_000, timeout=0.5):
                     if message.error() is not None:
                         continue

@@ -76,7 +76,6 @@ from workbench.streaming.offsets import (
 from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, SourceOptions, parse_options
 
 __all__ = [
-    "CONSUMER_DEFAULTS",
     "FORMAT_NAME",
     "KafkaBatchReader",
     "KafkaDataSource",
@@ -97,8 +96,6 @@ _DATA_LOSS_HINT = (
     'If you don\'t want your streaming query to fail on such cases, set the source option "failOnDataLoss" '
     'to "false".'
 )
-#: librdkafka settings of the executors' consumers, unless the `kafka.*` options say otherwise.
-CONSUMER_DEFAULTS = READER_SETTINGS
 #: Records asked of librdkafka per `consume()` call, and so per Arrow batch at most.
 _CHUNK = 50_000
 
@@ -384,7 +381,7 @@ def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     consumer = Consumer(
         {
-            **CONSUMER_DEFAULTS,  # librdkafka's defaults stall a reader that keeps up
+            **READER_SETTINGS,  # librdkafka's defaults stall a reader that keeps up; `kafka.*` options win
             **options.kafka,
             "group.id": f"{options.group_id}-executor",
             "enable.auto.commit": False,

@@ -169,43 +169,12 @@ def read_partitions(
     Raises:
         KafkaError: the end was not reached within `timeout` seconds.
     """
-    partitions = sorted(set(partitions))
-    ends = kafka.end_offsets(conf, partitions, timeout=timeout)
-    starts = kafka.reported_offsets(conf, list(ends), "earliest", timeout=timeout)
-    remaining = {p: ends[p] for p in ends if ends[p] > starts[p]}
     kept: list[Record] = []
     scanned = 0
-    if not remaining:
-        return kept, scanned
-    total = sum(end - starts[p] for p, end in remaining.items())
-    client = kafka.consumer(conf)
-    try:
-        client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
-        deadline = time.monotonic() + timeout
-        while remaining:
-            if time.monotonic() > deadline:
-                raise KafkaError(f"read stopped short of the end after {timeout:.0f} s: {remaining}")
-            # Ask for exactly what is left, so consume() returns when the last record arrives
-            # instead of waiting out its timeout: the timing is then the read, not the wait.
-            wanted = max(1, min(10_000, total - scanned))
-            for message in client.consume(num_messages=wanted, timeout=0.2):
-                error = message.error()
-                if error is not None:
-                    if error.code() == RdKafkaError._PARTITION_EOF:
-                        continue
-                    raise KafkaError(f"read failed: {error.str()}", error.name())
-                where = (str(message.topic()), int(message.partition() or 0))
-                offset = int(message.offset() or 0)
-                end = remaining.get(where)
-                if end is None or offset >= end:
-                    continue
-                scanned += 1
-                if key is None or message.key() == key:
-                    kept.append(Record.from_message(message))
-                if offset + 1 >= end:
-                    del remaining[where]
-    finally:
-        client.close()
+    for record in kafka.read_records(conf, sorted(set(partitions)), timeout=timeout):
+        scanned += 1
+        if key is None or record.key == key:
+            kept.append(record)
     return kept, scanned
 
 
