@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import math
 import re
 from typing import Any
 
@@ -27,10 +29,10 @@ __all__ = [
     "SCHEMA_FORMATS",
     "V2_JSON",
     "check_accept",
+    "check_exact_numbers",
     "decode_binary",
     "embedded_format",
     "encode_binary",
-    "encode_json",
     "media_type",
     "no_registry",
     "produce_format",
@@ -80,9 +82,53 @@ def produce_format(content_type: str | None) -> str:
     ours, fmt = embedded_format(content_type)
     if not ours:
         raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {_essence(content_type)!r}")
-    if fmt in SCHEMA_FORMATS:
-        raise no_registry(fmt)
-    return fmt or "binary"
+    return fmt or "binary"  # a schema format is answered after the topic and schema checks
+
+
+#: Cheap signs that a body may hold a number orjson would not carry back exactly: a run
+#: of 20 digits (an integer past 64 bits) or an exponent of three digits (a float that
+#: under- or overflows a double). Only bodies with one are parsed a second time.
+_SUSPECT_NUMBER = re.compile(rb"\d{20}|[eE][-+]?\d{3}")
+
+
+def check_exact_numbers(body: bytes) -> None:
+    """400 when a JSON body holds a number this proxy would read (and write) changed.
+
+    orjson reads an integer past 64 bits as a float and `1e-400` as 0.0, so a value
+    `18446744073709551616` would be stored as `1.8446744073709552e+19` and a partition
+    `2**64` would pass as a float. Such bodies are refused as malformed before anything
+    is done. The second parse, with Python's exact `json`, runs only for bodies that
+    `_SUSPECT_NUMBER` flags, so ordinary requests pay one regex scan.
+    """
+    if not _SUSPECT_NUMBER.search(body):
+        return
+    try:
+        json.loads(body, parse_int=_exact_int, parse_float=_exact_float)
+    except _Inexact as exc:
+        raise RestError(400, 400, f"Malformed JSON: the number {exc.args[0][:40]} cannot be read exactly (integers "
+                        "must fit in 64 bits, floats in a double); send it as a string, or use the binary "
+                        "format") from None  # fmt: skip
+    except (ValueError, RecursionError):
+        return  # orjson read it already; what Python's parser cannot read is left to it
+
+
+class _Inexact(ValueError):
+    pass
+
+
+def _exact_int(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value <= 2**64 - 1:
+        raise _Inexact(text)
+    return value
+
+
+def _exact_float(text: str) -> float:
+    value = float(text)
+    mantissa = text.lower().partition("e")[0]
+    if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
+        raise _Inexact(text)
+    return value
 
 
 def require_json_body_type(content_type: str | None) -> None:
@@ -115,18 +161,3 @@ def decode_binary(data: Any, what: str) -> bytes | None:
 
 def encode_binary(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
-
-
-def encode_json(data: bytes | None, what: str) -> Any:
-    """Stored bytes as JSON for a json-format consumer; 422 when they are not JSON."""
-    if data is None:
-        return None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise RestError(
-            422,
-            422,
-            f"{what} deserialization error for format json: the stored bytes are not JSON; "
-            "read this topic with a binary consumer",
-        ) from None
