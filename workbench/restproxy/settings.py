@@ -281,6 +281,10 @@ def _build(
     ):
         if not low <= typed[key] <= high:
             raise ConfigError(source, key, f"must be between {low} and {high}, got {typed[key]}")
+    wait, ceiling = typed["consumer.request.timeout.ms"], typed["consumer.request.timeout.max.ms"]
+    if wait > ceiling:
+        raise ConfigError(source, "consumer.request.timeout.ms", f"must not exceed consumer.request.timeout.max.ms "
+                          f"({ceiling}), got {wait}")  # fmt: skip
     method = str(typed["authentication.method"]).upper()
     if method not in ("NONE", "BASIC"):
         raise ConfigError(source, "authentication.method", f"must be NONE or BASIC, got {method!r}")
