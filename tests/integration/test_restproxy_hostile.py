@@ -326,8 +326,8 @@ def v3_create_cases() -> list[Case]:
                 "/v3/clusters/{c}/topics",
                 body,
                 content_type=V3,
-                status=400,
-                codes=(400,),
+                status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+                codes=(400, 422, 42206),
             )
         )
     cases.append(
@@ -395,8 +395,8 @@ def consumer_name_cases() -> list[Case]:
             "/consumers/{g}",
             b'{"fetch.min.bytes":' + number + b"}",
             content_type=V2,
-            status=400,
-            codes=(400,),
+            status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+            codes=(400, 422, 40001),
         )
         for i, number in enumerate(BEYOND_64_BITS)
     ]
@@ -517,8 +517,8 @@ def partition_cases() -> list[Case]:
             "POST",
             "/topics/{t}",
             produce_body(b'{"value":1,"partition":' + number + b"}"),
-            status=400,
-            codes=(400,),
+            status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+            codes=(400, 422),
         )
         for i, number in enumerate(BEYOND_64_BITS)
     ]
@@ -554,8 +554,8 @@ def offset_cases() -> list[Case]:
                     f"{{i}}/{where}",
                     seek_body(number),
                     content_type=V2,
-                    status=400,
-                    codes=(400,),
+                    status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+                    codes=(400, 422),
                 )
             )
         for key, body in (
@@ -612,8 +612,8 @@ def assignment_cases() -> list[Case]:
             f"{spare}/assignments",
             partitions_body(b'"@T@"', BEYOND_64_BITS[0]),
             content_type=V2,
-            status=400,
-            codes=(400,),
+            status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+            codes=(400, 422),
         )
     )
     subscriptions = {
@@ -703,8 +703,8 @@ def malformed_cases() -> list[Case]:
             "POST",
             "/topics/{t}",
             produce_body(b'{"value":' + number + b"}"),
-            status=400,
-            codes=(400,),
+            status=None,  # 400 (malformed) or 422 (a float where an integer belongs)
+            codes=(400, 422),
         )
         for i, number in enumerate(BEYOND_64_BITS)
     ]

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from workbench.restproxy.errors import RestError
-from workbench.restproxy.formats import V2_JSON, check_exact_numbers
+from workbench.restproxy.formats import V2_JSON
 from workbench.restproxy.settings import Settings
 
 if TYPE_CHECKING:
@@ -83,14 +83,14 @@ async def read_body(request: Request, settings: Settings) -> bytes:
 
 
 def parse_json(body: bytes) -> Any:
-    """JSON from a body; 400 when malformed, nested past 1024 levels (orjson's parser), or
-    holding a number this proxy cannot carry exactly (`check_exact_numbers`)."""
+    """JSON from a body; 400 when malformed or nested past 1024 levels (orjson's parser).
+
+    Integers past 64 bits come back as floats; where an integer belongs (partitions,
+    offsets) that is a 422 by type, and json-format values are checked by produce."""
     try:
-        data = orjson.loads(body)
+        return orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise RestError(400, 400, f"Malformed JSON: {exc}") from None
-    check_exact_numbers(body)
-    return data
 
 
 async def parse_json_body(body: bytes) -> Any:

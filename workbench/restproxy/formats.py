@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import re
 from typing import Any
 
@@ -85,29 +84,27 @@ def produce_format(content_type: str | None) -> str:
     return fmt or "binary"  # a schema format is answered after the topic and schema checks
 
 
-#: Cheap signs that a body may hold a number orjson would not carry back exactly: a run
-#: of 20 digits (an integer past 64 bits) or an exponent of three digits (a float that
-#: under- or overflows a double). Only bodies with one are parsed a second time.
-_SUSPECT_NUMBER = re.compile(rb"\d{20}|[eE][-+]?\d{3}")
+#: Digits become "0", everything else a space: then a 19-digit run, the least it takes to
+#: write an integer past 64 bits, is one substring search (0.3 ms for 500 KB, where a
+#: regular expression took 10 ms).
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
 
 
 def check_exact_numbers(body: bytes) -> None:
-    """400 when a JSON body holds a number this proxy would read (and write) changed.
+    """422 when a json-format produce body holds an integer past 64 bits.
 
-    orjson reads an integer past 64 bits as a float and `1e-400` as 0.0, so a value
-    `18446744073709551616` would be stored as `1.8446744073709552e+19` and a partition
-    `2**64` would pass as a float. Such bodies are refused as malformed before anything
-    is done. The second parse, with Python's exact `json`, runs only for bodies that
-    `_SUSPECT_NUMBER` flags, so ordinary requests pay one regex scan.
+    orjson reads such an integer as a float, so `18446744073709551616` would be stored as
+    `1.8446744073709552e+19`; upstream (Jackson) keeps it exact. Such a body is refused
+    before anything is written. Only a body with a 19-digit run is parsed a second time,
+    with Python's exact `json`. (Floats are read as doubles, as Jackson reads them.)
     """
-    if not _SUSPECT_NUMBER.search(body):
+    if b"0" * 19 not in body.translate(_DIGITS):
         return
     try:
-        json.loads(body, parse_int=_exact_int, parse_float=_exact_float)
+        json.loads(body, parse_int=_exact_int)
     except _Inexact as exc:
-        raise RestError(400, 400, f"Malformed JSON: the number {exc.args[0][:40]} cannot be read exactly (integers "
-                        "must fit in 64 bits, floats in a double); send it as a string, or use the binary "
-                        "format") from None  # fmt: skip
+        raise RestError(422, 422, f"The number {exc.args[0][:40]} cannot be written exactly by this proxy (integers "
+                        "must fit in 64 bits); send it as a string, or use the binary format") from None  # fmt: skip
     except (ValueError, RecursionError):
         return  # orjson read it already; what Python's parser cannot read is left to it
 
@@ -119,14 +116,6 @@ class _Inexact(ValueError):
 def _exact_int(text: str) -> int:
     value = int(text)
     if not -(2**63) <= value <= 2**64 - 1:
-        raise _Inexact(text)
-    return value
-
-
-def _exact_float(text: str) -> float:
-    value = float(text)
-    mantissa = text.lower().partition("e")[0]
-    if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in mantissa)):
         raise _Inexact(text)
     return value
 

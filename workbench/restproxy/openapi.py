@@ -191,6 +191,13 @@ SCHEMAS: dict[str, Schema] = {
         configs=_array(_obj(("name",), name=STR, value=_nullable(STR))),
         validate_only={**BOOL, "description": "check only; answered 200 instead of 201"},
     ),
+    "AlterConfigsRequest": _obj(
+        ("data",), data=_array(_obj(("name",), name=STR, value=_nullable(STR),
+                                    operation={"type": "string", "enum": ["SET", "DELETE"],
+                                               "description": "SET (default) needs a value; DELETE resets"}),
+                               minItems=1),
+        validate_only={**BOOL, "description": "check only"},
+    ),
     "V3Partition": _v3_resource("KafkaPartition", ("cluster_id", "topic_name", "partition_id"), cluster_id=STR,
                                 topic_name=STR, partition_id=INT32, **_related("leader", "replicas", "reassignment")),
     "V3PartitionList": _v3_list("KafkaPartitionList", "V3Partition"),
@@ -274,8 +281,8 @@ def _errors(codes: dict[int, str], media_types: tuple[str, ...]) -> dict[str, An
     """Error responses with the Error body; `default` stands for what any handler may answer."""
     body = _content(_ref("Error"), media_types)
     responses = {str(status): {"description": text, "content": body} for status, text in codes.items()}
-    responses["default"] = {"description": "401 (basic auth on), 405, 500 / 50002 (unexpected), 503 / 50302 "
-                            "(broker not available)", "content": body}  # fmt: skip
+    responses["default"] = {"description": "401 (basic auth on), 405, 406 (an Accept without JSON), 500 / 50002 "
+                            "(unexpected), 503 / 50302 (broker not available)", "content": body}  # fmt: skip
     return responses
 
 
@@ -317,6 +324,9 @@ V2_BODY_TYPES = (V2_JSON, JSON)
 CLUSTER_404 = {404: "Cluster not found"}
 V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
 V3_GROUP_404 = {404: "Cluster or consumer group not found"}
+CONFIG_ERRORS = {400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
+                 404: "Cluster or topic (40403) not found", 415: "Content-Type other than application/json",
+                 422: "42206: the body is not as described"}  # fmt: skip
 INSTANCE = "/consumers/{group}/instances/{instance}"
 C = "/v3/clusters/{cluster}"
 
@@ -463,7 +473,8 @@ def _v3_paths() -> dict[str, dict[str, Any]]:
                                {"Location": {"schema": {**STR, "format": "uri"}}}),
                          **_ok(200, "validate_only: it could be created", _ref("V3Topic"), (JSON,))},
                         {400: "Malformed JSON; 40002: Kafka refused (exists, invalid name, partitions, config)",
-                         **CLUSTER_404, 422: "42206: empty body, topic_name missing, bad partitions_count, "
+                         **CLUSTER_404, 415: "Content-Type other than application/json",
+                         422: "42206: empty body, topic_name missing, bad partitions_count, "
                          "replication_factor or configs"},
                         ("cluster",), _body(_ref("CreateTopicRequest"), (JSON,), required=True)),
         },
@@ -480,9 +491,20 @@ def _v3_paths() -> dict[str, dict[str, Any]]:
             *topic, "partition"),
         f"{C}/topics/{{topic}}/configs": _v3_get("listTopicConfigs", "A topic's configs", "TopicConfigList",
                                                  V3_TOPIC_404, *topic),
-        f"{C}/topics/{{topic}}/configs/{{name}}": _v3_get(
-            "getTopicConfig", "One config of a topic", "TopicConfig",
-            {404: "Cluster, topic (40403) or config not found"}, *topic, "config"),
+        f"{C}/topics/{{topic}}/configs/{{name}}": {
+            **_v3_get("getTopicConfig", "One config of a topic", "TopicConfig",
+                      {404: "Cluster, topic (40403) or config not found"}, *topic, "config"),
+            "put": _op("updateTopicConfig", "v3", "Set one config (the others keep their values)", _ok(204, "Set"),
+                       CONFIG_ERRORS, (*topic, "config"),
+                       _body(_obj(("value",), value=_nullable(STR)), (JSON,), required=True)),
+            "delete": _op("resetTopicConfig", "v3", "Reset one config to its default", _ok(204, "Reset"),
+                          CONFIG_ERRORS, (*topic, "config")),
+        },
+        f"{C}/topics/{{topic}}/configs:alter": {
+            "post": _op("alterTopicConfigs", "v3", "Set or reset several configs at once (incremental)",
+                        _ok(204, "Altered"), CONFIG_ERRORS, topic,
+                        _body(_ref("AlterConfigsRequest"), (JSON,), required=True)),
+        },
         f"{C}/topics/{{topic}}/records": {
             "post": _op(
                 "produceRecords", "v3", "Produce records, streaming: one result per record, in order",

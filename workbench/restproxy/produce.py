@@ -34,7 +34,7 @@ from starlette.responses import Response
 
 from workbench.restproxy.context import Context, int_param, json_response, parse_json_body, read_body
 from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, RestError
-from workbench.restproxy.formats import SCHEMA_FORMATS, check_accept, no_registry, produce_format
+from workbench.restproxy.formats import SCHEMA_FORMATS, check_accept, check_exact_numbers, no_registry, produce_format
 from workbench.restproxy.routing import Route
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]
@@ -99,6 +99,8 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     count = await ctx.metadata.partition_count(topic)
     if fmt in SCHEMA_FORMATS:
         raise _schema_error(fmt, data, records)
+    if fmt == "json":
+        check_exact_numbers(body)
     if url_partition is not None and not 0 <= url_partition < count:
         await ctx.metadata.check_partition(topic, url_partition)  # refreshes once, then 40402
     # Partitions are chosen here, as librdkafka's default partitioner would (CRC32 of
