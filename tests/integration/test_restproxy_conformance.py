@@ -153,3 +153,14 @@ def test_v3_charset_is_honoured_or_refused(http: requests.Session, v3: str, stac
           400, 400)  # fmt: skip
     values = [r.value for r in kafka.read_records(stack.kafka_config("consumer"), name)]
     assert values == ["café".encode()], "the Latin-1 record is stored as UTF-8 text; the broken one is not stored"
+
+
+def test_v3_validate_only_writes_nothing(http: requests.Session, v3: str, stack: Stack) -> None:
+    """Tansu creates a topic even on validate_only; the proxy answers 200 and leaves no topic behind."""
+    name = f"validate-{uuid.uuid4().hex[:8]}"
+    answer = http.post(f"{v3}/topics", json={"topic_name": name, "partitions_count": 3, "validate_only": True},
+                       timeout=30)  # fmt: skip
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["partitions_count"] == 3
+    assert name not in kafka.list_topics(stack.kafka_config("admin"))
+    error(http.post(f"{v3}/topics", json={"topic_name": "bad name", "validate_only": True}, timeout=30), 400, 40002)

@@ -379,6 +379,8 @@ def _seek_to_end(instance: ConsumerInstance, settings: Settings, partitions: lis
 
 
 def _seek_to_times(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> None:
+    if not targets:
+        return  # librdkafka refuses an empty list (_INVALID_ARG); nothing to seek is no error
     _require_assigned(instance, [(t, p) for t, p, _ in targets], "seek")
     found = instance.consumer.offsets_for_times([TopicPartition(t, p, ms) for t, p, ms in targets], timeout=10)
     _seek(instance, [(tp.topic, tp.partition, tp.offset) for tp in found])

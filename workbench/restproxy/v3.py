@@ -9,8 +9,10 @@ offset (`workbench.kafka.end_offsets`) minus the committed offset.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
+from urllib.parse import quote
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka.admin import NewTopic
@@ -26,6 +28,8 @@ from workbench.restproxy.validation import INT32_MAX, check_topic
 __all__ = ["ROUTES", "check_cluster", "check_v3_accept"]
 
 JSON = "application/json"
+
+log = logging.getLogger("workbench.restproxy")
 
 
 def check_cluster(ctx: Context, cluster: str) -> None:
@@ -93,7 +97,7 @@ async def get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
 
 
 def _topic_body(ctx: Context, request: Request, name: str, partitions: dict[int, Any]) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{name}"
+    url = f"{_base(ctx, request)}/topics/{quote(name, safe='')}"
     first = partitions.get(0)
     return {
         "kind": "KafkaTopic",
@@ -142,20 +146,39 @@ async def create_topic(ctx: Context, request: Request, cluster: str) -> Response
                    config={key: value for key, value in changes if value is not None})  # fmt: skip
 
     def create() -> None:
+        if validate_only and name in ctx.metadata.cluster(name).topics:
+            raise RestError(400, 40002, f"Topic '{name}' already exists.")
         futures = ctx.metadata.admin.create_topics([new], validate_only=validate_only, operation_timeout=30,
                                                    request_timeout=30)  # fmt: skip
         try:
             futures[name].result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot create topic {name}") from None
+        if validate_only:
+            _undo_if_created(ctx, name)
 
     await ctx.metadata.call(create)
     ctx.metadata.forget(name)
-    url = f"{_base(ctx, request)}/topics/{name}"
+    url = f"{_base(ctx, request)}/topics/{quote(name, safe='')}"
     if validate_only:
         return _v3(_topic_body(ctx, request, name, {}) | {"partitions_count": partitions}, status=200)
     metadata = await ctx.metadata.call(ctx.metadata.topic, name)
     return _v3(_topic_body(ctx, request, name, metadata.partitions), status=201, headers={"Location": url})
+
+
+def _undo_if_created(ctx: Context, name: str) -> None:
+    """A broker that ignores `validate_only` (Tansu does) has just created the topic: a
+    validation must write nothing, so it is deleted again."""
+    topic = ctx.metadata.cluster(name).topics.get(name)
+    if topic is None or topic.error is not None:
+        return
+    log.warning("the broker created topic %s on a validate_only request; deleting it again", name)
+    try:
+        ctx.metadata.admin.delete_topics([name], operation_timeout=30, request_timeout=30)[name].result()
+    except KafkaException as exc:
+        raise kafka_error(
+            exc, f"the broker created {name} on a validate_only request and it could not be deleted"
+        ) from None
 
 
 async def _topic(ctx: Context, cluster: str, name: str) -> Any:
@@ -190,7 +213,7 @@ async def delete_topic(ctx: Context, request: Request, cluster: str, topic: str)
 
 
 def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{topic}/partitions/{partition.id}"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/partitions/{partition.id}"
     return {
         "kind": "KafkaPartition",
         "metadata": _meta(url, _crn(ctx, f"topic={topic}", f"partition={partition.id}")),
@@ -206,7 +229,7 @@ def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) 
 async def list_partitions(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     metadata = await _topic(ctx, cluster, topic)
     data = [_partition_body(ctx, request, topic, p) for p in sorted(metadata.partitions.values(), key=lambda p: p.id)]
-    url = f"{_base(ctx, request)}/topics/{topic}/partitions"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/partitions"
     return _v3({"kind": "KafkaPartitionList", "metadata": {"self": url, "next": None}, "data": data})
 
 
@@ -219,7 +242,7 @@ async def get_partition(ctx: Context, request: Request, cluster: str, topic: str
 
 
 def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{topic}/configs/{entry.name}"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs/{quote(entry.name, safe='')}"
     source = getattr(entry.source, "name", str(entry.source))
     return {
         "kind": "KafkaTopicConfig",
@@ -242,7 +265,7 @@ def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict
 async def list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     await _topic(ctx, cluster, topic)
     entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
-    url = f"{_base(ctx, request)}/topics/{topic}/configs"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs"
     data = [_config_body(ctx, request, topic, e) for e in sorted(entries, key=lambda e: e.name)]
     return _v3({"kind": "KafkaTopicConfigList", "metadata": {"self": url, "next": None}, "data": data})
 
@@ -440,6 +463,7 @@ async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) 
     rows = await ctx.metadata.call(_lags, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lag-summary"
     top = max(rows, key=lambda r: r["lag"], default=None)
+    top_topic = quote(top["topic_name"], safe="") if top else ""
     return _v3({
         "kind": "KafkaConsumerGroupLagSummary", "metadata": _meta(url), "cluster_id": ctx.cluster_id,
         "consumer_group_id": group,
@@ -452,7 +476,7 @@ async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) 
         "total_lag": sum(r["lag"] for r in rows),
         "max_lag_consumer": {"related": f"{_base(ctx, request)}/consumer-groups/{group}/consumers/"
                              f"{top['consumer_id'] if top else ''}"},
-        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top['topic_name'] if top else ''}"
+        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top_topic}"
                               f"/partitions/{top['partition_id'] if top else 0}"},
     })  # fmt: skip
 
