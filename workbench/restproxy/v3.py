@@ -146,7 +146,7 @@ async def create_topic(ctx: Context, request: Request, cluster: str) -> Response
                    config={key: value for key, value in changes if value is not None})  # fmt: skip
 
     def create() -> None:
-        if validate_only and name in ctx.metadata.cluster(name).topics:
+        if validate_only and _exists(ctx, name):
             raise RestError(400, 40002, f"Topic '{name}' already exists.")
         futures = ctx.metadata.admin.create_topics([new], validate_only=validate_only, operation_timeout=30,
                                                    request_timeout=30)  # fmt: skip
@@ -166,11 +166,15 @@ async def create_topic(ctx: Context, request: Request, cluster: str) -> Response
     return _v3(_topic_body(ctx, request, name, metadata.partitions), status=201, headers={"Location": url})
 
 
+def _exists(ctx: Context, name: str) -> bool:
+    topic = ctx.metadata.cluster(name).topics.get(name)
+    return topic is not None and topic.error is None
+
+
 def _undo_if_created(ctx: Context, name: str) -> None:
     """A broker that ignores `validate_only` (Tansu does) has just created the topic: a
     validation must write nothing, so it is deleted again."""
-    topic = ctx.metadata.cluster(name).topics.get(name)
-    if topic is None or topic.error is not None:
+    if not _exists(ctx, name):
         return
     log.warning("the broker created topic %s on a validate_only request; deleting it again", name)
     try:
