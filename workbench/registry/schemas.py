@@ -34,7 +34,7 @@ from typing import Any
 
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
-__all__ = ["SCHEMA_TYPES", "ParsedSchema", "Reference", "identity", "parse_schema"]
+__all__ = ["ParsedSchema", "Reference", "SCHEMA_TYPES", "identity", "parse_schema"]
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 
