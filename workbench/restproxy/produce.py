@@ -36,6 +36,7 @@ from workbench.restproxy.context import Context, int_param, json_response, parse
 from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, RestError
 from workbench.restproxy.formats import SCHEMA_FORMATS, check_accept, check_exact_numbers, no_registry, produce_format
 from workbench.restproxy.routing import Route
+from workbench.restproxy.schemas import encode_schema_records
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]
 
@@ -70,6 +71,8 @@ class _Plan:
     """How one request's records are encoded: what `_encode` needs besides the records."""
 
     binary: bool
+    #: Keys and values are bytes already (the schema formats' wire format).
+    raw: bool
     count: int
     default_partition: int
     keyless: int
@@ -97,8 +100,12 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     records = _records(data, ctx.settings.max_records_per_request)
 
     count = await ctx.metadata.partition_count(topic)
+    ids: tuple[int | None, int | None] = (None, None)
     if fmt in SCHEMA_FORMATS:
-        raise _schema_error(fmt, data, records)
+        error = _schema_error(fmt, data, records)
+        if error is not None or ctx.schemas is None:
+            raise error or no_registry(fmt)
+        records, ids = await encode_schema_records(ctx.schemas, fmt, topic, data, records)
     if fmt == "json":
         check_exact_numbers(body)
     if url_partition is not None and not 0 <= url_partition < count:
@@ -109,6 +116,7 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     # leaves keyed records to librdkafka (partition -1), through per-record produce.
     plan = _Plan(
         binary=fmt == "binary",
+        raw=fmt in SCHEMA_FORMATS,
         count=count,
         default_partition=-1 if url_partition is None else url_partition,
         keyless=ctx.producer.sticky_partition(topic, count) if url_partition is None else url_partition,
@@ -132,7 +140,7 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     if encoded.total >= ctx.settings.full_batch_bytes:
         ctx.producer.kick()  # a full batch already: do not wait out linger.ms
     await delivery.future
-    return _answer(ctx, topic, delivery.outcomes, encoded.total)
+    return _answer(ctx, topic, delivery.outcomes, encoded.total, ids)
 
 
 def _records(data: Any, ceiling: int) -> list[Any]:
@@ -156,8 +164,8 @@ def _records(data: Any, ceiling: int) -> list[Any]:
     return records
 
 
-def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestError:
-    """Upstream's answer to a schema-format request: a missing schema first, then ours."""
+def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestError | None:
+    """Upstream's answer to a schema-format request missing a schema it needs (None: none is)."""
     for index, record in enumerate(records):
         if type(record) is not dict:
             return RestError(400, 400, f"records[{index}] must be a JSON object")
@@ -173,7 +181,7 @@ def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestErr
         and any(r.get("value") is not None for r in records)
     ):
         return RestError(422, 42202, "Request includes values but does not include value schema")
-    return no_registry(fmt)
+    return None
 
 
 async def _encode_off_loop(records: list[Any], plan: _Plan) -> _Encoded:
@@ -185,7 +193,7 @@ async def _encode_off_loop(records: list[Any], plan: _Plan) -> _Encoded:
 def _encode(records: list[Any], plan: _Plan) -> _Encoded:
     """Records as produce_batch messages (bytes, chosen partition), checked one by one."""
     limit = plan.limit
-    values = _values_only(records, plan.binary)
+    values = _values_only(records, plan.binary, plan.raw)
     if values is not None:  # the common shape, {"value": ...} only: no per-record branches
         sizes = [len(v) for v in values if v is not None]
         if sizes and max(sizes) > limit:
@@ -194,7 +202,7 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
         keyless = plan.keyless
         return _Encoded([{"value": v, "partition": keyless} for v in values], sum(sizes), False)
 
-    count, keyless, keyed_here, binary = plan.count, plan.keyless, plan.keyed_here, plan.binary
+    count, keyless, keyed_here, binary, raw = plan.count, plan.keyless, plan.keyed_here, plan.binary, plan.raw
     default_partition = plan.default_partition
     crc32 = zlib.crc32
     dumps = orjson.dumps
@@ -220,7 +228,9 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
         elif not 0 <= partition < count:
             unknown_partition = partition
             partition = 0
-        if binary:
+        if raw:
+            pass
+        elif binary:
             try:
                 if key is not None:
                     key = b64decode(key, validate=True)
@@ -262,7 +272,7 @@ def _too_large(index: int, size: int, limit: int) -> RestError:
                      "(set producer.max.request.size to raise it)")  # fmt: skip
 
 
-def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
+def _values_only(records: list[Any], binary: bool, raw: bool = False) -> list[bytes | None] | None:
     """Encoded values when every record is `{"value": ...}` alone, else None.
 
     One comprehension instead of the general loop: ~0.3 instead of ~0.75 ms per
@@ -272,6 +282,8 @@ def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
     try:
         if not all(type(r) is dict and r.keys() == value_only for r in records):
             return None
+        if raw:
+            return [r["value"] for r in records]
         if binary:
             b64decode = base64.b64decode
             return [None if (v := r["value"]) is None else b64decode(v, validate=True) for r in records]
@@ -281,7 +293,8 @@ def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
         return None  # let the general loop name the bad record
 
 
-def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int) -> Response:
+def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int,
+            ids: tuple[int | None, int | None] = (None, None)) -> Response:  # fmt: skip
     offsets: list[dict[str, Any]] = []
     acknowledged = 0
     for outcome in outcomes:
@@ -296,7 +309,7 @@ def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int) -> Respon
         ctx.metrics.bytes_produced.labels("v2").inc(total if acknowledged == len(outcomes) else 0)
     if acknowledged < len(outcomes):
         ctx.metadata.forget(topic)
-    return json_response({"key_schema_id": None, "value_schema_id": None, "offsets": offsets})
+    return json_response({"key_schema_id": ids[0], "value_schema_id": ids[1], "offsets": offsets})
 
 
 ROUTES = [
