@@ -261,3 +261,38 @@ def test_an_unreachable_registry_is_408_40801(stack: Stack, http: requests.Sessi
                    media("avro")), 408, 40801)  # fmt: skip
     finally:
         started.stop()
+
+
+def test_v3_produce_with_schemas(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str],
+                                 registry_client: Any) -> None:  # fmt: skip
+    """v3 records: a raw schema with its type, then `schema_id`, `schema_version`, and the
+    subject's latest when no type is given; each result names subject, id and version."""
+    from confluent_kafka.schema_registry.avro import AvroDeserializer
+
+    name = topic()
+    cluster = http.get(f"{proxy}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+    url = f"{proxy}/v3/clusters/{cluster}/topics/{name}/records"
+    first = {"device": "a", "t": 1.0, "unit": None}
+    records = [
+        {"value": {"type": "AVRO", "schema": AVRO, "data": first}},
+        {"value": {"schema_version": 1, "data": {"device": "b", "t": 2.0, "unit": {"string": "K"}}}},
+        {"value": {"data": {"device": "c", "t": 3.0}}},
+        {"value": {"type": "AVRO", "data": {"device": 5}}},  # does not fit: 400, the others are written
+        {"value": {"schema_id": 2**31 - 1, "data": first}},  # an unknown id: 422 / 42205
+        {"value": {"type": "JSON", "schema_id": 1, "data": 1}},  # a plain type with a schema field: 400
+    ]
+    body = b"".join(orjson_line(r) for r in records)
+    results = [json.loads(line) for line in http.post(url, data=body, headers={"Content-Type": "application/json"},
+                                                      timeout=60).iter_lines() if line]  # fmt: skip
+    assert [r["error_code"] for r in results] == [200, 200, 200, 400, 422, 400], results
+    assert "42205" in results[4]["message"]
+    schema_id = registry_client.get_latest_version(f"{name}-value").schema_id
+    expected = {"type": "AVRO", "subject": f"{name}-value", "schema_id": schema_id, "schema_version": 1}
+    assert [{k: v for k, v in r["value"].items() if k != "size"} for r in results[:3]] == [expected] * 3
+    assert all(r["value"]["size"] > 5 for r in results[:3])
+    decoded = native_values(stack, name, AvroDeserializer(registry_client))
+    assert [d["device"] for d in decoded] == ["a", "b", "c"] and decoded[1]["unit"] == "K"
+
+
+def orjson_line(record: dict[str, Any]) -> bytes:
+    return json.dumps(record).encode() + b"\n"

@@ -39,7 +39,7 @@ import requests
 
 from workbench.restproxy.errors import RestError
 
-__all__ = ["SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records"]
+__all__ = ["SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -150,12 +150,12 @@ class SchemaFormats:
         return known
 
     # -- the event loop's entry points: HTTP only on a cache miss, in a worker thread ---
-    async def serializer(self, fmt: str, topic: str, field: str, schema: Any, schema_id: Any) -> Serializer:
-        """The serializer of a produce request's key or value schema (`field`: key or value)."""
+    async def serializer(self, fmt: str, subject: str, field: str, schema: Any, schema_id: Any) -> Serializer:
+        """The serializer of a produce request's key or value schema (`field`: key or value),
+        registered under `subject` when given as text."""
         if schema is not None:
             if not isinstance(schema, str):
                 raise RestError(422, 42205, f"{field}_schema must be the schema as a string")
-            subject = f"{topic}-{field}"
             with self._lock:
                 cached = self._ids.get((subject, fmt, schema))
             if cached is None:
@@ -168,6 +168,32 @@ class SchemaFormats:
         if known is not None and known.fmt == fmt:
             return known
         return await asyncio.to_thread(self.serializer_blocking, schema_id, fmt)
+
+    def version_blocking(self, subject: str, version: int | None) -> tuple[int, int]:
+        """(schema id, version) of a subject's version (None: the latest); 42205 when missing."""
+        path = f"/subjects/{quote(subject, safe='')}/versions/{'latest' if version is None else version}"
+        found = self._call("GET", path)
+        return int(found["id"]), int(found["version"])
+
+    def cached_version(self, subject: str, schema_id: int) -> int | None:
+        with self._lock:
+            return self._ids.get((subject, "#version", str(schema_id)))
+
+    def lookup_blocking(self, subject: str, schema_id: int) -> int:
+        """The version of `subject` that holds schema `schema_id` (for v3 answers); cached."""
+        key = (subject, "#version", str(schema_id))
+        with self._lock:
+            known = self._ids.get(key)
+        if known is None:
+            serializer = self.serializer_blocking(schema_id)
+            found = self._call("GET", f"/schemas/ids/{schema_id}/versions")
+            known = next((int(v["version"]) for v in found if v.get("subject") == subject), 0)
+            if not known:
+                raise RestError(422, 42205, f"Schema {schema_id} ({serializer.fmt}) is not registered under subject "
+                                f"{subject!r}")  # fmt: skip
+            with self._lock:
+                self._ids[key] = known
+        return known
 
     def decode(self, data: bytes | None, fmt: str) -> Any:
         """A framed key or value as the consumer's format renders it (blocking on a miss).
@@ -198,9 +224,10 @@ async def encode_schema_records(schemas: SchemaFormats, fmt: str, topic: str, da
     """
     key = value = None
     if data.get("key_schema") is not None or data.get("key_schema_id") is not None:
-        key = await schemas.serializer(fmt, topic, "key", data.get("key_schema"), data.get("key_schema_id"))
+        key = await schemas.serializer(fmt, f"{topic}-key", "key", data.get("key_schema"), data.get("key_schema_id"))
     if data.get("value_schema") is not None or data.get("value_schema_id") is not None:
-        value = await schemas.serializer(fmt, topic, "value", data.get("value_schema"), data.get("value_schema_id"))
+        value = await schemas.serializer(fmt, f"{topic}-value", "value", data.get("value_schema"),
+                                         data.get("value_schema_id"))  # fmt: skip
 
     def encode() -> list[Any]:
         out = []
@@ -215,6 +242,70 @@ async def encode_schema_records(schemas: SchemaFormats, fmt: str, topic: str, da
 
     encoded = await asyncio.to_thread(encode) if len(records) > _ENCODE_IN_THREAD else encode()
     return encoded, (key.schema_id if key else None, value.schema_id if value else None)
+
+
+_SELECTORS = ("subject", "subject_name_strategy", "schema_id", "schema_version", "schema")
+_V3_TYPES = {"AVRO": "avro", "JSONSCHEMA": "jsonschema", "PROTOBUF": "protobuf"}
+
+
+async def encode_v3_part(schemas: SchemaFormats, topic: str, part: Any, what: str
+                         ) -> tuple[bytes | None, dict[str, Any]] | None:  # fmt: skip
+    """A v3 record's schema-based key or value: (framed bytes, the result's description), or
+    None when it is not schema-based (BINARY, JSON, STRING), as kafka-rest decides:
+
+    `schema_id` or `schema_version` come without `type`; a raw `schema` needs `type` AVRO,
+    JSONSCHEMA or PROTOBUF; no `type` and no selector means the subject's latest schema.
+    The subject is `subject`, else TopicNameStrategy's `<topic>-key|value`.
+
+    Raises:
+        RestError: the per-record error (400 for a bad combination or data, 42205, 40801).
+    """
+    if not isinstance(part, dict):
+        return None
+    kind = part.get("type")
+    selectors = [k for k in _SELECTORS if part.get(k) is not None]
+    upper = str(kind).upper() if kind is not None else None
+    if upper in ("BINARY", "JSON", "STRING"):
+        if selectors:
+            raise RestError(400, 400, f"Bad Request: {what} of type {upper} takes no schema fields ({selectors})")
+        return None
+    if upper is not None and upper not in _V3_TYPES:
+        return None  # an unknown type: the plain path names it
+    strategy = str(part.get("subject_name_strategy") or "TOPIC_NAME").upper()
+    if strategy != "TOPIC_NAME" and part.get("subject") is None:
+        raise RestError(400, 400, f"Bad Request: subject_name_strategy {strategy} is not supported by this proxy; "
+                        "give `subject` or use TOPIC_NAME")  # fmt: skip
+    given = part.get("subject")
+    subject: str = given if isinstance(given, str) and given else f"{topic}-{what}"
+    schema_id, version = part.get("schema_id"), part.get("schema_version")
+    alone = kind is None and part.get("schema") is None and (schema_id is None or version is None)
+    if (schema_id is not None or version is not None) and not alone:
+        raise RestError(400, 400, f"Bad Request: {what}: schema_id or schema_version come alone, without type "
+                        "or schema")  # fmt: skip
+    if schema_id is not None:
+        if type(schema_id) is not int or not 1 <= schema_id < 2**31:
+            raise RestError(400, 400, f"Bad Request: {what}.schema_id must be a positive integer")
+        serializer = await asyncio.to_thread(schemas.serializer_blocking, schema_id)
+    elif part.get("schema") is not None:
+        if upper is None:
+            raise RestError(400, 400, f"Bad Request: {what}: a raw schema needs type AVRO, JSONSCHEMA or PROTOBUF")
+        serializer = await schemas.serializer(_V3_TYPES[upper], subject, what, part["schema"], None)
+    else:
+        if version is not None and (type(version) is not int or not 1 <= version < 2**31) and version != -1:
+            raise RestError(400, 400, f"Bad Request: {what}.schema_version must be a positive integer")
+        found_id, _ = await asyncio.to_thread(schemas.version_blocking, subject,
+                                              None if version in (None, -1) else version)  # fmt: skip
+        serializer = await asyncio.to_thread(schemas.serializer_blocking, found_id)
+    if upper is not None and _V3_TYPES[upper] != serializer.fmt:
+        raise RestError(422, 42205, f"{what}: schema {serializer.schema_id} is {serializer.fmt}, not {upper}")
+    data = part.get("data")
+    framed = None if data is None else serializer.frame(data, what)
+    number = schemas.cached_version(subject, serializer.schema_id)
+    if number is None:
+        number = await asyncio.to_thread(schemas.lookup_blocking, subject, serializer.schema_id)
+    info = {"type": {v: k for k, v in _V3_TYPES.items()}[serializer.fmt], "subject": subject,
+            "schema_id": serializer.schema_id, "schema_version": number, "size": len(framed or b"")}  # fmt: skip
+    return framed, info
 
 
 def _build(schema_id: int, fmt: str, schema: str) -> Serializer:
