@@ -296,3 +296,18 @@ def test_v3_produce_with_schemas(stack: Stack, http: requests.Session, proxy: st
 
 def orjson_line(record: dict[str, Any]) -> bytes:
     return json.dumps(record).encode() + b"\n"
+
+
+def test_proxy_client_produces_and_consumes_the_schema_formats(stack: Stack, topic: Callable[..., str]) -> None:
+    from workbench.proxy import ProxyClient
+
+    name = topic()
+    values = [{"device": f"d{i}", "t": float(i), "unit": None} for i in range(5)]
+    with ProxyClient.for_stack(stack) as client:
+        result = client.produce(name, [{"value": v} for v in values], format="avro", value_schema=AVRO)
+        assert result.acknowledged == 5 and result.value_schema_id is not None
+        again = client.produce(name, [{"value": values[0]}], format="avro", value_schema_id=result.value_schema_id)
+        assert again.value_schema_id == result.value_schema_id
+        with client.consumer(f"g-{uuid.uuid4().hex[:8]}", format="avro", partitions=[(name, 0)]) as consumer:
+            got = [r.value for r in consumer.iter_records(timeout=1000, max_records=6, max_empty=20)]
+    assert got == [*values, values[0]]
