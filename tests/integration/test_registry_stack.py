@@ -55,3 +55,12 @@ def test_a_killed_registry_is_restarted_and_keeps_its_ids(stack: Stack) -> None:
     assert requests.get(f"{url}/schemas/ids/{schema_id}", timeout=30).json()["schema"] == schema
     found = requests.post(f"{url}/subjects/{subject}", json={"schema": schema}, timeout=30).json()
     assert (found["id"], found["version"]) == (schema_id, 1)
+
+
+def test_registry_lookups_benchmark_counts_every_lookup(stack: Stack) -> None:
+    from workbench.bench import registry_lookups
+
+    for cached in (False, True):
+        row = registry_lookups(stack, lookups=40, schemas=3, cached=cached)
+        assert (row["experiment"], row["records"], row["cached"]) == ("registry_lookups", 40, cached)
+        assert row["lookups_s"] > 0

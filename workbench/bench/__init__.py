@@ -24,6 +24,7 @@ from workbench.bench.native import (
     timeline_rates,
 )
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.registry import registry_lookups
 from workbench.bench.resources import ResourceMonitor, cpu_per_mb
 from workbench.bench.scale import proxy_env, side_stack
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
@@ -50,6 +51,7 @@ __all__ = [
     "proxy_consume",
     "proxy_env",
     "proxy_produce",
+    "registry_lookups",
     "side_stack",
     "spread",
     "sweep",

@@ -16,6 +16,7 @@ from workbench.bench.errors import BenchError
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.registry import registry_lookups
 
 __all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
 
@@ -81,6 +82,11 @@ EXPERIMENTS: dict[str, Experiment] = {
             "http_floor",
             http_floor,
             "what HTTP alone costs a Python proxy and its clients per MB (a bare app, no Kafka)",
+        ),
+        Experiment(
+            "registry_lookups",
+            registry_lookups,
+            "what a Schema Registry lookup by id costs, from the client's cache and over HTTP",
         ),
         Experiment(
             "end_to_end_latency",
