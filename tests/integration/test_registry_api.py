@@ -109,6 +109,8 @@ def test_soft_and_hard_delete(registry: RegistryProcess) -> None:
     assert again == {"id": schema_id}
     assert requests.get(f"{url}/subjects/{subject}/versions", timeout=30).json() == [2]
     assert requests.delete(f"{url}/subjects/{subject}/versions/2", timeout=30).json() == 2
+    assert _code(requests.delete(f"{url}/subjects/{subject}/versions/2", timeout=30)) == (404, 40406)
+    assert _code(requests.delete(f"{url}/subjects/{subject}", timeout=30)) == (404, 40404)
     assert requests.delete(f"{url}/subjects/{subject}", params={"permanent": "true"}, timeout=30).json() == [1, 2]
     assert _code(requests.get(f"{url}/subjects/{subject}/versions", params={"deleted": "true"})) == (404, 40401)
 

@@ -425,7 +425,8 @@ class SchemaStore:
     def delete_version(self, subject: str, version: int | None, permanent: bool) -> int:
         with self._write_lock:
             self.barrier()
-            stored = self.version(subject, version, deleted=permanent)
+            # A named version is found soft-deleted too (to answer 40406); `latest` means the latest live one.
+            stored = self.version(subject, version, deleted=permanent or version is not None)
             self._refuse_referenced(subject, stored.version)
             if permanent:
                 if not stored.deleted:

@@ -104,7 +104,8 @@ class SchemaFormats:
         message = data.get("message") if isinstance(data, dict) else answer.text[:200]
         if answer.status_code == 409:
             raise RestError(409, 409, f"Schema Registry: {message}")
-        if answer.status_code in (404, 422) and code in (40401, 40402, 40403, 42201, 42202):
+        if (answer.status_code in (404, 422) and code in (40401, 40402, 40403, 42201, 42202, 42208)) \
+                or answer.status_code == 413:
             raise RestError(422, 42205, f"Invalid schema: {message}")
         raise RestError(408, 40801, f"Schema Registry error {answer.status_code}/{code}: {message}")
 
