@@ -8,6 +8,7 @@ import time
 import uuid
 
 import psutil
+import pytest
 import requests
 
 from workbench.stack import Stack, status
@@ -64,3 +65,14 @@ def test_registry_lookups_benchmark_counts_every_lookup(stack: Stack) -> None:
         row = registry_lookups(stack, lookups=40, schemas=3, cached=cached)
         assert (row["experiment"], row["records"], row["cached"]) == ("registry_lookups", 40, cached)
         assert row["lookups_s"] > 0
+
+
+@pytest.mark.parametrize(("path", "fmt"), [("native", "avro"), ("proxy", "protobuf"), ("proxy", "binary")])
+def test_format_produce_lands_every_record(stack: Stack, path: str, fmt: str) -> None:
+    from workbench.bench import format_produce
+
+    row = format_produce(stack, format=fmt, path=path, records=600, record_bytes=150, records_per_call=200)
+    assert (row["records"], row["landed"], row["format"], row["path"]) == (600, 600, fmt, path)
+    framing = 0 if fmt == "binary" else 5
+    assert row["wire_bytes_per_record"] > framing
+    assert row["first_call_ms"] > 0 and row["later_call_ms"] > 0

@@ -13,6 +13,7 @@ here, never asserted by tests.
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import Experiment, get_experiment
+from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.latency import latency_summary
 from workbench.bench.meter import Sample, ThroughputMeter
@@ -41,6 +42,7 @@ __all__ = [
     "delete_bench_topics",
     "end_to_end_latency",
     "fill_topic",
+    "format_produce",
     "get_experiment",
     "grid_points",
     "http_floor",

@@ -13,6 +13,7 @@ from typing import Any
 
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
+from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
@@ -82,6 +83,11 @@ EXPERIMENTS: dict[str, Experiment] = {
             "http_floor",
             http_floor,
             "what HTTP alone costs a Python proxy and its clients per MB (a bare app, no Kafka)",
+        ),
+        Experiment(
+            "format_produce",
+            format_produce,
+            "what binary, JSON, Avro, JSON Schema and Protobuf cost, natively and through the proxy",
         ),
         Experiment(
             "registry_lookups",

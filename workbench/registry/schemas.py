@@ -34,7 +34,7 @@ from typing import Any
 
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
-__all__ = ["ParsedSchema", "Reference", "SCHEMA_TYPES", "identity", "parse_schema"]
+__all__ = ["ParsedSchema", "Reference", "SCHEMA_TYPES", "identity", "parse_schema", "warm_up"]
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 
@@ -86,6 +86,14 @@ def parse_schema(schema_type: str, text: str, references: Sequence[Resolved] = (
     if parser is None:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema type {schema_type!r}; use one of {list(SCHEMA_TYPES)}")
     return ParsedSchema(schema_type, text, parser(text, tuple(references)))
+
+
+def warm_up() -> None:
+    """Import and prime the parsers before serving: jsonschema's first use loads every
+    metaschema (about 2 s), which would otherwise be the first client's wait."""
+    parse_schema("AVRO", '{"type": "record", "name": "WarmUp", "fields": [{"name": "a", "type": "int"}]}')
+    parse_schema("JSON", '{"type": "object", "properties": {"a": {"type": "integer"}}}')
+    _well_known()
 
 
 def _avro(text: str, references: tuple[Resolved, ...]) -> Any:

@@ -215,6 +215,9 @@ class SchemaStore:
         from confluent_kafka import Producer
 
         from workbench.kafka import create_topics, end_offsets
+        from workbench.registry.schemas import warm_up
+
+        warm_up()
 
         create_topics(self.kafka_conf, {self.topic: 1}, exist_ok=True, timeout=self.timeout_s,
                       config={"cleanup.policy": "compact"})  # fmt: skip

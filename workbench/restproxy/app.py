@@ -168,6 +168,8 @@ def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_
         manager = ConsumerManager(settings, schemas)
         metrics = Metrics(lambda: float(len(producer)), lambda: float(len(manager)))
         producer.start()
+        if schemas is not None:
+            await asyncio.to_thread(schemas.warm_up)
         ctx = Context(settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics,
                       schemas=schemas)  # fmt: skip
         try:

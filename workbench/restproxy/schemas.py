@@ -86,6 +86,13 @@ class SchemaFormats:
     def close(self) -> None:
         self._session.close()
 
+    def warm_up(self) -> None:
+        """Build one serializer of each library before serving (jsonschema's first use
+        loads its metaschemas, about 2 s), so the first client does not wait for it."""
+        _build(0, "avro", '{"type": "record", "name": "WarmUp", "fields": [{"name": "a", "type": "int"}]}')
+        _build(0, "jsonschema", '{"type": "object", "properties": {"a": {"type": "integer"}}}').encode({"a": 1})
+        import google.protobuf.json_format  # noqa: F401
+
     # -- the registry ------------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
         try:
@@ -320,10 +327,12 @@ def _build(schema_id: int, fmt: str, schema: str) -> Serializer:
 def _avro(schema_id: int, text: str) -> Serializer:
     import fastavro
 
-    parsed = fastavro.parse_schema(json.loads(text))
+    document = json.loads(text)
+    parsed = fastavro.parse_schema(document)
+    unions = _has_union(document)
 
     def encode(data: Any) -> bytes:
-        datum = _avro_datum(parsed, data)
+        datum = _avro_datum(parsed, data) if unions else data  # without unions the two encodings agree
         out = io.BytesIO()
         fastavro.schemaless_writer(out, parsed, datum, strict_allow_default=True)
         return out.getvalue()
@@ -335,6 +344,18 @@ def _avro(schema_id: int, text: str) -> Serializer:
         return orjson.Fragment(out.getvalue().strip().encode())
 
     return Serializer(schema_id, "avro", encode, decode)
+
+
+def _has_union(node: Any) -> bool:
+    """True when an Avro schema has a union anywhere (a list where a type goes)."""
+    if isinstance(node, list):
+        return True
+    if isinstance(node, dict):
+        fields = node.get("fields")
+        inner = [f.get("type") for f in fields if isinstance(f, dict)] if isinstance(fields, list) else []
+        inner += [node.get(k) for k in ("type", "items", "values") if not isinstance(node.get(k), str | type(None))]
+        return any(_has_union(child) for child in inner)
+    return False
 
 
 def _avro_datum(parsed: Any, data: Any) -> Any:
