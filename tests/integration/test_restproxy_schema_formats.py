@@ -137,18 +137,29 @@ def test_native_serializers_are_read_by_proxy_consumers(
 ) -> None:
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.schema_registry.json_schema import JSONSerializer
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
+    from workbench.bench.formats import _reading_class
+
+    reading = _reading_class()  # device, temp, hum, seq, note
+    protobuf = ProtobufSerializer(reading, registry_client, {"use.deprecated.format": False})
     for fmt, serializer in (("avro", AvroSerializer(registry_client, AVRO)),
-                            ("jsonschema", JSONSerializer(JSON_SCHEMA, registry_client))):  # fmt: skip
+                            ("jsonschema", JSONSerializer(JSON_SCHEMA, registry_client)),
+                            ("protobuf", lambda v, ctx: protobuf(reading(**v), ctx))):  # fmt: skip
         name = topic()
         ctx = SerializationContext(name, MessageField.VALUE)
-        values = [{"device": f"d{i}", "t": float(i)} for i in range(4)]
+        values: list[dict[str, Any]] = [{"device": f"d{i}", "t": float(i)} for i in range(4)]
         if fmt == "avro":
             values = [{**v, "unit": None} for v in values]
-        kafka.produce(stack.kafka_config("producer"), name, [(None, serializer(v, ctx)) for v in values])
+        if fmt == "protobuf":
+            values = [{"device": f"d{i}", "temp": i + 0.5, "seq": str(i + 1)} for i in range(4)]  # int64: a string
+        payloads = [serializer(v if fmt != "protobuf" else {**v, "seq": int(v["seq"])}, ctx) for v in values]
+        kafka.produce(stack.kafka_config("producer"), name, [(None, p) for p in payloads])
         rows = proxy_records(http, proxy, name, fmt, len(values))
         assert [r["value"] for r in rows] == values, fmt
+        latest = registry_client.get_latest_version(f"{name}-value").schema_id
+        assert {wire_id(p) for p in payloads} == {latest}, fmt
 
 
 def test_jsonschema_through_the_proxy(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str],
