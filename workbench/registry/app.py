@@ -56,8 +56,6 @@ INT32_MAX = 2**31 - 1
 
 
 def _answer(body: Any, media_type: str, status: int = 200) -> Response:
-    if isinstance(body, str) and media_type == "text/plain":
-        return Response(body, status_code=status, media_type=media_type)
     return Response(orjson.dumps(body), status_code=status, media_type=media_type)
 
 

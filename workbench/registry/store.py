@@ -48,6 +48,7 @@ from workbench.config import KafkaConf
 from workbench.registry.compatibility import DEFAULT_LEVEL, incompatibilities
 from workbench.registry.errors import (
     INCOMPATIBLE,
+    INVALID_SCHEMA,
     REFERENCE_EXISTS,
     SCHEMA_NOT_FOUND,
     STORE_ERROR,
@@ -358,13 +359,13 @@ class SchemaStore:
 
     def _resolve(self, references: tuple[Reference, ...], depth: int) -> list[Resolved]:
         if depth > 32:
-            raise RegistryError(42201, "Invalid schema: references nested deeper than 32 levels")
+            raise RegistryError(INVALID_SCHEMA, "Invalid schema: references nested deeper than 32 levels")
         resolved: list[Resolved] = []
         for ref in references:
             try:
-                target = self.version(ref.subject, ref.version, deleted=True)
+                target = self.version(ref.subject, None if ref.version == -1 else ref.version, deleted=True)
             except RegistryError:
-                raise RegistryError(42201, f"Invalid schema: reference {ref.name!r} names subject "
+                raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {ref.name!r} names subject "
                                            f"{ref.subject!r} version {ref.version}, which does not exist") from None
             nested = tuple(self._resolve(target.references, depth + 1))
             resolved.append((ref.name, target.schema_type, target.schema, nested))
