@@ -229,9 +229,10 @@ def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list
 
 
 def _registry_url(profile: Profile, services: Mapping[str, ServiceRecord]) -> str | None:
-    if not profile.embedded:
-        return profile.schema_registry.url
-    return next((r.url for r in services.values() if r.kind == "registry" and r.url), None)
+    """The embedded registry's URL, else the profile's `schema_registry.url` (a cluster's, or an
+    outside registry an embedded stack uses instead of its own)."""
+    embedded = next((r.url for r in services.values() if r.kind == "registry" and r.url), None)
+    return embedded or profile.schema_registry.url
 
 
 def _balancer_url(services: Mapping[str, ServiceRecord]) -> str | None:

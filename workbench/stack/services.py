@@ -204,7 +204,8 @@ class ProxyInstance(Service):
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
         bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
-        self.registry_url = next((r.url for r in started.values() if r.kind == SchemaRegistry.kind), None)
+        self.registry_url = next((r.url for r in started.values() if r.kind == SchemaRegistry.kind),
+                                 self.profile.schema_registry.url)  # fmt: skip
         return [
             sys.executable, "-m", "workbench.cli", "proxy",
             "--config", str(self.profile.path(self.profile.proxy.properties)),
