@@ -29,6 +29,7 @@ _OVERRIDES = {
     "WORKBENCH_BROKER__PORT": "0",
     "WORKBENCH_PROXY__FIRST_PORT": "0",
     "WORKBENCH_BALANCER__PORT": "0",
+    "WORKBENCH_SCHEMA_REGISTRY__PORT": "0",
     # A hung notebook cell fails its test well inside pytest's own 600 s timeout.
     "WORKBENCH_CELL_TIMEOUT": "300",
 }

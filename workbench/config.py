@@ -32,6 +32,7 @@ __all__ = [
     "Profile",
     "ProxyAuth",
     "ProxySettings",
+    "SchemaRegistrySettings",
     "SparkSettings",
     "conf_dir",
     "load_profile",
@@ -91,6 +92,16 @@ class BalancerSettings(_Section):
     port: int = Field(8080, ge=0, le=65535)
 
 
+class SchemaRegistrySettings(_Section):
+    """The Schema Registry: the embedded one (`enabled`), or a cluster's `url`."""
+
+    enabled: bool = Field(False, description="start the embedded registry (embedded profiles)")
+    host: str = "127.0.0.1"
+    port: int = Field(8081, ge=0, le=65535, description="0 picks a free port")
+    url: str | None = Field(None, description="a cluster's registry base URL")
+    auth: ProxyAuth | None = Field(None, description="basic auth for `url`, by environment variable")
+
+
 class SparkSettings(_Section):
     """Spark session settings; `connector` picks the Kafka source."""
 
@@ -129,6 +140,7 @@ class Profile(_Section):
     broker: BrokerSettings = BrokerSettings()
     proxy: ProxySettings = ProxySettings()
     balancer: BalancerSettings = BalancerSettings()
+    schema_registry: SchemaRegistrySettings = SchemaRegistrySettings()
     spark: SparkSettings = SparkSettings()
     kafka: KafkaSettings = KafkaSettings()
     source: Path | None = Field(None, description="the file this profile was read from")

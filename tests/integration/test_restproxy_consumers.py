@@ -174,7 +174,6 @@ def test_consumer_bad_input(http: requests.Session, proxy: str, topic: Callable[
     base = create(http, proxy, gid, name="dup")
     error(post(http, f"{proxy}/consumers/{gid}", {"name": "dup"}), 409, 40902)
     error(post(http, f"{proxy}/consumers/{gid}", {"format": "xml"}), 422, 422)
-    error(post(http, f"{proxy}/consumers/{gid}", {"format": "avro"}), 422, 42205)
     error(post(http, f"{proxy}/consumers/{gid}", {"auto.offset.reset": "sometimes"}), 422, 42204)
     error(post(http, f"{proxy}/consumers/{gid}", {"fetch.min.bytes": 10**9}), 422, 40001)
     error(http.post(f"{proxy}/consumers/{gid}", data=b"{", headers={"Content-Type": V2}), 400, 400)

@@ -221,15 +221,6 @@ def test_invalid_base64(stack: Stack, http: requests.Session, proxy: str, topic:
     assert records_in(stack, name) == []
 
 
-@pytest.mark.parametrize("fmt", ["avro", "jsonschema", "protobuf"])
-def test_schema_formats_say_there_is_no_registry(http: requests.Session, proxy: str, topic: Callable[..., str],
-                                                 fmt: str) -> None:  # fmt: skip
-    name = topic()
-    body = {"value_schema": '{"type": "int"}', "records": [{"value": 1}]}
-    message = error(post(http, f"{proxy}/topics/{name}", body, f"application/vnd.kafka.{fmt}.v2+json"), 422, 42205)
-    assert "Schema Registry" in message
-
-
 def test_record_over_message_max_bytes(stack: Stack, http: requests.Session, proxy: str,
                                        topic: Callable[..., str]) -> None:  # fmt: skip
     name = topic()

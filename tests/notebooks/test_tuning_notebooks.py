@@ -21,6 +21,7 @@ NOTEBOOKS = {
     "03_consumer_tuning": ["native_consume", "proxy_consume"],
     "04_message_size": ["native_produce", "proxy_produce"],
     "05_proxy_scale_out": ["proxy_scale_out"],
+    "10_schema_formats": ["format_produce", "registry_lookups"],
 }
 
 

@@ -34,9 +34,17 @@ def test_json_records_travel_unchanged_and_a_partition_applies_to_each() -> None
 
 def test_bad_formats_and_values_are_refused() -> None:
     with pytest.raises(ValueError, match="format must be one of"):
-        encode_records([b"x"], "avro")  # type: ignore[arg-type]
+        encode_records([b"x"], "xml")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="only go with the schema formats"):
+        encode_records([b"x"], "json", value_schema_id=3)
     with pytest.raises(ValueError, match="binary format needs bytes, str or None, got int"):
         encode_records([1])
+
+
+def test_schema_formats_carry_their_schema_in_the_body() -> None:
+    encoded = encode_records([{"value": {"a": 1}}], "avro", value_schema='"int"', key_schema_id=4)
+    assert json.loads(encoded.body) == {"key_schema_id": 4, "value_schema": '"int"', "records": [{"value": {"a": 1}}]}
+    assert encoded.format == "avro"
 
 
 def test_produce_result_counts_per_record_failures() -> None:

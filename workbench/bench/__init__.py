@@ -13,6 +13,7 @@ here, never asserted by tests.
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import Experiment, get_experiment
+from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.latency import latency_summary
 from workbench.bench.meter import Sample, ThroughputMeter
@@ -24,6 +25,7 @@ from workbench.bench.native import (
     timeline_rates,
 )
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.registry import registry_lookups
 from workbench.bench.resources import ResourceMonitor, cpu_per_mb
 from workbench.bench.scale import proxy_env, side_stack
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
@@ -40,6 +42,7 @@ __all__ = [
     "delete_bench_topics",
     "end_to_end_latency",
     "fill_topic",
+    "format_produce",
     "get_experiment",
     "grid_points",
     "http_floor",
@@ -50,6 +53,7 @@ __all__ = [
     "proxy_consume",
     "proxy_env",
     "proxy_produce",
+    "registry_lookups",
     "side_stack",
     "spread",
     "sweep",

@@ -13,9 +13,11 @@ from typing import Any
 
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
+from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.registry import registry_lookups
 
 __all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
 
@@ -81,6 +83,16 @@ EXPERIMENTS: dict[str, Experiment] = {
             "http_floor",
             http_floor,
             "what HTTP alone costs a Python proxy and its clients per MB (a bare app, no Kafka)",
+        ),
+        Experiment(
+            "format_produce",
+            format_produce,
+            "what binary, JSON, Avro, JSON Schema and Protobuf cost, natively and through the proxy",
+        ),
+        Experiment(
+            "registry_lookups",
+            registry_lookups,
+            "what a Schema Registry lookup by id costs, from the client's cache and over HTTP",
         ),
         Experiment(
             "end_to_end_latency",

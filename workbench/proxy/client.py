@@ -190,6 +190,10 @@ class ProxyClient:
         *,
         format: Format = "binary",
         partition: int | None = None,
+        key_schema: str | None = None,
+        key_schema_id: int | None = None,
+        value_schema: str | None = None,
+        value_schema_id: int | None = None,
     ) -> ProduceResult:
         """Produce a records array in one call (`POST /topics/{topic}[/partitions/{p}]`).
 
@@ -197,8 +201,11 @@ class ProxyClient:
             topic: the topic (MapR stream topics `/stream:topic` are fine).
             records: values, `(key, value)` pairs or dicts (see `encode_records`), or
                 an `EncodedRecords` built once and sent many times.
-            format: "binary" (bytes, base64 on the wire) or "json".
+            format: "binary" (bytes, base64 on the wire), "json", or a schema format
+                ("avro", "jsonschema", "protobuf") with its schema or schema id.
             partition: produce to this partition (the per-partition URL).
+            key_schema, key_schema_id, value_schema, value_schema_id: the schema formats'
+                schema text or registry id; the result carries the ids the proxy used.
 
         Returns:
             The offsets in request order; check `.failed` for per-record errors.
@@ -207,7 +214,9 @@ class ProxyClient:
             ProxyError: the proxy refused the whole call (e.g. 404/40401 unknown topic).
             ProxyUnavailableError: no proxy answered.
         """
-        encoded = records if isinstance(records, EncodedRecords) else encode_records(records, format)
+        encoded = records if isinstance(records, EncodedRecords) else encode_records(
+            records, format, key_schema=key_schema, key_schema_id=key_schema_id, value_schema=value_schema,
+            value_schema_id=value_schema_id)  # fmt: skip
         path = f"/topics/{encode_topic(topic)}"
         if partition is not None:
             path += f"/partitions/{int(partition)}"

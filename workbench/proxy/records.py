@@ -2,6 +2,9 @@
 
 binary: keys and values travel base64-encoded; the client encodes bytes (and str, as
 UTF-8) and decodes what it reads back to bytes. json: any JSON value, unchanged.
+avro, jsonschema, protobuf: JSON values (Avro's JSON encoding; JSON Schema instances;
+protobuf's JSON mapping) with the schema, or its registry id, in the body; the proxy
+encodes them with its Schema Registry.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ __all__ = [
     "encode_records",
 ]
 
-Format = Literal["binary", "json"]
-FORMATS: tuple[str, ...] = ("binary", "json")
+Format = Literal["binary", "json", "avro", "jsonschema", "protobuf"]
+FORMATS: tuple[str, ...] = ("binary", "json", "avro", "jsonschema", "protobuf")
+SCHEMA_FORMATS: tuple[str, ...] = ("avro", "jsonschema", "protobuf")
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,14 @@ class ProxyRecord:
 
 
 def encode_records(
-    records: Iterable[Any], format: Format = "binary", *, partition: int | None = None
+    records: Iterable[Any],
+    format: Format = "binary",
+    *,
+    partition: int | None = None,
+    key_schema: str | None = None,
+    key_schema_id: int | None = None,
+    value_schema: str | None = None,
+    value_schema_id: int | None = None,
 ) -> EncodedRecords:
     """Build a v2 produce body `{"records": [...]}` from values, (key, value) pairs or dicts.
 
@@ -87,9 +98,12 @@ def encode_records(
             `partition` (already in wire shape for json; bytes or str for binary).
         format: "binary" (base64 on the wire) or "json".
         partition: pin every record to this partition (a per-record one wins, as on the proxy).
+        key_schema, key_schema_id, value_schema, value_schema_id: the schema formats' schema
+            (text, registered by the proxy under `<topic>-key|value`) or registry id.
 
     Raises:
-        ValueError: an unknown format, or a binary value that is neither bytes, str nor None.
+        ValueError: an unknown format, a binary value that is neither bytes, str nor None,
+            or schema fields with a format that has no schema.
 
     Usage: `encode_records([b"a", b"b"])`; `encode_records([{"value": {"x": 1}}], "json")`.
     """
@@ -110,7 +124,11 @@ def encode_records(
         if partition is not None:
             record.setdefault("partition", partition)
         out.append(record)
-    body = json.dumps({"records": out}, separators=(",", ":")).encode()
+    schemas = {name: given for name, given in (("key_schema", key_schema), ("key_schema_id", key_schema_id),
+               ("value_schema", value_schema), ("value_schema_id", value_schema_id)) if given is not None}  # fmt: skip
+    if schemas and format not in SCHEMA_FORMATS:
+        raise ValueError(f"{sorted(schemas)} only go with the schema formats {SCHEMA_FORMATS}, not {format!r}")
+    body = json.dumps({**schemas, "records": out}, separators=(",", ":")).encode()
     return EncodedRecords(body=body, count=len(out), format=format)
 
 

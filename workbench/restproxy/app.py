@@ -37,6 +37,7 @@ from workbench.restproxy.metadata import Metadata
 from workbench.restproxy.metrics import CONTENT_TYPE_LATEST, Metrics
 from workbench.restproxy.producer import AsyncProducer
 from workbench.restproxy.routing import Route, Router, split_path
+from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import Settings
 from workbench.restproxy.v3 import check_v3_accept
 from workbench.restproxy.validation import check_path
@@ -163,10 +164,14 @@ def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         producer = producer_factory(settings)
         metadata = metadata_factory(settings)
-        manager = ConsumerManager(settings)
+        schemas = SchemaFormats(settings.schema_registry_url) if settings.schema_registry_url else None
+        manager = ConsumerManager(settings, schemas)
         metrics = Metrics(lambda: float(len(producer)), lambda: float(len(manager)))
         producer.start()
-        ctx = Context(settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics)
+        if schemas is not None:
+            await asyncio.to_thread(schemas.warm_up)
+        ctx = Context(settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics,
+                      schemas=schemas)  # fmt: skip
         try:
             ctx.cluster_id = (await metadata.call(metadata.cluster)).cluster_id or "workbench"
         except RestError as exc:
@@ -182,6 +187,8 @@ def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_
             expiry.cancel()
             await manager.close_all()
             left = await producer.close(30.0)
+            if schemas is not None:
+                schemas.close()
             log.info("REST proxy stopped; producer flushed (%d records unacknowledged)", left)
 
     return ProxyApp(Dispatcher(settings), lifespan=lifespan)

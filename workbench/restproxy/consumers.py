@@ -60,6 +60,7 @@ from workbench.restproxy.formats import (
 )
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
+from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import Settings
 from workbench.restproxy.validation import (
     INT32_MAX,
@@ -104,13 +105,17 @@ class ConsumerInstance:
     conf: dict[str, Any] = field(default_factory=dict)
     #: Every topic its librdkafka consumer has known (librdkafka never forgets one).
     known_topics: set[str] = field(default_factory=set)
+    #: The registry client of a schema-format instance (None for binary and json).
+    schemas: SchemaFormats | None = None
 
 
 class ConsumerManager:
     """All consumer instances of this process, their worker pool and their expiry."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, schemas: SchemaFormats | None = None) -> None:
         self.settings = settings
+        #: The Schema Registry client the avro/jsonschema/protobuf formats decode with.
+        self.schemas = schemas
         threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="consumer")
         self.instances: dict[tuple[str, str], ConsumerInstance] = {}
@@ -150,10 +155,11 @@ class ConsumerManager:
         if (group, name) in self.instances:
             raise RestError(409, 40902, f"Consumer with specified consumer ID {name} already exists in group {group}.")
         fmt = str(body.get("format") or "binary").lower()
-        if fmt in SCHEMA_FORMATS:
+        if fmt in SCHEMA_FORMATS and self.schemas is None:
             raise no_registry(fmt)
-        if fmt not in FORMATS:
-            raise RestError(422, 422, f"Invalid format type {body.get('format')!r}: binary or json")
+        if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
+            raise RestError(422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema "
+                            "or protobuf")  # fmt: skip
         conf: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap_servers,
             "auto.offset.reset": "latest",
@@ -190,7 +196,8 @@ class ConsumerManager:
             raise RestError(422, 42204, f"Invalid consumer configuration: {exc.args[0].str()}") from None
         instance = ConsumerInstance(group=group, name=name, format=fmt, consumer=consumer, auto_commit=auto_commit,
                                     request_timeout_ms=request_timeout, fetch_min_bytes=fetch_min,
-                                    expires=time.monotonic() + self.timeout_s, conf=conf)  # fmt: skip
+                                    expires=time.monotonic() + self.timeout_s, conf=conf,
+                                    schemas=self.schemas if fmt in SCHEMA_FORMATS else None)  # fmt: skip
         self.instances[(group, name)] = instance
         return instance
 
@@ -406,6 +413,24 @@ def _render_json(data: bytes | None) -> Any:
     return orjson.Fragment(data)
 
 
+def _renderer(instance: ConsumerInstance) -> Callable[[bytes | None], Any]:
+    """How the instance's format shows a key or value; `_Unrenderable` when it cannot."""
+    if instance.format == "binary":
+        return _render_binary
+    schemas = instance.schemas
+    if schemas is None:
+        return _render_json
+    fmt = instance.format
+
+    def render_schema(data: bytes | None) -> Any:
+        try:
+            return schemas.decode(data, fmt)
+        except Exception:  # framing, an unknown id, a payload its schema cannot read
+            raise _Unrenderable from None
+
+    return render_schema
+
+
 class _Gathered:
     """The rows of one records answer, rendered as each record is taken.
 
@@ -416,7 +441,7 @@ class _Gathered:
     """
 
     def __init__(self, instance: ConsumerInstance, budget: int, min_bytes: int) -> None:
-        self.render = _render_binary if instance.format == "binary" else _render_json
+        self.render = _renderer(instance)
         self.budget = budget
         self.min_bytes = min_bytes
         self.rows: list[dict[str, Any]] = []
@@ -504,18 +529,23 @@ def _advance(instance: ConsumerInstance, taken: list[Message]) -> None:
 
 
 def _poison_error(instance: ConsumerInstance, message: Message) -> RestError:
-    """422 naming the record a json consumer cannot show, and the ways past it."""
+    """422 naming the record a json or schema-format consumer cannot show, and the ways past it."""
     topic, partition, offset = message.topic(), message.partition(), message.offset() or 0
-    which = "key" if _is_not_json(message.key()) else "value"
+    which = "key" if _cannot_render(instance, message.key()) else "value"
     seek = f'{{"offsets": [{{"topic": "{topic}", "partition": {partition}, "offset": {offset + 1}}}]}}'
     return RestError(422, 422, f"{which} deserialization error for format {instance.format}: the record at topic "
-                     f"{topic} partition {partition} offset {offset} is not JSON. The position stays at it; to move "
-                     f"on, seek past it (POST .../positions {seek}) or read it with a binary consumer.")  # fmt: skip
+                     f"{topic} partition {partition} offset {offset} is not {_expected(instance.format)}. The "
+                     f"position stays at it; to move on, seek past it (POST .../positions {seek}) or read it with a "
+                     "binary consumer.")  # fmt: skip
 
 
-def _is_not_json(data: bytes | None) -> bool:
+def _expected(fmt: str) -> str:
+    return "JSON" if fmt == "json" else f"{fmt} in the Schema Registry wire format with a schema id it knows"
+
+
+def _cannot_render(instance: ConsumerInstance, data: bytes | None) -> bool:
     try:
-        _render_json(data)
+        _renderer(instance)(data)
     except _Unrenderable:
         return True
     return False

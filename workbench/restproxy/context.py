@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from workbench.restproxy.metadata import Metadata
     from workbench.restproxy.metrics import Metrics
     from workbench.restproxy.producer import AsyncProducer
+    from workbench.restproxy.schemas import SchemaFormats
 
 __all__ = ["Context", "int_param", "json_response", "parse_json", "parse_json_body", "read_body", "read_json"]
 
@@ -39,6 +40,8 @@ class Context:
     metrics: Metrics
     started: float = field(default_factory=time.monotonic)
     cluster_id: str = ""
+    #: The Schema Registry client when `schema.registry.url` is set (the schema formats).
+    schemas: SchemaFormats | None = None
 
 
 def json_response(data: Any, status: int = 200, media_type: str = V2_JSON, headers: dict[str, str] | None = None

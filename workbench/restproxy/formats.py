@@ -6,9 +6,9 @@ v1 types are accepted as aliases, and `application/json`, `application/octet-str
 and a type without an embedded format all mean binary on produce. A missing or foreign
 Content-Type on a produce is a 415, as upstream answers it.
 
-avro, jsonschema and protobuf need a Schema Registry, which the embedded proxy does not
-have; they get 422 / 42205 with a message that says so (upstream's "invalid schema"
-family), never a 500.
+avro, jsonschema and protobuf need a Schema Registry (`schema.registry.url`; the stack
+sets it to its embedded registry, see `schemas.py`); a proxy without one answers them
+422 / 42205 with a message that says so (upstream's "invalid schema" family), never a 500.
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ SCHEMAS: dict[str, Schema] = {
     "BinaryProduceRequest": _produce_request("BinaryProduceRecord"),
     "JsonProduceRequest": _produce_request("JsonProduceRecord"),
     "SchemaProduceRequest": {**_produce_request("JsonProduceRecord"), "description": "avro, jsonschema and "
-                             "protobuf: accepted media types, answered 422 / 42205 (no Schema Registry)"},
+                             "protobuf: with schema.registry.url, Confluent's wire format; without, 422 / 42205"},
     "ProduceOffset": _obj(("partition", "offset", "error_code", "error"), partition=_nullable(INT32),
                           offset=_nullable(INT64), error_code=_nullable(INT), error=_nullable(STR)),
     "ProduceResponse": _obj(("offsets",), key_schema_id=_nullable(INT), value_schema_id=_nullable(INT),
@@ -144,7 +144,8 @@ SCHEMAS: dict[str, Schema] = {
         "name": {**STR, "description": "the instance name; generated when missing"},
         "id": {**STR, "description": "alias of name"},
         "format": {"type": "string", "enum": [*FORMATS, *SCHEMA_FORMATS],
-                   "description": "binary (default) or json; the schema formats are 422 / 42205"},
+                   "description": "binary (default) or json; the schema formats need schema.registry.url "
+                                  "(else 422 / 42205)"},
         "auto.offset.reset": {"type": "string", "enum": ["earliest", "latest", "smallest", "largest", "none"]},
         "auto.commit.enable": {"oneOf": [BOOL, {"type": "string", "enum": ["true", "false"]}]},
         "fetch.min.bytes": {"type": "integer", "minimum": -1, "maximum": 10_000_000},

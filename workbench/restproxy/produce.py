@@ -43,6 +43,7 @@ from workbench.restproxy.formats import (
     produce_format,
 )
 from workbench.restproxy.routing import Route
+from workbench.restproxy.schemas import encode_schema_records
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]
 
@@ -77,6 +78,8 @@ class _Plan:
     """How one request's records are encoded: what `_encode` needs besides the records."""
 
     binary: bool
+    #: Keys and values are bytes already (the schema formats' wire format).
+    raw: bool
     count: int
     default_partition: int
     keyless: int
@@ -104,8 +107,12 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     records = _records(data, ctx.settings.max_records_per_request)
 
     count = await ctx.metadata.partition_count(topic)
+    ids: tuple[int | None, int | None] = (None, None)
     if fmt in SCHEMA_FORMATS:
-        raise _schema_error(fmt, data, records)
+        error = _schema_error(fmt, data, records)
+        if error is not None or ctx.schemas is None:
+            raise error or no_registry(fmt)
+        records, ids = await encode_schema_records(ctx.schemas, fmt, topic, data, records)
     if fmt == "json":
         check_exact_numbers(body)
     if url_partition is not None and not 0 <= url_partition < count:
@@ -116,6 +123,7 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     # leaves keyed records to librdkafka (partition -1), through per-record produce.
     plan = _Plan(
         binary=fmt == "binary",
+        raw=fmt in SCHEMA_FORMATS,
         count=count,
         default_partition=-1 if url_partition is None else url_partition,
         keyless=ctx.producer.sticky_partition(topic, count) if url_partition is None else url_partition,
@@ -139,7 +147,7 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
     if encoded.total >= ctx.settings.full_batch_bytes:
         ctx.producer.kick()  # a full batch already: do not wait out linger.ms
     await delivery.future
-    return await _answer(ctx, topic, delivery.outcomes, encoded.total)
+    return await _answer(ctx, topic, delivery.outcomes, encoded.total, ids)
 
 
 def _records(data: Any, ceiling: int) -> list[Any]:
@@ -163,8 +171,8 @@ def _records(data: Any, ceiling: int) -> list[Any]:
     return records
 
 
-def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestError:
-    """Upstream's answer to a schema-format request: a missing schema first, then ours."""
+def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestError | None:
+    """Upstream's answer to a schema-format request missing a schema it needs (None: none is)."""
     for index, record in enumerate(records):
         if type(record) is not dict:
             return RestError(400, 400, f"records[{index}] must be a JSON object")
@@ -180,7 +188,7 @@ def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestErr
         and any(r.get("value") is not None for r in records)
     ):
         return RestError(422, 42202, "Request includes values but does not include value schema")
-    return no_registry(fmt)
+    return None
 
 
 async def _encode_off_loop(records: list[Any], plan: _Plan) -> _Encoded:
@@ -192,7 +200,7 @@ async def _encode_off_loop(records: list[Any], plan: _Plan) -> _Encoded:
 def _encode(records: list[Any], plan: _Plan) -> _Encoded:
     """Records as produce_batch messages (bytes, chosen partition), checked one by one."""
     limit = plan.limit
-    values = _values_only(records, plan.binary)
+    values = _values_only(records, plan.binary, plan.raw)
     if values is not None:  # the common shape, {"value": ...} only: no per-record branches
         sizes = [len(v) for v in values if v is not None]
         if sizes and max(sizes) > limit:
@@ -201,7 +209,7 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
         keyless = plan.keyless
         return _Encoded([{"value": v, "partition": keyless} for v in values], sum(sizes), False)
 
-    count, keyless, keyed_here, binary = plan.count, plan.keyless, plan.keyed_here, plan.binary
+    count, keyless, keyed_here, binary, raw = plan.count, plan.keyless, plan.keyed_here, plan.binary, plan.raw
     default_partition = plan.default_partition
     crc32 = zlib.crc32
     dumps = orjson.dumps
@@ -227,7 +235,9 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
         elif not 0 <= partition < count:
             unknown_partition = partition
             partition = 0
-        if binary:
+        if raw:
+            pass
+        elif binary:
             try:
                 if key is not None:
                     key = b64decode(key, validate=True)
@@ -269,7 +279,7 @@ def _too_large(index: int, size: int, limit: int) -> RestError:
                      "(set producer.max.request.size to raise it)")  # fmt: skip
 
 
-def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
+def _values_only(records: list[Any], binary: bool, raw: bool = False) -> list[bytes | None] | None:
     """Encoded values when every record is `{"value": ...}` alone, else None.
 
     One comprehension instead of the general loop: ~0.3 instead of ~0.75 ms per
@@ -279,6 +289,8 @@ def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
     try:
         if not all(type(r) is dict and r.keys() == value_only for r in records):
             return None
+        if raw:
+            return [r["value"] for r in records]
         if binary:
             b64decode = base64.b64decode
             return [None if (v := r["value"]) is None else b64decode(v, validate=True) for r in records]
@@ -288,13 +300,14 @@ def _values_only(records: list[Any], binary: bool) -> list[bytes | None] | None:
         return None  # let the general loop name the bad record
 
 
-async def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int) -> Response:
-    """The offsets answer; built in a worker thread for large requests (400,000 offsets
-    take ~150 ms of Python, which would otherwise stop the event loop)."""
+async def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int,
+                  ids: tuple[int | None, int | None] = (None, None)) -> Response:  # fmt: skip
+    """The offsets answer (with the schema ids used); built in a worker thread for large
+    requests (400,000 offsets take ~150 ms of Python, which would otherwise stop the loop)."""
     if len(outcomes) > _ENCODE_IN_THREAD:
-        body, acknowledged = await asyncio.to_thread(_offsets_body, outcomes)
+        body, acknowledged = await asyncio.to_thread(_offsets_body, outcomes, ids)
     else:
-        body, acknowledged = _offsets_body(outcomes)
+        body, acknowledged = _offsets_body(outcomes, ids)
     if acknowledged:
         ctx.metrics.records_produced.labels("v2").inc(acknowledged)
         ctx.metrics.bytes_produced.labels("v2").inc(total if acknowledged == len(outcomes) else 0)
@@ -303,7 +316,7 @@ async def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int) -> 
     return Response(body, media_type=V2_JSON)
 
 
-def _offsets_body(outcomes: list[Any]) -> tuple[bytes, int]:
+def _offsets_body(outcomes: list[Any], ids: tuple[int | None, int | None]) -> tuple[bytes, int]:
     """Upstream's produce answer for `outcomes`, and how many records were acknowledged."""
     offsets: list[dict[str, Any]] = []
     acknowledged = 0
@@ -314,7 +327,7 @@ def _offsets_body(outcomes: list[Any]) -> tuple[bytes, int]:
         else:
             code, message = outcome_error(outcome)
             offsets.append({"partition": None, "offset": None, "error_code": code, "error": message})
-    return orjson.dumps({"key_schema_id": None, "value_schema_id": None, "offsets": offsets}), acknowledged
+    return orjson.dumps({"key_schema_id": ids[0], "value_schema_id": ids[1], "offsets": offsets}), acknowledged
 
 
 ROUTES = [

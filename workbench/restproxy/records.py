@@ -36,6 +36,7 @@ from workbench.restproxy.context import Context
 from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
 from workbench.restproxy.produce import outcome_error
 from workbench.restproxy.routing import Route
+from workbench.restproxy.schemas import encode_v3_part
 from workbench.restproxy.v3 import check_cluster
 
 __all__ = ["ROUTES", "StreamingProduce"]
@@ -105,7 +106,7 @@ def _data(part: Any, what: str) -> tuple[bytes | None, dict[str, Any] | None]:
     return encoded, {"type": kind, "size": len(encoded) if encoded is not None else 0}
 
 
-def _prepare(record: Any, partitions: int, limit: int) -> tuple[Any, ...]:
+def _prepare(record: Any, partitions: int, limit: int, encoded: dict[str, Any] | None = None) -> tuple[Any, ...]:
     if not isinstance(record, dict):
         raise _RecordError(400, "Bad Request: each record must be a JSON object")
     unknown = record.keys() - _FIELDS
@@ -118,8 +119,9 @@ def _prepare(record: Any, partitions: int, limit: int) -> tuple[Any, ...]:
         raise _RecordError(400, f"Bad Request: partition_id must be an integer, got {partition!r}")
     elif not 0 <= partition < partitions:
         raise _RecordError(PARTITION_NOT_FOUND, f"Partition {partition} not found.")
-    key, key_info = _data(record.get("key"), "key")
-    value, value_info = _data(record.get("value"), "value")
+    encoded = encoded or {}  # schema-based parts, already framed (see `schemas.encode_v3_part`)
+    key, key_info = encoded["key"] if "key" in encoded else _data(record.get("key"), "key")
+    value, value_info = encoded["value"] if "value" in encoded else _data(record.get("value"), "value")
     size = len(key or b"") + len(value or b"")
     if size > limit:
         raise _RecordError(413, f"Error: 413 : the record is {size} bytes, over the producer's message.max.bytes "
@@ -241,11 +243,28 @@ class StreamingProduce:
 
     async def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
         try:
-            key, value, partition, timestamp, headers, key_info, value_info = _prepare(record, self.partitions, limit)
+            encoded = await self._schema_parts(record)
+            key, value, partition, timestamp, headers, key_info, value_info = _prepare(record, self.partitions, limit,
+                                                                                       encoded)  # fmt: skip
         except _RecordError as exc:
             return ("error", exc.code, exc.message)
+        except RestError as exc:  # per record, as kafka-rest writes them: the status, then "Error: <code> : ..."
+            message = exc.message if exc.error_code == exc.status else f"Error: {exc.error_code} : {exc.message}"
+            return ("error", exc.status, message)
         delivery = await self.ctx.producer.enqueue_one(self.topic, key, value, partition, timestamp, headers)
         return ("record", delivery, timestamp, key_info, value_info)
+
+    async def _schema_parts(self, record: Any) -> dict[str, Any]:
+        """The record's schema-based key and value, framed, when the proxy has a registry."""
+        schemas = self.ctx.schemas
+        if schemas is None or not isinstance(record, dict):
+            return {}
+        encoded: dict[str, Any] = {}
+        for what in ("key", "value"):
+            done = await encode_v3_part(schemas, self.topic, record.get(what), what)
+            if done is not None:
+                encoded[what] = done
+        return encoded
 
     def _result(self, item: tuple[Any, ...]) -> bytes:
         if item[0] == "error":

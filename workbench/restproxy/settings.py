@@ -144,6 +144,8 @@ class Settings:
     max_block_ms: int = 60000
     consumer_instances_max: int = 500
     consumer_request_timeout_max_ms: int = 60000
+    #: `schema.registry.url`: "" means none, and the schema formats answer 42205.
+    schema_registry_url: str = ""
     v3_request_max_bytes: int = 0
     v3_max_inflight: int = 10000
     producer: Mapping[str, Any] = field(default_factory=dict)
@@ -336,6 +338,7 @@ def _build(
         max_block_ms=typed["producer.max.block.ms"],
         consumer_instances_max=typed["consumer.instances.max"],
         consumer_request_timeout_max_ms=typed["consumer.request.timeout.max.ms"],
+        schema_registry_url=str(typed["schema.registry.url"]).strip().rstrip("/"),
         v3_request_max_bytes=typed["api.v3.produce.request.size.limit.max.bytes"],
         v3_max_inflight=typed["api.v3.produce.streaming.max.inflight"],
         producer=producer,

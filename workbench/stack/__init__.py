@@ -66,6 +66,30 @@ class Stack:
         """
         return _balancer_url(self.services)
 
+    @property
+    def registry_url(self) -> str | None:
+        """The Schema Registry's base URL: the embedded one, or the profile's `schema_registry.url`."""
+        return _registry_url(self.profile, self.services)
+
+    def registry_config(self) -> dict[str, str]:
+        """Settings for confluent-kafka's `SchemaRegistryClient`, basic auth included.
+
+        Raises:
+            StackError: the profile has no Schema Registry.
+            ConfigError: its auth names environment variables that are not set.
+
+        Usage: `SchemaRegistryClient(stack.registry_config())`.
+        """
+        url = self.registry_url
+        if url is None:
+            raise StackError(f"profile {self.profile.name!r} has no Schema Registry: set schema_registry.enabled "
+                             "(embedded) or schema_registry.url (cluster)")  # fmt: skip
+        conf = {"url": url}
+        if self.profile.schema_registry.auth is not None:
+            user, password = self.profile.schema_registry.auth.credentials()
+            conf["basic.auth.user.info"] = f"{user}:{password}"
+        return conf
+
     def status(self) -> dict[str, Any]:
         """Each service's address, PID and health, in the shape `status --json` prints."""
         return _status_of(self.profile, self.services)
@@ -194,6 +218,7 @@ def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[
         "services": rows,
         "proxy": _proxy_urls(profile, services),
         "balancer": _balancer_url(services),
+        "schema_registry": _registry_url(profile, services),
     }
 
 
@@ -201,6 +226,13 @@ def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list
     if not profile.embedded:
         return list(profile.proxy.urls)
     return [r.url for r in services.values() if r.kind == "proxy" and r.url]
+
+
+def _registry_url(profile: Profile, services: Mapping[str, ServiceRecord]) -> str | None:
+    """The embedded registry's URL, else the profile's `schema_registry.url` (a cluster's, or an
+    outside registry an embedded stack uses instead of its own)."""
+    embedded = next((r.url for r in services.values() if r.kind == "registry" and r.url), None)
+    return embedded or profile.schema_registry.url
 
 
 def _balancer_url(services: Mapping[str, ServiceRecord]) -> str | None:

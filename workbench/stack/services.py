@@ -27,7 +27,16 @@ from workbench.stack.state import ServiceRecord
 if TYPE_CHECKING:
     from workbench.stack.nginx import Limits
 
-__all__ = ["Balancer", "Broker", "ProxyInstance", "Service", "health_check", "services_for", "tansu_binary"]
+__all__ = [
+    "Balancer",
+    "Broker",
+    "ProxyInstance",
+    "SchemaRegistry",
+    "Service",
+    "health_check",
+    "services_for",
+    "tansu_binary",
+]
 
 log = logging.getLogger("workbench.stack")
 
@@ -187,6 +196,7 @@ class ProxyInstance(Service):
             index = int(name[6:])
         super().__init__(profile, name or f"proxy-{index}")
         self.index = index
+        self.registry_url: str | None = None  # the embedded registry's, once `command` has seen it
 
     def listen_on(self) -> tuple[str, int]:
         first = self.profile.proxy.first_port
@@ -194,6 +204,8 @@ class ProxyInstance(Service):
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
         bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
+        self.registry_url = next((r.url for r in started.values() if r.kind == SchemaRegistry.kind),
+                                 self.profile.schema_registry.url)  # fmt: skip
         return [
             sys.executable, "-m", "workbench.cli", "proxy",
             "--config", str(self.profile.path(self.profile.proxy.properties)),
@@ -204,6 +216,8 @@ class ProxyInstance(Service):
 
     def env(self) -> dict[str, str]:
         env = {"KAFKA_REST_ID": self.name}
+        if self.registry_url:
+            env["KAFKA_REST_SCHEMA_REGISTRY_URL"] = self.registry_url
         if self.profile.proxy.auth is not None:
             user, password = self.profile.proxy.auth.credentials()
             env["KAFKA_REST_AUTHENTICATION_METHOD"] = "BASIC"
@@ -222,6 +236,36 @@ class ProxyInstance(Service):
         for up to 30 s and consumers leave their groups: stopping it sooner would drop
         records already queued for the broker."""
         return 45.0
+
+
+class SchemaRegistry(Service):
+    """The embedded Schema Registry (`python -m workbench.registry`), on the broker's `_schemas`.
+
+    Started after the broker and before the proxies, which get its URL as
+    `schema.registry.url`; supervised like them, and healthy when its own API answers
+    `GET /` (it answers only after reading `_schemas` to the end).
+    """
+
+    kind = "registry"
+    supervised = True
+
+    def listen_on(self) -> tuple[str, int]:
+        return self.profile.schema_registry.host, self.profile.schema_registry.port
+
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
+        return [sys.executable, "-m", "workbench.registry", "--host", host, "--port", str(port),
+                "--bootstrap-servers", bootstrap]  # fmt: skip
+
+    def url(self, host: str, port: int) -> str | None:
+        return f"http://{host}:{port}"
+
+    def is_healthy(self, address: str) -> bool:
+        return _http_ok(f"http://{address}/", self.profile)
+
+    @property
+    def startup_timeout(self) -> float:
+        return 60.0
 
 
 class Balancer(Service):
@@ -284,13 +328,16 @@ def _http_ok(url: str, profile: Profile) -> bool:
 def services_for(profile: Profile) -> list[Service]:
     """The services an embedded profile runs, in start order.
 
-    The broker, then `proxy.instances` REST proxies, then nginx in front of them when
-    there is more than one and nginx is installed (without it, a warning, and clients
-    round-robin over the instance URLs).
+    The broker, the Schema Registry when `schema_registry.enabled` (before the proxies,
+    which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
+    when there is more than one and nginx is installed (without it, a warning, and
+    clients round-robin over the instance URLs).
     """
     from workbench.stack.nginx import INSTALL_HINT, find_nginx
 
     services: list[Service] = [Broker(profile)]
+    if profile.schema_registry.enabled:
+        services.append(SchemaRegistry(profile))
     services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
     if profile.proxy.instances > 1:
         if find_nginx() is not None:
@@ -301,7 +348,7 @@ def services_for(profile: Profile) -> list[Service]:
 
 
 #: Service classes by `kind`, to ask a recorded service about its health.
-_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker, ProxyInstance, Balancer)}
+_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker, ProxyInstance, Balancer, SchemaRegistry)}
 
 
 def health_check(profile: Profile, record: ServiceRecord) -> bool:

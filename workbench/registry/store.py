@@ -1,0 +1,487 @@
+"""The registry's state, kept in a compacted Kafka topic (`_schemas`) in Confluent's layout.
+
+Every instance reads the whole topic on start (to the true end: `workbench.kafka.end_offsets`,
+since the embedded broker's ListOffsets can stop short by a batch) before it serves, and
+keeps reading it in a background thread. Reads are answered from memory; a write is
+produced with `acks=all` and answered only once this instance has read it back, so
+what a client was told is in the log, and any instance that reads the log agrees.
+
+Records (keys are compact JSON with upstream's field order, so equal keys are equal
+bytes and compaction keeps the last):
+
+    {"keytype":"SCHEMA","subject":s,"version":n,"magic":1}  {"subject","version","id","schema",
+                                                             "schemaType"?,"references"?,"deleted"}
+    {"keytype":"CONFIG","subject":s,"magic":0}               {"compatibilityLevel": ...}  (no subject: global)
+    {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       {"subject","version"}  (read, never written)
+    {"keytype":"NOOP","magic":0}                             null: a write barrier
+
+A null value removes its key (hard delete, config reset). Unknown key types are skipped.
+
+**Ids across instances and restarts.** There is no leader. Before a registration the
+writer produces a NOOP and reads up to it (a barrier), so it has seen every earlier
+write; an identical schema (same identity, see `schemas.identity`) reuses its id in
+any subject, as Confluent does; a new one takes max id seen + 1. Two instances racing
+may both pick the same id, or the same subject version. Every reader applies the log
+in order with the same rules, so all agree on the outcome: a SCHEMA record is ignored
+when its id already belongs to another schema, when its schema already has another
+id, or when its subject version already holds another schema. The writer reads its
+own record back; if it was ignored it retries (after another barrier it finds the
+winner's id for the same schema, or the next free one), and when its record landed on
+the winner's key it first writes the winner's record again, so that after compaction
+the key still holds the winner. Ids are never reused: the maximum counts every id ever
+seen, deleted ones included.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from workbench.config import KafkaConf
+from workbench.registry.compatibility import DEFAULT_LEVEL, incompatibilities
+from workbench.registry.errors import (
+    INCOMPATIBLE,
+    INVALID_SCHEMA,
+    REFERENCE_EXISTS,
+    SCHEMA_NOT_FOUND,
+    STORE_ERROR,
+    STORE_TIMEOUT,
+    SUBJECT_NOT_FOUND,
+    SUBJECT_NOT_SOFT_DELETED,
+    SUBJECT_SOFT_DELETED,
+    VERSION_NOT_FOUND,
+    VERSION_NOT_SOFT_DELETED,
+    VERSION_SOFT_DELETED,
+    RegistryError,
+)
+from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, parse_schema
+
+__all__ = ["SchemaStore", "SchemaVersion"]
+
+log = logging.getLogger("workbench.registry")
+
+#: Attempts of one registration that lost a race to another instance before giving up (50001).
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class SchemaVersion:
+    """One version of a subject, as stored."""
+
+    subject: str
+    version: int
+    id: int
+    schema: str
+    schema_type: str = "AVRO"
+    references: tuple[Reference, ...] = ()
+    deleted: bool = False
+
+    @property
+    def identity(self) -> str:
+        return identity(self.schema_type, self.schema, self.references)
+
+    def to_json(self) -> dict[str, Any]:
+        """The REST answer for this version (Confluent 7.x shape: AVRO's type omitted)."""
+        body: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id}
+        if self.schema_type != "AVRO":
+            body["schemaType"] = self.schema_type
+        if self.references:
+            body["references"] = [r.to_json() for r in self.references]
+        body["schema"] = self.schema
+        return body
+
+    def record(self) -> tuple[bytes, bytes]:
+        key = orjson.dumps({"keytype": "SCHEMA", "subject": self.subject, "version": self.version, "magic": 1})
+        value: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id,
+                                 "schema": self.schema}  # fmt: skip
+        if self.schema_type != "AVRO":
+            value["schemaType"] = self.schema_type
+        if self.references:
+            value["references"] = [r.to_json() for r in self.references]
+        value["deleted"] = self.deleted
+        return key, orjson.dumps(value)
+
+
+def _config_key(subject: str | None) -> bytes:
+    if subject is None:
+        return orjson.dumps({"keytype": "CONFIG", "magic": 0})
+    return orjson.dumps({"keytype": "CONFIG", "subject": subject, "magic": 0})
+
+
+_NOOP_KEY = orjson.dumps({"keytype": "NOOP", "magic": 0})
+
+
+@dataclass
+class _State:
+    """What the log says, applied in order (see the module docstring for the rules)."""
+
+    subjects: dict[str, dict[int, SchemaVersion]] = field(default_factory=dict)
+    ids: dict[int, SchemaVersion] = field(default_factory=dict)  # the first version that took the id
+    by_identity: dict[str, int] = field(default_factory=dict)
+    configs: dict[str | None, str] = field(default_factory=dict)
+    max_id: int = 0
+
+    def apply(self, key: dict[str, Any], value: dict[str, Any] | None) -> None:
+        keytype = key.get("keytype")
+        subject = key.get("subject")
+        if keytype == "SCHEMA" and isinstance(subject, str) and isinstance(key.get("version"), int):
+            version = int(key["version"])
+            if value is None:
+                self.subjects.get(subject, {}).pop(version, None)
+                if subject in self.subjects and not self.subjects[subject]:
+                    del self.subjects[subject]
+                return
+            self._schema(subject, version, value)
+        elif keytype == "CONFIG":
+            level = value.get("compatibilityLevel") if value else None
+            if isinstance(level, str):
+                self.configs[subject if isinstance(subject, str) else None] = level
+            else:
+                self.configs.pop(subject if isinstance(subject, str) else None, None)
+        elif keytype == "DELETE_SUBJECT" and isinstance(subject, str) and value:
+            upto = value.get("version")
+            for number, stored in list(self.subjects.get(subject, {}).items()):
+                if isinstance(upto, int) and number <= upto:
+                    self.subjects[subject][number] = _replace(stored, deleted=True)
+
+    def _schema(self, subject: str, version: int, value: dict[str, Any]) -> None:
+        try:
+            refs = tuple(Reference(str(r["name"]), str(r["subject"]), int(r["version"]))
+                         for r in value.get("references") or [])  # fmt: skip
+            schema_type = str(value.get("schemaType") or "AVRO")
+            stored = SchemaVersion(subject, version, int(value["id"]), str(value["schema"]), schema_type, refs,
+                                   bool(value.get("deleted")))  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            log.warning("skipping a malformed schema record for %r version %d", subject, version)
+            return
+        self.max_id = max(self.max_id, stored.id)
+        key = stored.identity
+        owner = self.ids.get(stored.id)
+        if owner is not None and owner.identity != key:
+            return  # the id belongs to another schema: this record lost a race
+        known = self.by_identity.get(key)
+        if known is not None and known != stored.id:
+            return  # this schema already has another id
+        current = self.subjects.get(subject, {}).get(version)
+        if current is not None and (current.id != stored.id or current.identity != key):
+            return  # the subject version holds another schema
+        self.ids.setdefault(stored.id, stored)
+        self.by_identity[key] = stored.id
+        self.subjects.setdefault(subject, {})[version] = stored
+
+
+def _replace(stored: SchemaVersion, **changes: Any) -> SchemaVersion:
+    from dataclasses import replace
+
+    return replace(stored, **changes)
+
+
+ProducerFactory = Callable[[KafkaConf], Any]
+
+
+class SchemaStore:
+    """The state in memory, the topic behind it, and the operations of the REST API.
+
+    Every method that writes blocks (produce, read back): call it off the event loop.
+    """
+
+    def __init__(self, kafka_conf: KafkaConf, topic: str = "_schemas", timeout_s: float = 30.0) -> None:
+        self.kafka_conf = kafka_conf
+        self.topic = topic
+        self.timeout_s = timeout_s
+        self.state = _State()
+        self._lock = threading.RLock()  # guards `state`
+        self._applied = threading.Condition(self._lock)
+        self._applied_offset = -1
+        self._write_lock = threading.Lock()  # one registration at a time in this instance
+        self._stop = threading.Event()
+        self._reader: threading.Thread | None = None
+        self._producer: Any = None
+        self._parsed: dict[tuple[str, str, tuple[Reference, ...]], ParsedSchema] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        """Create the topic if needed, read it to its true end, then keep reading it.
+
+        Raises:
+            RegistryError: 50002 when the topic cannot be read to its end in time.
+        """
+        from confluent_kafka import Producer
+
+        from workbench.kafka import create_topics, end_offsets
+        from workbench.registry.schemas import warm_up
+
+        warm_up()
+
+        create_topics(self.kafka_conf, {self.topic: 1}, exist_ok=True, timeout=self.timeout_s,
+                      config={"cleanup.policy": "compact"})  # fmt: skip
+        end = end_offsets(self.kafka_conf, self.topic, timeout=self.timeout_s)[(self.topic, 0)]
+        self._producer = Producer({**self.kafka_conf, "acks": "all", "linger.ms": 0, "logger": log})
+        self._reader = threading.Thread(target=self._read_forever, name="registry-reader", daemon=True)
+        self._reader.start()
+        self._wait_applied(end - 1)
+        log.info("read %d records of %s; %d subjects, max id %d", end, self.topic, len(self.state.subjects),
+                 self.state.max_id)  # fmt: skip
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._reader is not None:
+            self._reader.join(timeout=10)
+        if self._producer is not None:
+            self._producer.flush(10)
+
+    def _read_forever(self) -> None:
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+        consumer = Consumer({**self.kafka_conf, "group.id": f"workbench-registry-{uuid.uuid4().hex}",
+                             "enable.auto.commit": False, "fetch.wait.max.ms": 10, "logger": log})  # fmt: skip
+        try:
+            consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
+            while not self._stop.is_set():
+                for message in consumer.consume(num_messages=1000, timeout=0.1):
+                    if message.error() is not None:
+                        log.warning("reading %s: %s", self.topic, message.error())
+                        continue
+                    self._apply(message.key(), message.value(), message.offset() or 0)
+        finally:
+            consumer.close()
+
+    def _apply(self, key_bytes: bytes | None, value_bytes: bytes | None, offset: int) -> None:
+        try:
+            key = orjson.loads(key_bytes or b"null")
+            value = orjson.loads(value_bytes) if value_bytes else None
+        except orjson.JSONDecodeError:
+            key, value = None, None
+        with self._applied:
+            if isinstance(key, dict) and (value is None or isinstance(value, dict)):
+                self.state.apply(key, value)
+            self._applied_offset = max(self._applied_offset, offset)
+            self._applied.notify_all()
+
+    def _wait_applied(self, offset: int) -> None:
+        deadline = time.monotonic() + self.timeout_s
+        with self._applied:
+            while self._applied_offset < offset:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RegistryError(STORE_TIMEOUT, f"Timed out reading {self.topic} up to offset {offset}")
+                self._applied.wait(min(left, 0.5))
+
+    def _write(self, key: bytes, value: bytes | None) -> None:
+        """Produce with acks=all and wait until this instance has applied it."""
+        result: dict[str, Any] = {}
+
+        def delivered(error: Any, message: Any) -> None:
+            result["error"], result["offset"] = error, message.offset()
+
+        self._producer.produce(self.topic, value=value, key=key, partition=0, on_delivery=delivered)
+        self._producer.flush(self.timeout_s)
+        if "offset" not in result:
+            raise RegistryError(STORE_TIMEOUT, f"Timed out writing to {self.topic}")
+        if result["error"] is not None:
+            raise RegistryError(STORE_ERROR, f"Error writing to {self.topic}: {result['error'].str()}")
+        self._wait_applied(int(result["offset"]))
+
+    def barrier(self) -> None:
+        """Read everything written before now, by any instance."""
+        self._write(_NOOP_KEY, None)
+
+    # -- reads -------------------------------------------------------------------------
+    def subjects(self, deleted: bool = False, prefix: str = "") -> list[str]:
+        with self._lock:
+            return sorted(s for s, versions in self.state.subjects.items() if s.startswith(prefix)
+                          and any(deleted or not v.deleted for v in versions.values()))  # fmt: skip
+
+    def versions(self, subject: str, deleted: bool = False) -> list[SchemaVersion]:
+        """Versions of a subject, oldest first; 40401 when it has none (live ones unless `deleted`)."""
+        with self._lock:
+            found = [v for _, v in sorted(self.state.subjects.get(subject, {}).items()) if deleted or not v.deleted]
+        if not found:
+            raise RegistryError(SUBJECT_NOT_FOUND, f"Subject '{subject}' not found.")
+        return found
+
+    def version(self, subject: str, version: int | None, deleted: bool = False) -> SchemaVersion:
+        """One version (None: the latest live one); 40401 / 40402 when missing."""
+        live = self.versions(subject, deleted=True)
+        candidates = [v for v in live if deleted or not v.deleted]
+        if not candidates:
+            raise RegistryError(SUBJECT_NOT_FOUND, f"Subject '{subject}' not found.")
+        if version is None:
+            return candidates[-1]
+        match = next((v for v in candidates if v.version == version), None)
+        if match is None:
+            raise RegistryError(VERSION_NOT_FOUND, f"Version {version} not found.")
+        return match
+
+    def by_id(self, schema_id: int) -> SchemaVersion:
+        with self._lock:
+            stored = self.state.ids.get(schema_id)
+        if stored is None:
+            raise RegistryError(SCHEMA_NOT_FOUND, f"Schema {schema_id} not found")
+        return stored
+
+    def uses_of(self, schema_id: int, deleted: bool = False) -> list[SchemaVersion]:
+        """Every (subject, version) holding the id; 40403 when none does."""
+        self.by_id(schema_id)
+        with self._lock:
+            found = [v for versions in self.state.subjects.values() for v in versions.values()
+                     if v.id == schema_id and (deleted or not v.deleted)]  # fmt: skip
+        return sorted(found, key=lambda v: (v.subject, v.version))
+
+    def level(self, subject: str | None) -> str | None:
+        with self._lock:
+            return self.state.configs.get(subject)
+
+    def effective_level(self, subject: str) -> str:
+        with self._lock:
+            return self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
+
+    def parsed(self, stored: SchemaVersion | None = None, *, schema_type: str = "AVRO", text: str = "",
+               references: tuple[Reference, ...] = ()) -> ParsedSchema:  # fmt: skip
+        """The parsed form of a stored or given schema, references resolved; cached."""
+        if stored is not None:
+            schema_type, text, references = stored.schema_type, stored.schema, stored.references
+        key = (schema_type, text, references)
+        cached = self._parsed.get(key)
+        if cached is None:
+            cached = parse_schema(schema_type, text, self._resolve(references, depth=0))
+            if len(self._parsed) > 10_000:
+                self._parsed.clear()
+            self._parsed[key] = cached
+        return cached
+
+    def _resolve(self, references: tuple[Reference, ...], depth: int) -> list[Resolved]:
+        if depth > 32:
+            raise RegistryError(INVALID_SCHEMA, "Invalid schema: references nested deeper than 32 levels")
+        resolved: list[Resolved] = []
+        for ref in references:
+            try:
+                target = self.version(ref.subject, None if ref.version == -1 else ref.version, deleted=True)
+            except RegistryError:
+                raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {ref.name!r} names subject "
+                                           f"{ref.subject!r} version {ref.version}, which does not exist") from None
+            nested = tuple(self._resolve(target.references, depth + 1))
+            resolved.append((ref.name, target.schema_type, target.schema, nested))
+        return resolved
+
+    def lookup(self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...],
+               deleted: bool = False) -> SchemaVersion:  # fmt: skip
+        """The version of `subject` holding this schema: 40401 no subject, 40403 not under it."""
+        self.parsed(schema_type=schema_type, text=text, references=references)
+        wanted = identity(schema_type, text, references)
+        versions = self.versions(subject, deleted=deleted)
+        match = next((v for v in reversed(versions) if v.identity == wanted), None)
+        if match is None:
+            raise RegistryError(SCHEMA_NOT_FOUND, "Schema not found")
+        return match
+
+    def check(self, subject: str, new: ParsedSchema, version: int | None) -> list[str]:
+        """Incompatibilities of `new` under the subject's level: with `version` (None: the
+        latest), or with every live version when the level is transitive."""
+        level = self.effective_level(subject)
+        try:
+            live = self.versions(subject)
+        except RegistryError:
+            live = []
+        if version is not None and not level.endswith("_TRANSITIVE"):
+            live = [v for v in live if v.version == version]
+        return incompatibilities(level, new, [self.parsed(v) for v in live])
+
+    # -- writes ------------------------------------------------------------------------
+    def register(self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...]) -> int:
+        """Register (or find) the schema under `subject`; returns its id. See the module docstring."""
+        new = self.parsed(schema_type=schema_type, text=text, references=references)
+        wanted = identity(schema_type, text, references)
+        with self._write_lock:
+            for _attempt in range(MAX_ATTEMPTS):
+                self.barrier()
+                with self._lock:
+                    existing = self.state.subjects.get(subject, {})
+                    live = [v for _, v in sorted(existing.items()) if not v.deleted]
+                    same = next((v for v in live if v.identity == wanted), None)
+                    if same is not None:
+                        return same.id
+                    schema_id = self.state.by_identity.get(wanted) or self.state.max_id + 1
+                    version = max(existing, default=0) + 1
+                    level = self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
+                problems = incompatibilities(level, new, [self.parsed(v) for v in live])
+                if problems:
+                    raise RegistryError(INCOMPATIBLE, "Schema being registered is incompatible with an earlier "
+                                                      f"schema for subject \"{subject}\"; details: {problems[:10]}")
+                mine = SchemaVersion(subject, version, schema_id, text, schema_type, references)
+                self._write(*mine.record())
+                with self._lock:
+                    landed = self.state.subjects.get(subject, {}).get(version)
+                if landed is not None and landed.id == schema_id and landed.identity == wanted:
+                    return schema_id
+                if landed is not None:  # our record sits on the winner's key: put the winner back
+                    self._write(*landed.record())
+                log.info("registration of %r lost a race (id %d, version %d); retrying", subject, schema_id, version)
+        raise RegistryError(STORE_ERROR, f"Could not register under {subject!r}: other instances kept writing first")
+
+    def delete_version(self, subject: str, version: int | None, permanent: bool) -> int:
+        with self._write_lock:
+            self.barrier()
+            # A named version is found soft-deleted too (to answer 40406); `latest` means the latest live one.
+            stored = self.version(subject, version, deleted=permanent or version is not None)
+            self._refuse_referenced(subject, stored.version)
+            if permanent:
+                if not stored.deleted:
+                    raise RegistryError(VERSION_NOT_SOFT_DELETED, f"Subject '{subject}' Version {stored.version} "
+                                        "was not deleted first before being permanently deleted")  # fmt: skip
+                self._write(stored.record()[0], None)
+            else:
+                if stored.deleted:
+                    raise RegistryError(VERSION_SOFT_DELETED, f"Subject '{subject}' Version {stored.version} "
+                                        "was soft deleted. Set permanent=true to delete permanently")  # fmt: skip
+                self._write(*_replace(stored, deleted=True).record())
+            self._drop_config_if_empty(subject)
+            return stored.version
+
+    def delete_subject(self, subject: str, permanent: bool) -> list[int]:
+        with self._write_lock:
+            self.barrier()
+            versions = self.versions(subject, deleted=True)
+            for stored in versions:
+                self._refuse_referenced(subject, stored.version)
+            if permanent:
+                if any(not v.deleted for v in versions):
+                    raise RegistryError(SUBJECT_NOT_SOFT_DELETED, f"Subject '{subject}' was not deleted first "
+                                        "before being permanently deleted")  # fmt: skip
+                for stored in versions:
+                    self._write(stored.record()[0], None)
+                self._drop_config_if_empty(subject)
+                return [v.version for v in versions]
+            live = [v for v in versions if not v.deleted]
+            if not live:
+                raise RegistryError(SUBJECT_SOFT_DELETED, f"Subject '{subject}' was soft deleted. "
+                                    "Set permanent=true to delete permanently")  # fmt: skip
+            for stored in live:
+                self._write(*_replace(stored, deleted=True).record())
+            return [v.version for v in live]
+
+    def _refuse_referenced(self, subject: str, version: int) -> None:
+        with self._lock:
+            users = [f"{v.subject}@{v.version}" for versions in self.state.subjects.values() for v in versions.values()
+                     if not v.deleted and any(r.subject == subject and r.version == version for r in v.references)]
+        if users:
+            raise RegistryError(REFERENCE_EXISTS, f"Subject '{subject}' Version {version} is referenced by {users[:5]}")
+
+    def _drop_config_if_empty(self, subject: str) -> None:
+        with self._lock:
+            empty = not self.state.subjects.get(subject) and subject in self.state.configs
+        if empty:
+            self._write(_config_key(subject), None)
+
+    def set_level(self, subject: str | None, level: str | None) -> None:
+        """Set (or with None, remove) the global or a subject's compatibility level."""
+        value = orjson.dumps({"compatibilityLevel": level}) if level is not None else None
+        with self._write_lock:
+            self._write(_config_key(subject), value)
