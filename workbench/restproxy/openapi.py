@@ -8,9 +8,9 @@ is upstream's `{"error_code", "message"}` body. So a route added to a handler mo
 is one line here, and `tests/integration/test_restproxy_openapi.py` checks that the
 document and the routers list the same (method, path) pairs.
 
-What it describes is this proxy, not Confluent's whole API: v2 produce takes binary
-and JSON embedded data; avro, jsonschema and protobuf are accepted media types but,
-with no Schema Registry, answered 422 / 42205. Error statuses list the ones a handler
+What it describes is this proxy, not Confluent's whole API: v2 produce takes binary,
+JSON, avro, jsonschema and protobuf embedded data (the last three need
+`schema.registry.url`; without it they are answered 422 / 42205). Error statuses list the ones a handler
 raises on purpose; `default` covers the rest (401 when basic auth is on, 405, and
 500 / 50002 for anything unexpected).
 """
@@ -111,7 +111,7 @@ def _consumer_record(embedded: Schema) -> Schema:
 def _v3_data(what: str) -> Schema:
     return _nullable(_obj(
         type={"type": "string", "enum": ["BINARY", "JSON", "STRING"],
-              "description": "AVRO, JSONSCHEMA, PROTOBUF or a schema reference: 422 / 42205 (no Schema Registry)"},
+              "description": "AVRO, JSONSCHEMA, PROTOBUF with a schema selector need schema.registry.url (else 42205)"},
         data={"description": f"the {what}: base64 for BINARY, any JSON for JSON, a string for STRING"},
     ))  # fmt: skip
 
@@ -355,7 +355,8 @@ def _produce(operation_id: str, summary: str, params: tuple[str, ...]) -> dict[s
         406: NOT_ACCEPTABLE[406],
         413: "A record over message.max.bytes, or a body over request.max.bytes",
         415: "Missing or foreign Content-Type",
-        422: "42205: avro, jsonschema or protobuf (no Schema Registry); 422: bad body (records missing or empty, "
+        422: "42201/42202: key/value schema missing; 42205: invalid schema, or no schema.registry.url; 422: bad body "
+        "(records missing or empty, "
         "unknown fields, a partition that is not an integer)",
     }
     ok = _ok(200, "Each record's partition and offset, or its error (per-record 50002 / 50003), in request order",
@@ -402,7 +403,7 @@ def _v2_paths() -> dict[str, dict[str, Any]]:
                         _ok(200, "The instance and its URL", _ref("CreateConsumerResponse")),
                         {**CONSUMER_BODY, 409: "40902: an instance with this name exists in the group",
                          422: "40001 fetch.min.bytes out of range, 42204 invalid setting or name, 42205 schema "
-                         "format (no Schema Registry), 422 unknown format"},
+                         "format without schema.registry.url, 422 unknown format"},
                         ("group",), _body(_ref("CreateConsumerRequest"), V2_BODY_TYPES)),
         },
         INSTANCE: {"delete": _op("deleteConsumer", "v2 consumers", "Close the instance; it leaves its group",
@@ -550,8 +551,8 @@ streaming produce), with Confluent's media types, property names and error bodie
 * Every error body is `{"error_code": int, "message": str}` (`Error`); `error_code` is the
   HTTP status or a 5-digit code (status x 100 + sub-code).
 * v2 bodies and answers are `application/vnd.kafka[.<format>].v2+json`; v1 types are
-  aliases. Embedded formats: binary (base64) and json. avro, jsonschema and protobuf need a
-  Schema Registry this proxy does not have: 422 / 42205.
+  aliases. Embedded formats: binary (base64), json, and with `schema.registry.url` avro,
+  jsonschema and protobuf (Confluent's wire format); without a registry those are 422 / 42205.
 * v3 speaks `application/json`; `/kafka/v3/...` is accepted as an alias of `/v3/...`.
 * A trailing slash is accepted on every path; HEAD is answered for every GET.
 * With `authentication.method=BASIC` every request needs HTTP basic auth (401 otherwise).
