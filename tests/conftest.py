@@ -29,6 +29,8 @@ _OVERRIDES = {
     "WORKBENCH_BROKER__PORT": "0",
     "WORKBENCH_PROXY__FIRST_PORT": "0",
     "WORKBENCH_BALANCER__PORT": "0",
+    "WORKBENCH_SPARK__MASTER_PORT": "0",
+    "WORKBENCH_SPARK__MASTER_UI_PORT": "0",
     # A hung notebook cell fails its test well inside pytest's own 600 s timeout.
     "WORKBENCH_CELL_TIMEOUT": "300",
 }
@@ -69,16 +71,13 @@ def stack() -> Iterator[Stack]:
 @pytest.fixture
 def topic(stack: Stack) -> Iterator[Callable[..., str]]:
     """A factory of fresh topics: `topic(partitions=4)`; all are deleted after the test."""
-    from workbench import kafka
-
     created: list[str] = []
-    conf = stack.kafka_config("admin")
 
     def make(partitions: int = 1, prefix: str = "test") -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-        kafka.create_topic(conf, name, partitions)
+        stack.create_topics({name: partitions})
         created.append(name)
         return name
 
     yield make
-    kafka.delete_topics(conf, created)
+    stack.delete_topics(created)

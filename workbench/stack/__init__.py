@@ -17,7 +17,7 @@ a stack it started itself it stops again, even when the cell is interrupted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,8 +63,42 @@ class Stack:
         """The URL of nginx in front of several embedded proxies; None without one.
 
         With None and several `proxy_urls`, clients round-robin over the instance URLs.
+        A cluster profile's own balancer is `balancer.url`.
         """
-        return _balancer_url(self.services)
+        return _balancer_url(self.profile, self.services)
+
+    @property
+    def spark_master(self) -> str:
+        """The master URL Spark sessions connect to: the stack's standalone master, else `spark.master`."""
+        master = next((r for r in self.services.values() if r.kind == "spark-master"), None)
+        return f"spark://{master.address}" if master else self.profile.spark.master
+
+    def create_topics(self, topics: Mapping[str, int], *, exist_ok: bool = False, timeout: float = 30.0) -> list[str]:
+        """Create `{name: partitions}` with the profile's replication factor and min.insync.replicas.
+
+        Every experiment creates its topics here, so none is measured at a replication
+        the profile did not ask for. Returns the names, in order.
+
+        Raises:
+            KafkaError: a topic exists (unless `exist_ok`), or the cluster refused it
+                (a replication factor above its broker count, for one).
+
+        Usage: `stack.create_topics({"readings": 4})`.
+        """
+        from workbench import kafka
+
+        settings = self.profile.topics
+        kafka.create_topics(
+            self.kafka_config("admin"), topics, replication_factor=settings.replication_factor,
+            config=settings.topic_config(), exist_ok=exist_ok, timeout=timeout,
+        )  # fmt: skip
+        return list(topics)
+
+    def delete_topics(self, names: Iterable[str], *, timeout: float = 30.0) -> None:
+        """Delete topics this stack's experiments created (missing ones are fine)."""
+        from workbench import kafka
+
+        kafka.delete_topics(self.kafka_config("admin"), names, timeout=timeout)
 
     def status(self) -> dict[str, Any]:
         """Each service's address, PID and health, in the shape `status --json` prints."""
@@ -188,7 +222,7 @@ def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[
         "running": bool(rows),
         "services": rows,
         "proxy": _proxy_urls(profile, services),
-        "balancer": _balancer_url(services),
+        "balancer": _balancer_url(profile, services),
     }
 
 
@@ -198,5 +232,7 @@ def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list
     return [r.url for r in services.values() if r.kind == "proxy" and r.url]
 
 
-def _balancer_url(services: Mapping[str, ServiceRecord]) -> str | None:
+def _balancer_url(profile: Profile, services: Mapping[str, ServiceRecord]) -> str | None:
+    if not profile.embedded:
+        return profile.balancer.url
     return next((r.url for r in services.values() if r.kind == "balancer" and r.url), None)
