@@ -17,9 +17,10 @@ a stack it started itself it stops again, even when the cell is interrupted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,7 +148,13 @@ def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
 
 
 def status(profile: Profile | str | None = None) -> dict[str, Any]:
-    """`{"profile": ..., "running": bool, "services": {name: {address, pid, healthy}}}`."""
+    """`{"profile": ..., "running": bool, "services": {name: {kind, address, pid, healthy, reason}}}`.
+
+    An embedded profile: the processes `up` recorded. A cluster profile: every service
+    it names (brokers, each proxy URL and variant, the balancer, the Spark master, a
+    schema registry), each asked through its own protocol; `reason` says why one is not
+    healthy.
+    """
     profile = _profile(profile)
     if not profile.embedded:
         return Stack(profile).status()
@@ -197,25 +204,7 @@ def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
 
 
 def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, Any]:
-    from workbench.stack.services import health_check
-
-    rows: dict[str, Any] = {}
-    for name, record in services.items():
-        alive = process.is_ours(record.pid, record.create_time)
-        rows[name] = {
-            "kind": record.kind,
-            "address": record.address,
-            "pid": record.pid,
-            "healthy": alive and health_check(profile, record),
-            "log": record.log,
-            **({"url": record.url} if record.url else {}),
-        }
-    if not profile.embedded and profile.kafka.bootstrap_servers:
-        from workbench.kafka.admin import broker_answers
-
-        address = profile.kafka.bootstrap_servers
-        healthy = broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))
-        rows["broker"] = {"kind": "broker", "address": address, "pid": None, "healthy": healthy}
+    rows = _embedded_rows(profile, services) if profile.embedded else _cluster_rows(profile)
     return {
         "profile": profile.name,
         "embedded": profile.embedded,
@@ -224,6 +213,68 @@ def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[
         "proxy": _proxy_urls(profile, services),
         "balancer": _balancer_url(profile, services),
     }
+
+
+def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, dict[str, Any]]:
+    """The recorded processes: alive (same PID and start time) and answering their own protocol."""
+    from workbench.stack.services import health_check
+
+    rows: dict[str, dict[str, Any]] = {}
+    for name, record in services.items():
+        alive = process.is_ours(record.pid, record.create_time)
+        answers = alive and health_check(profile, record)
+        reason = None if answers else (f"does not answer on {record.address}" if alive else "process is not running")
+        rows[name] = {
+            "kind": record.kind,
+            "address": record.address,
+            "pid": record.pid,
+            "healthy": answers,
+            "reason": reason,
+            "log": record.log,
+            **({"url": record.url} if record.url else {}),
+        }
+    return rows
+
+
+def _cluster_rows(profile: Profile) -> dict[str, dict[str, Any]]:
+    """Every service a cluster profile names, each asked through its own protocol, in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.stack.probes import Probe, probe_broker, probe_http, probe_tcp
+
+    checks: dict[str, tuple[str, str, Callable[[], Probe]]] = {}
+    if profile.kafka.bootstrap_servers:
+        servers = profile.kafka.bootstrap_servers
+        checks["broker"] = ("broker", servers, lambda: probe_broker(servers, profile.kafka.for_role("admin")))
+    auth = profile.proxy.auth
+    named = [(f"proxy-{i}", url) for i, url in enumerate(profile.proxy.urls)]
+    for variant, settings in profile.proxy.variants.items():
+        named += [(f"proxy-{variant}-{i}", url) for i, url in enumerate(settings.urls)]
+    for name, url in named:
+        checks[name] = ("proxy", url, partial(probe_http, url, auth=auth))
+    if profile.balancer.url:
+        checks["balancer"] = ("balancer", profile.balancer.url, partial(probe_http, profile.balancer.url, auth=auth))
+    master = profile.spark.master
+    if profile.spark.ui_url:
+        checks["spark-master"] = ("spark-master", master, partial(probe_http, profile.spark.ui_url, path="/json/"))
+    elif master.startswith("spark://"):
+        checks["spark-master"] = ("spark-master", master, partial(probe_tcp, master.split(",")[0]))
+    if profile.schema_registry:
+        registry = profile.schema_registry
+        checks["schema-registry"] = ("schema-registry", registry, partial(probe_http, registry))
+    with ThreadPoolExecutor(max_workers=max(1, len(checks))) as pool:
+        probes = {name: pool.submit(check) for name, (_, _, check) in checks.items()}
+        return {
+            name: {
+                "kind": kind,
+                "address": address,
+                "pid": None,
+                "healthy": probes[name].result().healthy,
+                "reason": probes[name].result().reason,
+                **({"url": address} if "://" in address else {}),
+            }
+            for name, (kind, address, _) in checks.items()
+        }
 
 
 def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list[str]:
