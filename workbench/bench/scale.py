@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +27,7 @@ from workbench.bench.errors import BenchError
 from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_env", "proxy_setup", "side_stack"]
+__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_env", "proxy_setup", "side_stack"]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
@@ -64,6 +64,19 @@ def missing_setup(stack: Stack, settings: Mapping[str, Any] | None = None, *, in
         return (f"needs {instances} proxy URLs in `proxy.urls`; profile {profile.name!r} lists "
                 f"{len(profile.proxy.urls)}")  # fmt: skip
     return None
+
+
+def proxy_counts(stack: Stack, wanted: Sequence[int]) -> list[int]:
+    """The proxy counts a scale-out can measure here: all of `wanted` on the embedded stack
+    (it starts them); on a cluster those up to the number of `proxy.urls`, and that number.
+
+    Usage: `proxy_counts(active, [1, 2, 4])` → `[1, 2]` on a cluster profile listing two URLs.
+    """
+    if stack.profile.embedded:
+        return list(wanted)
+    available = len(stack.profile.proxy.urls)
+    counts = [n for n in wanted if 1 <= n <= available]
+    return counts if available in counts or not available else [*counts, available]
 
 
 @contextmanager
