@@ -22,10 +22,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def spark(stack: Stack) -> Iterator[SparkSession]:
-    """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI."""
+    """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI; or, when the profile
+    asks for standalone workers (`WORKBENCH_SPARK__WORKERS=2`), the stack's own Spark cluster."""
     from workbench.streaming import spark_session, stop_spark
 
-    session = spark_session(stack.profile, master="local[2]", shuffle_partitions=2, app_name="workbench-tests")
+    master = None if stack.profile.spark.workers else "local[2]"
+    session = spark_session(stack.profile, master=master, shuffle_partitions=2, app_name="workbench-tests")
     yield session
     stop_spark(session)  # the JVM too: the suite leaves no process behind
 
