@@ -194,6 +194,9 @@ class Profile(_Section):
     def _cluster_needs_addresses(self) -> Profile:
         if not self.embedded and not self.kafka.bootstrap_servers:
             raise ValueError("kafka.bootstrap.servers is required when embedded is false")
+        if not self.embedded and self.spark.workers:
+            raise ValueError("spark.workers starts Spark on this machine and needs embedded: true; "
+                             "a cluster profile names its master in spark.master")  # fmt: skip
         return self
 
     def path(self, value: Path) -> Path:

@@ -91,3 +91,10 @@ def test_min_insync_above_replication_names_the_key(tmp_path: Path) -> None:
     file.write_text("topics: {replication_factor: 1, min_insync_replicas: 2}\n")
     with pytest.raises(ConfigError, match=r"topics: .*min_insync_replicas 2 exceeds replication_factor 1"):
         load_profile(str(file))
+
+
+def test_standalone_workers_on_a_cluster_profile_are_refused(tmp_path: Path) -> None:
+    file = tmp_path / "theirs.yaml"
+    file.write_text("embedded: false\nkafka: {bootstrap.servers: 'k:9092'}\nspark: {workers: 2}\n")
+    with pytest.raises(ConfigError, match=r"spark\.workers starts Spark on this machine"):
+        load_profile(str(file))
