@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from workbench import kafka, load_profile, results
 from workbench.report import notebooks_dir, run_report
 
@@ -24,6 +26,7 @@ RECORDS = {
 }
 
 
+@pytest.mark.timeout(1200)  # ten notebooks: about 5 minutes alone, more on a machine shared with other runs
 def test_every_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster: Any) -> None:
     profile = load_profile(str(foreign_cluster.profile_path))
     assert not profile.embedded

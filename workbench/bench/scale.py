@@ -200,6 +200,7 @@ def side_stack(
             "broker": profile.broker.model_copy(update={"port": 0}),
             "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0}),
             "balancer": profile.balancer.model_copy(update={"port": 0}),
+            "spark": profile.spark.model_copy(update={"workers": 0}),  # proxies only: no second Spark cluster
         }
     )
     env = proxy_env(proxy_settings or {})

@@ -19,7 +19,11 @@ def _executor_jvms(active: stack.Stack) -> dict[int, str]:
     for name, record in active.services.items():
         if record.kind == "spark-worker":
             for child in psutil.Process(record.pid).children(recursive=True):
-                if "CoarseGrainedExecutorBackend" in " ".join(child.cmdline()):
+                try:
+                    command = " ".join(child.cmdline())
+                except psutil.Error:  # a short-lived helper that just ended (a zombie until reaped)
+                    continue
+                if "CoarseGrainedExecutorBackend" in command:
                     found[child.pid] = name
     return found
 

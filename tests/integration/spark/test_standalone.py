@@ -62,7 +62,13 @@ def test_standalone_cluster_runs_the_source_on_executors_and_restarts_exactly_on
     assert restart["rows"] == restart["distinct_offsets"] == restart["log_records"] == restart["produced"] == 6_000
     assert 0 < restart["landed_before_stop"] < 6_000
 
-    alive = [pid for pid in spark_processes if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
-    assert alive == []
+    assert [pid for pid in spark_processes if _running(pid)] == []
     leftovers = [p.pid for p in psutil.process_iter(["cmdline"]) if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
     assert leftovers == []
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
