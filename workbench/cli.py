@@ -98,6 +98,7 @@ STATUS_COLUMNS: list[tuple[str, Callable[[str, dict[str, Any]], str]]] = [
     ("address", lambda name, row: str(row.get("url") or row["address"])),
     ("pid", lambda name, row: str(row.get("pid") or "-")),
     ("healthy", lambda name, row: "yes" if row["healthy"] else "NO"),
+    ("restarts", lambda name, row: "-" if row.get("restarts") is None else str(row["restarts"])),
     ("reason", lambda name, row: str(row.get("reason") or "")),
 ]
 

@@ -56,12 +56,16 @@ def test_mapr_buffer_time_is_the_linger(tmp_path: Path) -> None:
 
 
 def test_java_client_names_are_translated(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    text = "producer.max.request.size=2000000\nproducer.buffer.memory=33554432\nproducer.max.block.ms=1\n"
+    text = (
+        "producer.max.request.size=2000000\nproducer.buffer.memory=33554432\nproducer.max.block.ms=1\n"
+        "client.max.block.ms=5\n"
+    )
     with caplog.at_level(logging.WARNING, "workbench.restproxy"):
         settings = load_settings(write(tmp_path, text), bootstrap_servers="b", environ={})
     assert settings.producer["message.max.bytes"] == 2000000 == settings.message_max_bytes
     assert settings.producer["queue.buffering.max.kbytes"] == 32768
     assert "max.block.ms" not in settings.producer and "producer.max.block.ms" in caplog.text
+    assert settings.max_block_ms == 1, "the proxy's own wait for room in a full producer queue"
 
 
 def test_unknown_properties_warn_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

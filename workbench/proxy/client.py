@@ -342,10 +342,11 @@ class ProxyClient:
         retry = method in IDEMPOTENT if retry is None else retry
         attempts = self.retries.attempts if retry else 1
         absolute = path.startswith(("http://", "https://"))
+        v3 = path.startswith("/v3/")  # API v3 speaks application/json only (upstream answers others 415)
         if json_body is not None:
             data = json.dumps(json_body, separators=(",", ":")).encode()
-            headers = {"Content-Type": V2, **(headers or {})}
-        merged = {"Accept": V2_ACCEPT, **self.headers, **(headers or {})}
+            headers = {"Content-Type": "application/json" if v3 else V2, **(headers or {})}
+        merged = {"Accept": "application/json" if v3 else V2_ACCEPT, **self.headers, **(headers or {})}
         last_error = "no attempt made"
         for attempt in range(1, attempts + 1):
             targets = [path] if absolute else [url + path for url in self._rotation_order()]

@@ -12,6 +12,8 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     v3         v3 clusters, topics, configs, consumer groups and lag
     producer   the shared async producer             metadata   admin calls + cache
     metrics    Prometheus at /metrics                errors     Confluent error bodies
+    validation names and numbers checked at the edge  protocol   HTTP header size and time limits
+    openapi    the OpenAPI document at /openapi.json
     server     serve(): the process itself
 """
 

@@ -19,7 +19,7 @@ import binascii
 import hmac
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from workbench.restproxy import consumers, produce, records, topics, v3
+from workbench.restproxy import consumers, openapi, produce, records, topics, v3
 from workbench.restproxy.consumers import ConsumerManager
 from workbench.restproxy.context import Context
 from workbench.restproxy.errors import RestError, error_response
@@ -38,14 +38,16 @@ from workbench.restproxy.metrics import CONTENT_TYPE_LATEST, Metrics
 from workbench.restproxy.producer import AsyncProducer
 from workbench.restproxy.routing import Route, Router, split_path
 from workbench.restproxy.settings import Settings
+from workbench.restproxy.v3 import check_v3_accept
+from workbench.restproxy.validation import check_path
 
-__all__ = ["create_app"]
+__all__ = ["MetadataFactory", "ProducerFactory", "create_app", "kafka_metadata", "kafka_producer"]
 
 log = logging.getLogger("workbench.restproxy")
 
 
 def _routes(settings: Settings) -> list[Route]:
-    routes: list[Route] = [Route("GET", "/metrics", _metrics)]
+    routes: list[Route] = [Route("GET", "/metrics", _metrics), *openapi.ROUTES]
     if settings.api_v2_enable:
         routes += topics.ROUTES + produce.ROUTES + consumers.ROUTES
     else:
@@ -84,6 +86,11 @@ class Dispatcher:
                 self._authenticate(scope)
             route, params = self.router.match(method, segments)
             template = route.template
+            if template.startswith("/v3"):
+                check_path(params, v3=True)
+                check_v3_accept(dict(scope["headers"]).get(b"accept", b"").decode("latin-1"))
+            else:
+                check_path(params, v3=False)
             request = Request(scope, receive)
             response = await route.handler(ctx, request, **params)
         except RestError as exc:
@@ -126,17 +133,36 @@ class ProxyApp(Starlette):
             await super().__call__(scope, receive, send)
 
 
-def create_app(settings: Settings) -> Starlette:
+ProducerFactory = Callable[[Settings], AsyncProducer]
+MetadataFactory = Callable[[Settings], Metadata]
+
+
+def kafka_producer(settings: Settings) -> AsyncProducer:
+    """The real producer: librdkafka with the properties' `producer.*` settings."""
+    return AsyncProducer({"bootstrap.servers": settings.bootstrap_servers, **settings.producer},
+                         max_block_ms=settings.max_block_ms)  # fmt: skip
+
+
+def kafka_metadata(settings: Settings) -> Metadata:
+    """The real metadata client: an AdminClient with the properties' `admin.*` settings."""
+    return Metadata({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}, settings.metadata_max_age_ms)
+
+
+def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_producer,
+               metadata_factory: MetadataFactory = kafka_metadata) -> Starlette:  # fmt: skip
     """The proxy's ASGI app; resources open in its lifespan and close on shutdown.
+
+    The factories are the seam for in-process tests (Starlette's TestClient): handler
+    logic, validation and error bodies run without sockets or a broker when a test
+    passes stand-ins; production always uses the defaults.
 
     Usage: `uvicorn.run(create_app(load_settings("conf/kafka-rest.properties")))`.
     """
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        producer = AsyncProducer({"bootstrap.servers": settings.bootstrap_servers, **settings.producer})
-        metadata = Metadata({"bootstrap.servers": settings.bootstrap_servers, **settings.admin},
-                            settings.metadata_max_age_ms)  # fmt: skip
+        producer = producer_factory(settings)
+        metadata = metadata_factory(settings)
         manager = ConsumerManager(settings)
         metrics = Metrics(lambda: float(len(producer)), lambda: float(len(manager)))
         producer.start()

@@ -22,18 +22,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 import orjson
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_STORED, Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 from starlette.requests import Request
 from starlette.responses import Response
@@ -52,7 +54,6 @@ from workbench.restproxy.formats import (
     SCHEMA_FORMATS,
     embedded_format,
     encode_binary,
-    encode_json,
     media_type,
     no_registry,
     require_json_body_type,
@@ -60,6 +61,14 @@ from workbench.restproxy.formats import (
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
 from workbench.restproxy.settings import Settings
+from workbench.restproxy.validation import (
+    INT32_MAX,
+    INT64_MAX,
+    check_group,
+    check_instance_name,
+    check_offset,
+    check_topic,
+)
 
 __all__ = ["ConsumerInstance", "ConsumerManager", "ROUTES"]
 
@@ -91,6 +100,10 @@ class ConsumerInstance:
     pending: deque[Message] = field(default_factory=deque)
     delivered: dict[Partition, int] = field(default_factory=dict)
     closed: bool = False
+    #: The librdkafka settings it was built with, to build it again (see `releasing`).
+    conf: dict[str, Any] = field(default_factory=dict)
+    #: Every topic its librdkafka consumer has known (librdkafka never forgets one).
+    known_topics: set[str] = field(default_factory=set)
 
 
 class ConsumerManager:
@@ -128,12 +141,12 @@ class ConsumerManager:
 
     def create(self, group: str, body: dict[str, Any]) -> ConsumerInstance:
         """Validate the create body and build the instance (the Kafka consumer too)."""
+        check_group(group)
         name = body.get("id") or body.get("name")
         if name is None:
             prefix = f"rest-consumer-{self.settings.id}-" if self.settings.id else "rest-consumer-"
             name = f"{prefix}{uuid.uuid4()}"
-        if not isinstance(name, str) or not name or "/" in name:
-            raise RestError(422, 42204, f"Invalid consumer instance name {name!r}")
+        check_instance_name(name)
         if (group, name) in self.instances:
             raise RestError(409, 40902, f"Consumer with specified consumer ID {name} already exists in group {group}.")
         fmt = str(body.get("format") or "binary").lower()
@@ -163,15 +176,21 @@ class ConsumerManager:
         if fetch_min is not None and not -1 <= fetch_min <= 10_000_000:
             raise RestError(422, 40001, f"fetch.min.bytes must be between -1 and 10000000, got {fetch_min}")
         request_timeout = _optional_int(body, ("consumer.request.timeout.ms", "requestWaitMs"), 42204)
-        if request_timeout is not None and request_timeout < 0:
-            raise RestError(422, 42204, f"consumer.request.timeout.ms must be >= 0, got {request_timeout}")
+        ceiling = self.settings.consumer_request_timeout_max_ms
+        if request_timeout is not None and not 0 <= request_timeout <= ceiling:
+            raise RestError(422, 42204, f"consumer.request.timeout.ms must be from 0 to {ceiling} "
+                            f"(consumer.request.timeout.max.ms), got {request_timeout}")  # fmt: skip
+        if len(self.instances) >= self.settings.consumer_instances_max:
+            raise RestError(429, 429, f"Too many consumer instances in this proxy process (consumer.instances.max = "
+                            f"{self.settings.consumer_instances_max}); delete instances no longer used",
+                            headers={"Retry-After": "5"})  # fmt: skip
         try:
             consumer = Consumer(conf)
         except KafkaException as exc:
             raise RestError(422, 42204, f"Invalid consumer configuration: {exc.args[0].str()}") from None
         instance = ConsumerInstance(group=group, name=name, format=fmt, consumer=consumer, auto_commit=auto_commit,
                                     request_timeout_ms=request_timeout, fetch_min_bytes=fetch_min,
-                                    expires=time.monotonic() + self.timeout_s)  # fmt: skip
+                                    expires=time.monotonic() + self.timeout_s, conf=conf)  # fmt: skip
         self.instances[(group, name)] = instance
         return instance
 
@@ -192,10 +211,37 @@ class ConsumerManager:
                 log.info("consumer %s/%s expired after %.0f s idle", instance.group, instance.name, self.timeout_s)
                 await self.delete(instance)
 
+    @asynccontextmanager
+    async def releasing(self, topic: str) -> AsyncIterator[None]:
+        """Hold the instances whose consumers know `topic` closed while it is deleted.
+
+        librdkafka (2.16) crashes the whole process (SIGSEGV in its metadata cache) when
+        a topic its consumer has ever known is deleted on the embedded broker, even after
+        an unassign. So a delete through this proxy first closes those consumers, then
+        builds each again with its settings, its other partitions or topics and its
+        positions (what was delivered; the group's commits for the rest): the instance
+        lives on, minus the topic. Deletes by other clients are not seen here; a proxy
+        that dies of one is restarted by the stack's supervisor.
+        """
+        affected = [i for i in self.instances.values() if topic in i.known_topics or i.pattern is not None]
+        loop = asyncio.get_running_loop()
+        async with AsyncExitStack() as held:
+            for instance in affected:
+                await held.enter_async_context(instance.lock)
+            for instance in affected:
+                if not instance.closed:
+                    await loop.run_in_executor(self.pool, _close, instance)
+            try:
+                yield
+            finally:
+                for instance in affected:
+                    if not instance.closed:
+                        await loop.run_in_executor(self.pool, _rebuild, instance, topic)
+
     async def close_all(self) -> None:
         """Close every instance (they leave their groups), then the pool."""
         await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
-        self.pool.shutdown(wait=True)
+        await asyncio.to_thread(self.pool.shutdown, wait=True)  # a fetch in flight ends within its timeout
 
 
 def _close(instance: ConsumerInstance) -> None:
@@ -203,6 +249,29 @@ def _close(instance: ConsumerInstance) -> None:
         instance.consumer.close()
     except (KafkaException, RuntimeError) as exc:
         log.warning("closing consumer %s/%s: %s", instance.group, instance.name, exc)
+
+
+def _rebuild(instance: ConsumerInstance, gone: str) -> None:
+    """A new librdkafka consumer for `instance`, without topic `gone` (see `releasing`)."""
+    instance.consumer = Consumer(instance.conf)
+    instance.known_topics.discard(gone)
+    instance.pending.clear()
+    instance.delivered = {tp: o for tp, o in instance.delivered.items() if tp[0] != gone}
+    try:
+        if instance.manual is not None:
+            instance.manual = [(t, p) for t, p in instance.manual if t != gone]
+            positions = [
+                TopicPartition(t, p, instance.delivered.get((t, p), OFFSET_STORED)) for t, p in instance.manual
+            ]
+            instance.consumer.assign(positions)
+        elif instance.topics:
+            instance.topics = [t for t in instance.topics if t != gone]
+            if instance.topics:
+                instance.consumer.subscribe(instance.topics)
+        elif instance.pattern is not None:
+            instance.consumer.subscribe([f"^{instance.pattern}"])
+    except KafkaException as exc:
+        log.warning("consumer %s/%s rebuilt without its assignment: %s", instance.group, instance.name, exc)
 
 
 def _not_found(group: str, name: str) -> RestError:
@@ -225,11 +294,14 @@ def _optional_int(body: dict[str, Any], names: tuple[str, ...], code: int) -> in
         if value is None:
             continue
         try:
-            if isinstance(value, bool):
+            if isinstance(value, bool | float) or (isinstance(value, str) and not value.strip().lstrip("-").isdigit()):
                 raise ValueError
-            return int(value)
+            number = int(value)
         except (TypeError, ValueError):
             raise RestError(422, code, f"{name} must be an integer, got {value!r}") from None
+        if not -(2**31) <= number <= INT32_MAX:
+            raise RestError(422, code, f"{name} must be a 32-bit integer, got {number}")
+        return number
     return None
 
 
@@ -241,6 +313,7 @@ def _subscribe(instance: ConsumerInstance, topics: list[str], pattern: str | Non
         raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
     instance.consumer.subscribe([f"^{pattern}"] if pattern else topics)
     instance.topics, instance.pattern = list(topics), pattern
+    instance.known_topics.update(topics)
     instance.pending.clear()
 
 
@@ -261,6 +334,7 @@ def _assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
         raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
     instance.consumer.assign([TopicPartition(t, p) for t, p in partitions])
     instance.manual = list(partitions)
+    instance.known_topics.update(t for t, _ in partitions)
     instance.pending.clear()
 
 
@@ -305,38 +379,96 @@ def _seek_to_end(instance: ConsumerInstance, settings: Settings, partitions: lis
 
 
 def _seek_to_times(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> None:
+    if not targets:
+        return  # librdkafka refuses an empty list (_INVALID_ARG); nothing to seek is no error
     _require_assigned(instance, [(t, p) for t, p, _ in targets], "seek")
     found = instance.consumer.offsets_for_times([TopicPartition(t, p, ms) for t, p, ms in targets], timeout=10)
     _seek(instance, [(tp.topic, tp.partition, tp.offset) for tp in found])
 
 
+class _Unrenderable(Exception):
+    """A record the instance's format cannot show (a json consumer, bytes that are not JSON)."""
+
+
+def _render_binary(data: bytes | None) -> str | None:
+    return encode_binary(data)
+
+
+def _render_json(data: bytes | None) -> Any:
+    """Stored JSON bytes, spliced into the answer as they are (`orjson.Fragment`) once
+    they parse: nothing is re-encoded, so any depth orjson can read goes back out."""
+    if data is None:
+        return None
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise _Unrenderable from None
+    return orjson.Fragment(data)
+
+
+class _Gathered:
+    """The rows of one records answer, rendered as each record is taken.
+
+    Rendering as records are taken, rather than after, is what keeps a record that
+    cannot be shown from costing the ones before it: gathering stops there, the rows
+    so far go out, and the record itself (with everything fetched after it) stays at
+    the front of the instance's buffer, so the position never passes it.
+    """
+
+    def __init__(self, instance: ConsumerInstance, budget: int, min_bytes: int) -> None:
+        self.render = _render_binary if instance.format == "binary" else _render_json
+        self.budget = budget
+        self.min_bytes = min_bytes
+        self.rows: list[dict[str, Any]] = []
+        self.taken: list[Message] = []
+        self.size = 0
+        self.full = False
+        self.poison: Message | None = None
+
+    def offer(self, message: Message) -> bool:
+        """Take `message` if it fits and renders; False when gathering must stop."""
+        if self.full or self.poison is not None:
+            return False
+        key, value = message.key(), message.value()
+        length = len(key or b"") + len(value or b"")
+        if self.rows and self.size + length > self.budget:
+            self.full = True
+            return False
+        try:
+            key_out, value_out = self.render(key), self.render(value)
+        except _Unrenderable:
+            self.poison = message
+            return False
+        self.rows.append({"topic": message.topic(), "key": key_out, "value": value_out,
+                          "partition": message.partition(), "offset": message.offset(),
+                          "timestamp": message.timestamp()[1]})  # fmt: skip
+        self.taken.append(message)
+        self.size += length
+        if 0 < self.min_bytes <= self.size:
+            self.full = True
+        return True
+
+    @property
+    def done(self) -> bool:
+        return self.full or self.poison is not None
+
+
 def _fetch(instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: int, grace_s: float,
-           max_records: int) -> list[Message]:  # fmt: skip
-    """Gather records for one records request (see the module docstring)."""
-    out: list[Message] = []
-    size = 0
-    full = False
+           max_records: int) -> _Gathered:  # fmt: skip
+    """Gather and render records for one records request (see the module docstring)."""
+    gathered = _Gathered(instance, budget, min_bytes)
     pending = instance.pending
-    while pending:
-        message = pending[0]
-        length = len(message.key() or b"") + len(message.value() or b"")
-        if out and size + length > budget:
-            full = True
-            break
-        out.append(pending.popleft())
-        size += length
-        if 0 < min_bytes <= size:
-            full = True
-            break
+    while pending and gathered.offer(pending[0]):
+        pending.popleft()
     deadline = time.monotonic() + wait_s
     consume = instance.consumer.consume
-    while not full:
+    while not gathered.done:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
-        messages = consume(max_records, min(remaining, grace_s) if out else remaining)
+        messages = consume(max_records, min(remaining, grace_s) if gathered.rows else remaining)
         if not messages:
-            if out:
+            if gathered.rows:
                 break
             continue
         for message in messages:
@@ -347,53 +479,52 @@ def _fetch(instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: in
                         raise RestError(500, 50002, f"consumer failed: {error.str()}")
                     log.debug("consumer %s/%s: %s", instance.group, instance.name, error.str())
                 continue
-            if full:
-                pending.append(message)
-                continue
-            length = len(message.key() or b"") + len(message.value() or b"")
-            if out and size + length > budget:
-                full = True
-                pending.append(message)
-                continue
-            out.append(message)
-            size += length
-            if 0 < min_bytes <= size:
-                full = True
-    if out:
-        positions: dict[Partition, int] = {}
-        for message in out:
-            positions[(message.topic(), message.partition())] = message.offset() + 1  # type: ignore[index,operator]
-        instance.delivered.update(positions)
-        if instance.auto_commit:
-            try:
-                instance.consumer.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()])
-            except KafkaException as exc:  # a partition revoked meanwhile: its offset is not ours to store
-                log.debug("store_offsets: %s", exc)
-    return out
+            if not gathered.offer(message):
+                pending.append(message)  # kept, in order, for the next call
+    _advance(instance, gathered.taken)
+    if gathered.poison is not None and not gathered.rows:
+        raise _poison_error(instance, gathered.poison)
+    return gathered
 
 
-def _render(instance: ConsumerInstance, messages: list[Message]) -> tuple[bytes, int]:
-    """The records response body (and its key + value bytes) in the instance's format."""
-    encode = encode_binary if instance.format == "binary" else None
-    rows = []
-    total = 0
-    for message in messages:
-        key, value = message.key(), message.value()
-        total += len(key or b"") + len(value or b"")
-        if encode is not None:
-            key_out, value_out = encode(key), encode(value)
-        else:
-            key_out, value_out = encode_json(key, "key"), encode_json(value, "value")
-        rows.append({"topic": message.topic(), "key": key_out, "value": value_out, "partition": message.partition(),
-                     "offset": message.offset(), "timestamp": message.timestamp()[1]})  # fmt: skip
-    return orjson.dumps(rows), total
+def _advance(instance: ConsumerInstance, taken: list[Message]) -> None:
+    """Move the delivered positions (and auto-commit's stored offsets) past what is
+    returned, and no further."""
+    if not taken:
+        return
+    positions: dict[Partition, int] = {}
+    for message in taken:
+        positions[(message.topic(), message.partition())] = message.offset() + 1  # type: ignore[index,operator]
+    instance.delivered.update(positions)
+    if instance.auto_commit:
+        try:
+            instance.consumer.store_offsets(offsets=[TopicPartition(t, p, o) for (t, p), o in positions.items()])
+        except KafkaException as exc:  # a partition revoked meanwhile: its offset is not ours to store
+            log.debug("store_offsets: %s", exc)
+
+
+def _poison_error(instance: ConsumerInstance, message: Message) -> RestError:
+    """422 naming the record a json consumer cannot show, and the ways past it."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset() or 0
+    which = "key" if _is_not_json(message.key()) else "value"
+    seek = f'{{"offsets": [{{"topic": "{topic}", "partition": {partition}, "offset": {offset + 1}}}]}}'
+    return RestError(422, 422, f"{which} deserialization error for format {instance.format}: the record at topic "
+                     f"{topic} partition {partition} offset {offset} is not JSON. The position stays at it; to move "
+                     f"on, seek past it (POST .../positions {seek}) or read it with a binary consumer.")  # fmt: skip
+
+
+def _is_not_json(data: bytes | None) -> bool:
+    try:
+        _render_json(data)
+    except _Unrenderable:
+        return True
+    return False
 
 
 def _commit(instance: ConsumerInstance, offsets: list[tuple[str, int, int, str | None]] | None) -> None:
     if offsets is None:  # everything returned so far
         targets = [TopicPartition(t, p, o) for (t, p), o in instance.delivered.items()]
-    else:
-        _require_assigned(instance, [(t, p) for t, p, _, _ in offsets], "commit")
+    else:  # Kafka takes commits for partitions the member does not own (they belong to the group)
         targets = []
         for topic, partition, offset, metadata in offsets:
             if metadata is None:
@@ -434,9 +565,26 @@ def _partitions(body: dict[str, Any], key: str = "partitions") -> list[Partition
     for item in items:
         if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
                 or type(item.get("partition")) is not int):  # fmt: skip
-            raise RestError(422, 422, f"each of `{key}` needs a string topic and an integer partition, got {item!r}")
-        result.append((item["topic"], item["partition"]))
+            raise RestError(422, 422, f"each of `{key}` needs a string topic and an integer partition, got "
+                            f"{_short(item)}")  # fmt: skip
+        result.append((_body_topic(item["topic"]), _body_partition(item["partition"])))
     return result
+
+
+def _short(item: Any) -> str:
+    text = repr(item)
+    return text if len(text) <= 120 else text[:100] + "..."
+
+
+def _body_topic(name: str) -> str:
+    """A topic named in a body: 422 when Kafka could never have it."""
+    return check_topic(name, 422, 422)
+
+
+def _body_partition(number: int) -> int:
+    if not 0 <= number <= INT32_MAX:
+        raise RestError(422, 422, f"partition must be from 0 to {INT32_MAX}, got {number}")
+    return number
 
 
 def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
@@ -446,26 +594,30 @@ def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
     result = []
     for item in items:
         if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
-                or type(item.get("partition")) is not int or type(item.get("offset")) is not int
-                or item["offset"] < 0):  # fmt: skip
-            raise RestError(422, 422, f"each offset needs a topic, a partition and an offset >= 0, got {item!r}")
+                or type(item.get("partition")) is not int):  # fmt: skip
+            raise RestError(422, 422, f"each offset needs a topic, a partition and an offset, got {_short(item)}")
         metadata = item.get("metadata")
-        result.append((item["topic"], item["partition"], item["offset"], None if metadata is None else str(metadata)))
+        if metadata is not None and (not isinstance(metadata, str) or len(metadata) > 4096):
+            raise RestError(422, 422, "metadata must be a string of at most 4096 characters")
+        result.append((_body_topic(item["topic"]), _body_partition(item["partition"]), check_offset(item.get("offset")),
+                       metadata))  # fmt: skip
     return result
 
 
 def _timestamp_ms(value: Any) -> int:
     if type(value) is int:
+        if not 0 <= value <= INT64_MAX:
+            raise RestError(422, 422, f"timestamp must be epoch milliseconds from 0 to {INT64_MAX}, got {value}")
         return value
     try:
         return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
-    except ValueError:
-        raise RestError(422, 422, f"timestamp must be ISO 8601 or epoch milliseconds, got {value!r}") from None
+    except (ValueError, OverflowError):
+        raise RestError(422, 422, f"timestamp must be ISO 8601 or epoch milliseconds, got {_short(value)}") from None
 
 
 async def _body(ctx: Context, request: Request) -> dict[str, Any]:
     require_json_body_type(request.headers.get("content-type"))
-    return object_body(await read_json(request, ctx.settings.request_max_bytes), "consumer request")
+    return object_body(await read_json(request, ctx.settings), "consumer request")
 
 
 # ---------------------------------------------------------------- handlers
@@ -492,10 +644,24 @@ async def subscribe(ctx: Context, request: Request, group: str, instance: str) -
         raise RestError(409, ILLEGAL_STATE, "Subscribe with either `topics` or `topic_pattern` (exactly one).")
     if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
         raise RestError(422, 422, "`topics` must be a JSON array of topic names")
-    if pattern is not None and not isinstance(pattern, str):
-        raise RestError(422, 422, "`topic_pattern` must be a string (a regular expression)")
+    if topics is not None:
+        if not topics or len(topics) > 10_000:
+            raise RestError(422, 422, f"`topics` must name 1 to 10000 topics, got {len(topics)}")
+        topics = [_body_topic(t) for t in topics]
+    if pattern is not None:
+        _check_pattern(pattern)
     await ctx.consumers.run(found, _subscribe, found, topics or [], pattern)
     return empty_response()
+
+
+def _check_pattern(pattern: Any) -> None:
+    """A subscription pattern librdkafka can take: a short regular expression, no control characters."""
+    if not isinstance(pattern, str) or not pattern or len(pattern) > 1024 or any(ord(c) < 32 for c in pattern):
+        raise RestError(422, 422, "`topic_pattern` must be a regular expression of 1 to 1024 printable characters")
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise RestError(422, 422, f"`topic_pattern` is not a valid regular expression: {exc}") from None
 
 
 async def get_subscription(ctx: Context, request: Request, group: str, instance: str) -> Response:
@@ -529,11 +695,8 @@ async def seek(ctx: Context, request: Request, group: str, instance: str) -> Res
         items = body["timestamps"]
         if not isinstance(items, list):
             raise RestError(422, 422, "`timestamps` must be a JSON array")
-        targets = [
-            (i["topic"], i["partition"], _timestamp_ms(i.get("timestamp")))
-            for i in items
-            if isinstance(i, dict) and isinstance(i.get("topic"), str) and type(i.get("partition")) is int
-        ]
+        targets = [(t, p, _timestamp_ms(i.get("timestamp")))
+                   for (t, p), i in zip(_partitions(body, "timestamps"), items, strict=True)]  # fmt: skip
         await ctx.consumers.run(found, _seek_to_times, found, targets)
     else:
         offsets = [(t, p, o) for t, p, o, _ in _offsets(body)]
@@ -574,10 +737,9 @@ async def records(ctx: Context, request: Request, group: str, instance: str) -> 
     min_bytes = found.fetch_min_bytes if found.fetch_min_bytes is not None else settings.fetch_min_bytes
 
     def fetch_and_render() -> tuple[bytes, int, int]:
-        messages = _fetch(found, wait_ms / 1000, budget, min_bytes, settings.consumer_iterator_backoff_ms / 1000,
+        gathered = _fetch(found, wait_ms / 1000, budget, min_bytes, settings.consumer_iterator_backoff_ms / 1000,
                           settings.consumer_max_poll_records)  # fmt: skip
-        body, size = _render(found, messages)
-        return body, len(messages), size
+        return orjson.dumps(gathered.rows), len(gathered.rows), gathered.size
 
     body, count, size = await ctx.consumers.run(found, fetch_and_render)
     ctx.metrics.records_consumed.inc(count)
@@ -608,6 +770,8 @@ async def commit(ctx: Context, request: Request, group: str, instance: str) -> R
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     offsets = _offsets(body) if body.get("offsets") else None
+    for topic, partition in sorted({(t, p) for t, p, _, _ in offsets or []}):
+        await ctx.metadata.check_partition(topic, partition)  # 404 / 40401 or 40402, as Karapace pre-checks
     await ctx.consumers.run(found, _commit, found, offsets)
     return json_response({"offsets": []})
 
@@ -615,7 +779,10 @@ async def commit(ctx: Context, request: Request, group: str, instance: str) -> R
 async def committed(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
-    partitions = _partitions(body) if "partitions" in body else None
+    if "partitions" not in body:  # Confluent's answer, odd as it is (see the reference, section 2.6)
+        raise RestError(404, 40402, "GET .../offsets needs a body naming the partitions: "
+                        '{"partitions": [{"topic": ..., "partition": ...}]}')  # fmt: skip
+    partitions = _partitions(body)
     return json_response({"offsets": await ctx.consumers.run(found, _committed, found, partitions)})
 
 

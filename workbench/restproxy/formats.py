@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from typing import Any
 
@@ -27,10 +28,10 @@ __all__ = [
     "SCHEMA_FORMATS",
     "V2_JSON",
     "check_accept",
+    "check_exact_numbers",
     "decode_binary",
     "embedded_format",
     "encode_binary",
-    "encode_json",
     "media_type",
     "no_registry",
     "produce_format",
@@ -80,9 +81,43 @@ def produce_format(content_type: str | None) -> str:
     ours, fmt = embedded_format(content_type)
     if not ours:
         raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {_essence(content_type)!r}")
-    if fmt in SCHEMA_FORMATS:
-        raise no_registry(fmt)
-    return fmt or "binary"
+    return fmt or "binary"  # a schema format is answered after the topic and schema checks
+
+
+#: Digits become "0", everything else a space: then a 19-digit run, the least it takes to
+#: write an integer past 64 bits, is one substring search (0.3 ms for 500 KB, where a
+#: regular expression took 10 ms).
+_DIGITS = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+
+
+def check_exact_numbers(body: bytes) -> None:
+    """422 when a json-format produce body holds an integer past 64 bits.
+
+    orjson reads such an integer as a float, so `18446744073709551616` would be stored as
+    `1.8446744073709552e+19`; upstream (Jackson) keeps it exact. Such a body is refused
+    before anything is written. Only a body with a 19-digit run is parsed a second time,
+    with Python's exact `json`. (Floats are read as doubles, as Jackson reads them.)
+    """
+    if b"0" * 19 not in body.translate(_DIGITS):
+        return
+    try:
+        json.loads(body, parse_int=_exact_int)
+    except _Inexact as exc:
+        raise RestError(422, 422, f"The number {exc.args[0][:40]} cannot be written exactly by this proxy (integers "
+                        "must fit in 64 bits); send it as a string, or use the binary format") from None  # fmt: skip
+    except (ValueError, RecursionError):
+        return  # orjson read it already; what Python's parser cannot read is left to it
+
+
+class _Inexact(ValueError):
+    pass
+
+
+def _exact_int(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value <= 2**64 - 1:
+        raise _Inexact(text)
+    return value
 
 
 def require_json_body_type(content_type: str | None) -> None:
@@ -115,18 +150,3 @@ def decode_binary(data: Any, what: str) -> bytes | None:
 
 def encode_binary(data: bytes | None) -> str | None:
     return None if data is None else base64.b64encode(data).decode("ascii")
-
-
-def encode_json(data: bytes | None, what: str) -> Any:
-    """Stored bytes as JSON for a json-format consumer; 422 when they are not JSON."""
-    if data is None:
-        return None
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        raise RestError(
-            422,
-            422,
-            f"{what} deserialization error for format json: the stored bytes are not JSON; "
-            "read this topic with a binary consumer",
-        ) from None

@@ -118,3 +118,21 @@ class Metadata:
             return list(next(iter(futures.values())).result().values())
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot describe the configs of topic {name}") from None
+
+    def alter_topic_configs(self, name: str, changes: list[tuple[str, str | None]], validate_only: bool = False
+                            ) -> None:  # fmt: skip
+        """Set (value) or reset to the default (None) a topic's configs, incrementally:
+        the configs not named keep their values (IncrementalAlterConfigs, as upstream)."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+        entries = []
+        for key, value in changes:
+            operation = AlterConfigOpType.SET if value is not None else AlterConfigOpType.DELETE
+            entries.append(ConfigEntry(key, value or "", incremental_operation=operation))
+        resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
+        try:
+            futures = self.admin.incremental_alter_configs([resource], validate_only=validate_only,
+                                                           request_timeout=self.timeout)  # fmt: skip
+            next(iter(futures.values())).result()
+        except KafkaException as exc:
+            raise kafka_error(exc, f"cannot alter the configs of topic {name}") from None

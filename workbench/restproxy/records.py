@@ -22,6 +22,7 @@ import codecs
 import contextlib
 import json
 import logging
+import math
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
@@ -43,6 +44,9 @@ log = logging.getLogger("workbench.restproxy")
 
 _FIELDS = frozenset(("partition_id", "headers", "key", "value", "timestamp"))
 _SCHEMA_TYPES = ("AVRO", "JSONSCHEMA", "PROTOBUF")
+#: The charsets upstream takes for v3 produce (others: 400), by their spellings.
+_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "iso-8859-1": "iso-8859-1", "latin1": "iso-8859-1",
+             "latin-1": "iso-8859-1"}  # fmt: skip
 
 
 def _iso(ms: int) -> str:
@@ -81,11 +85,21 @@ def _data(part: Any, what: str) -> tuple[bytes | None, dict[str, Any] | None]:
         except (binascii.Error, ValueError):
             raise _RecordError(400, f"Bad Request: data={data[:64]} is not a base64 string.") from None
     elif kind == "JSON":
-        encoded = orjson.dumps(data)
+        try:
+            encoded = orjson.dumps(data)
+        except orjson.JSONEncodeError as exc:
+            raise _RecordError(
+                400,
+                f"Bad Request: {what} cannot be written as JSON ({exc}): integers must "
+                "fit in 64 bits, strings be valid Unicode, nesting stay within 255 levels",
+            ) from None
     elif kind == "STRING":
         if not isinstance(data, str):
             raise _RecordError(400, f"Bad Request: {what} of type STRING needs a string")
-        encoded = data.encode()
+        try:
+            encoded = data.encode()
+        except UnicodeEncodeError:
+            raise _RecordError(400, f"Bad Request: {what} of type STRING is not valid Unicode") from None
     else:
         raise _RecordError(400, f"Bad Request: unknown {what} type {kind!r}: BINARY, JSON or STRING")
     return encoded, {"type": kind, "size": len(encoded) if encoded is not None else 0}
@@ -130,27 +144,51 @@ def _prepare(record: Any, partitions: int, limit: int) -> tuple[Any, ...]:
     return key, value, partition, timestamp, headers or None, key_info, value_info
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value) or (value == 0.0 and any(c in "123456789" for c in text.lower().partition("e")[0])):
+        raise ValueError(f"the number {text[:40]} does not fit in a double")
+    return value
+
+
 class StreamingProduce:
-    """The ASGI response of a v3 records request: reads, produces and answers at once."""
+    """The ASGI response of a v3 records request: reads, produces and answers at once.
+
+    Bounded on every side: an object still incomplete past twice the producer's record
+    limit ends the stream with 413 (nothing can grow without end in memory), the whole
+    request past `api.v3.produce.request.size.limit.max.bytes` (when set) with 400,
+    results not yet written back hold the reader at `api.v3.produce.streaming.max.inflight`,
+    and an upload silent for `idle.timeout.ms` ends with 408.
+    """
 
     status_code = 200
 
-    def __init__(self, ctx: Context, topic: str, partitions: int, first: bytes, rest: AsyncIterator[bytes]) -> None:
+    def __init__(self, ctx: Context, topic: str, partitions: int, first: bytes, rest: AsyncIterator[bytes],
+                 charset: str = "utf-8") -> None:  # fmt: skip
         self.ctx = ctx
         self.topic = topic
         self.partitions = partitions
         self.first = first
         self.rest = rest
+        self.charset = charset
 
     async def _objects(self, results: asyncio.Queue[Any]) -> None:
         """Parse objects as they arrive; queue a Delivery (or an error) per object."""
-        decoder = json.JSONDecoder()
-        text = codecs.getincrementaldecoder("utf-8")("replace")
-        buffer = text.decode(self.first)
-        limit = self.ctx.settings.message_max_bytes
+        settings = self.ctx.settings
+        decoder = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_checked_float)
+        text = codecs.getincrementaldecoder(self.charset)("strict")
+        limit = settings.message_max_bytes
+        pending_max = 2 * limit + 65536
+        request_max = settings.v3_request_max_bytes
+        received = len(self.first)
         ended = False
         chunks = self.rest.__aiter__()
         try:
+            buffer = text.decode(self.first)
             while True:
                 position = 0
                 length = len(buffer)
@@ -167,26 +205,46 @@ class StreamingProduce:
                             await results.put(("error", 400, f"Bad Request: invalid JSON: {exc.msg}"))
                             return
                         break
+                    except (ValueError, RecursionError) as exc:
+                        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+                        await results.put(("error", 400, f"Bad Request: invalid JSON: {reason}"))
+                        return
                     position = end
-                    await results.put(self._produce(record, limit))
+                    await results.put(await self._produce(record, limit))
                 buffer = buffer[position:]
+                if len(buffer) > pending_max:
+                    await results.put(("error", 413, f"Error: 413 : an object is over {pending_max} bytes and not "
+                                       f"complete; records are at most message.max.bytes ({limit})"))  # fmt: skip
+                    return
                 if ended:
                     return
                 try:
-                    chunk = await chunks.__anext__()
+                    async with asyncio.timeout(settings.idle_timeout_ms / 1000):
+                        chunk = await chunks.__anext__()
+                    received += len(chunk)
+                    if request_max and received > request_max:
+                        await results.put(("error", 400, f"Bad Request: the request is over "
+                                           f"api.v3.produce.request.size.limit.max.bytes ({request_max})"))  # fmt: skip
+                        return
                     buffer += text.decode(chunk)
                 except StopAsyncIteration:
                     buffer += text.decode(b"", final=True)
                     ended = True
+                except TimeoutError:
+                    await results.put(("error", 408, f"Request Timeout: nothing arrived for idle.timeout.ms "
+                                       f"({settings.idle_timeout_ms} ms)"))  # fmt: skip
+                    return
+        except UnicodeDecodeError as exc:
+            await results.put(("error", 400, f"Bad Request: the body is not valid {self.charset}: {exc.reason}"))
         finally:
             await results.put(None)
 
-    def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
+    async def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
         try:
             key, value, partition, timestamp, headers, key_info, value_info = _prepare(record, self.partitions, limit)
         except _RecordError as exc:
             return ("error", exc.code, exc.message)
-        delivery = self.ctx.producer.enqueue_one(self.topic, key, value, partition, timestamp, headers)
+        delivery = await self.ctx.producer.enqueue_one(self.topic, key, value, partition, timestamp, headers)
         return ("record", delivery, timestamp, key_info, value_info)
 
     def _result(self, item: tuple[Any, ...]) -> bytes:
@@ -211,7 +269,7 @@ class StreamingProduce:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"application/json")]})  # fmt: skip
-        results: asyncio.Queue[Any] = asyncio.Queue()
+        results: asyncio.Queue[Any] = asyncio.Queue(self.ctx.settings.v3_max_inflight)
         reader = asyncio.create_task(self._objects(results))
         try:
             while True:
@@ -238,19 +296,25 @@ async def produce_records(ctx: Context, request: Request, cluster: str, topic: s
     content_type = (request.headers.get("content-type") or "").split(";")
     if content_type[0].strip().lower() != "application/json":
         raise RestError(415, 415, "HTTP 415 Unsupported Media Type: v3 produce takes application/json")
-    charset = next((p.split("=", 1)[1].strip().lower() for p in content_type[1:] if "charset=" in p.lower()), "utf-8")
-    if charset not in ("utf-8", "iso-8859-1"):
+    charset = next((p.split("=", 1)[1].strip().strip('"').lower() for p in content_type[1:] if "charset=" in p.lower()),
+                   "utf-8")  # fmt: skip
+    if charset not in _CHARSETS:
         raise RestError(400, 400, f"Unsupported charset {charset!r}: UTF-8 or ISO-8859-1")
     partitions = await ctx.metadata.partition_count(topic)
     stream = request.stream().__aiter__()
     first = b""
-    async for chunk in stream:
-        first += chunk
-        if first.strip():
-            break
+    try:
+        async with asyncio.timeout(ctx.settings.body_timeout_ms / 1000):
+            async for chunk in stream:
+                first += chunk
+                if first.strip():
+                    break
+    except TimeoutError:
+        raise RestError(408, 408, f"Request Timeout: no record arrived within request.body.timeout.ms "
+                        f"({ctx.settings.body_timeout_ms} ms)") from None  # fmt: skip
     if not first.strip():
         raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
-    return StreamingProduce(ctx, topic, partitions, first, stream)
+    return StreamingProduce(ctx, topic, partitions, first, stream, _CHARSETS[charset])
 
 
 ROUTES = [Route("POST", "/v3/clusters/{cluster}/topics/{topic}/records", produce_records)]

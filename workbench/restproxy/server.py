@@ -92,6 +92,7 @@ def serve(config: Path | str | None, host: str | None = None, port: int | None =
     import uvicorn
 
     from workbench.restproxy.app import create_app
+    from workbench.restproxy.protocol import limited_protocol
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _tune_gc()
@@ -104,13 +105,14 @@ def serve(config: Path | str | None, host: str | None = None, port: int | None =
             host=settings.host,
             port=settings.port,
             loop="uvloop",
-            http="httptools",
+            http=limited_protocol(settings),
             ws="none",
             lifespan="on",
             access_log=False,
             log_level="warning",
             timeout_graceful_shutdown=max(1, settings.shutdown_graceful_ms // 1000),
-            timeout_keep_alive=30,
+            timeout_keep_alive=max(1, settings.idle_timeout_ms // 1000),
+            limit_concurrency=settings.connection_limit or None,
             server_header=False,
             proxy_headers=False,
         )

@@ -70,12 +70,24 @@ KNOWN: dict[str, tuple[type, Any]] = {
     "authentication.basic.users": (str, ""),
     "debug": (bool, False),
     "shutdown.graceful.ms": (int, 5000),
+    # Bounds on what one client can hold or send (see `Limits`).
+    "server.connection.limit": (int, 1000),
+    "idle.timeout.ms": (int, 30000),
+    "request.header.max.bytes": (int, 32768),
+    "request.header.timeout.ms": (int, 10000),
+    "request.body.timeout.ms": (int, 30000),
+    "producer.max.records.per.request": (int, 100000),
+    "producer.max.block.ms": (int, 60000),
+    "consumer.instances.max": (int, 500),
+    "consumer.request.timeout.max.ms": (int, 60000),
+    "api.v3.produce.request.size.limit.max.bytes": (int, 0),
+    "api.v3.produce.streaming.max.inflight": (int, 10000),
 }
 
 #: Upstream properties accepted and ignored on purpose (they tune a JVM server).
 IGNORED = {
     "simpleconsumer.pool.size.max", "simpleconsumer.pool.timeout.ms", "thread.pool.min", "thread.pool.max",
-    "request.queue.capacity", "idle.timeout.ms", "compression.enable", "http2.enabled",
+    "request.queue.capacity", "compression.enable", "http2.enabled",
     "response.mediatype.preferred", "response.mediatype.default", "api.v3.produce.response.thread.pool.size",
     "schema.registry.enable", "streams.default.stream", "access.control.allow.origin",
     "access.control.allow.methods", "access.control.allow.headers",
@@ -123,6 +135,17 @@ class Settings:
     auth_realm: str = "workbench"
     debug: bool = False
     shutdown_graceful_ms: int = 5000
+    connection_limit: int = 1000
+    idle_timeout_ms: int = 30000
+    header_max_bytes: int = 32768
+    header_timeout_ms: int = 10000
+    body_timeout_ms: int = 30000
+    max_records_per_request: int = 100000
+    max_block_ms: int = 60000
+    consumer_instances_max: int = 500
+    consumer_request_timeout_max_ms: int = 60000
+    v3_request_max_bytes: int = 0
+    v3_max_inflight: int = 10000
     producer: Mapping[str, Any] = field(default_factory=dict)
     consumer: Mapping[str, Any] = field(default_factory=dict)
     admin: Mapping[str, Any] = field(default_factory=dict)
@@ -244,9 +267,24 @@ def _build(
         ("consumer.threads", -1, 10_000),
         ("consumer.max.poll.records", 1, 1_000_000),
         ("request.max.bytes", 1, 2**31),
+        ("server.connection.limit", 0, 1_000_000),
+        ("idle.timeout.ms", 1, 3_600_000),
+        ("request.header.max.bytes", 1024, 16 * 2**20),
+        ("request.header.timeout.ms", 1, 3_600_000),
+        ("request.body.timeout.ms", 1, 3_600_000),
+        ("producer.max.records.per.request", 1, 10_000_000),
+        ("producer.max.block.ms", 0, 3_600_000),
+        ("consumer.instances.max", 1, 100_000),
+        ("consumer.request.timeout.max.ms", 0, 3_600_000),
+        ("api.v3.produce.request.size.limit.max.bytes", 0, 2**62),
+        ("api.v3.produce.streaming.max.inflight", 1, 10_000_000),
     ):
         if not low <= typed[key] <= high:
             raise ConfigError(source, key, f"must be between {low} and {high}, got {typed[key]}")
+    wait, ceiling = typed["consumer.request.timeout.ms"], typed["consumer.request.timeout.max.ms"]
+    if wait > ceiling:
+        raise ConfigError(source, "consumer.request.timeout.ms", f"must not exceed consumer.request.timeout.max.ms "
+                          f"({ceiling}), got {wait}")  # fmt: skip
     method = str(typed["authentication.method"]).upper()
     if method not in ("NONE", "BASIC"):
         raise ConfigError(source, "authentication.method", f"must be NONE or BASIC, got {method!r}")
@@ -289,6 +327,17 @@ def _build(
         auth_realm=typed["authentication.realm"],
         debug=typed["debug"],
         shutdown_graceful_ms=typed["shutdown.graceful.ms"],
+        connection_limit=typed["server.connection.limit"],
+        idle_timeout_ms=typed["idle.timeout.ms"],
+        header_max_bytes=typed["request.header.max.bytes"],
+        header_timeout_ms=typed["request.header.timeout.ms"],
+        body_timeout_ms=typed["request.body.timeout.ms"],
+        max_records_per_request=typed["producer.max.records.per.request"],
+        max_block_ms=typed["producer.max.block.ms"],
+        consumer_instances_max=typed["consumer.instances.max"],
+        consumer_request_timeout_max_ms=typed["consumer.request.timeout.max.ms"],
+        v3_request_max_bytes=typed["api.v3.produce.request.size.limit.max.bytes"],
+        v3_max_inflight=typed["api.v3.produce.streaming.max.inflight"],
         producer=producer,
         consumer=consumer,
         admin=admin,

@@ -9,7 +9,10 @@ offset (`workbench.kafka.end_offsets`) minus the committed offset.
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
+from urllib.parse import quote
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 from confluent_kafka.admin import NewTopic
@@ -20,10 +23,13 @@ from workbench.restproxy.context import Context, empty_response, int_param, json
 from workbench.restproxy.errors import RestError
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
+from workbench.restproxy.validation import INT32_MAX, check_topic
 
-__all__ = ["ROUTES", "check_cluster"]
+__all__ = ["ROUTES", "check_cluster", "check_v3_accept"]
 
 JSON = "application/json"
+
+log = logging.getLogger("workbench.restproxy")
 
 
 def check_cluster(ctx: Context, cluster: str) -> None:
@@ -44,6 +50,23 @@ def _meta(url: str, resource: str | None = None) -> dict[str, Any]:
 
 def _crn(ctx: Context, *parts: str) -> str:
     return "crn:///" + "/".join([f"kafka={ctx.cluster_id}", *parts])
+
+
+async def _body(ctx: Context, request: Request) -> Any:
+    """A v3 request body: application/json only (415 otherwise), as upstream."""
+    content_type = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
+    if content_type and content_type != JSON:
+        raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: v3 takes application/json, got {content_type!r}")
+    return await read_json(request, ctx.settings)
+
+
+def check_v3_accept(accept: str | None) -> None:
+    """406 when the Accept header leaves out JSON, the only type v3 answers in."""
+    if not accept:
+        return
+    items = [item.split(";", 1)[0].strip().lower() for item in accept.split(",")]
+    if not any(item in (JSON, "*/*", "application/*") or item.endswith("+json") for item in items):
+        raise RestError(406, 406, f"HTTP 406 Not Acceptable: v3 answers in application/json, not {accept[:80]!r}")
 
 
 def _v3(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -74,7 +97,7 @@ async def get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
 
 
 def _topic_body(ctx: Context, request: Request, name: str, partitions: dict[int, Any]) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{name}"
+    url = f"{_base(ctx, request)}/topics/{quote(name, safe='')}"
     first = partitions.get(0)
     return {
         "kind": "KafkaTopic",
@@ -102,40 +125,64 @@ async def list_topics(ctx: Context, request: Request, cluster: str) -> Response:
 
 async def create_topic(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
-    body = await read_json(request, ctx.settings.request_max_bytes)
+    body = await _body(ctx, request)
     if not body:
         raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
     if not isinstance(body, dict) or not isinstance(body.get("topic_name"), str) or not body["topic_name"]:
         raise RestError(422, 42206, "Payload error. topic_name is required.")
-    name = body["topic_name"]
+    name = check_topic(body["topic_name"], 400, 40002)  # Kafka's InvalidTopicException, as upstream maps it
     partitions = body.get("partitions_count")
     replication = body.get("replication_factor")
-    for key, value in (("partitions_count", partitions), ("replication_factor", replication)):
-        if value is not None and (type(value) is not int or value < 1):
-            raise RestError(422, 42206, f"Payload error. {key} must be a positive integer, got {value!r}")
+    for key, value, high in (("partitions_count", partitions, INT32_MAX), ("replication_factor", replication, 32767)):
+        if value is not None and (type(value) is not int or not 1 <= value <= high):
+            raise RestError(422, 42206, f"Payload error. {key} must be an integer from 1 to {high}, got {value!r}")
     configs = body.get("configs") or []
     if not isinstance(configs, list) or not all(isinstance(c, dict) and "name" in c for c in configs):
         raise RestError(422, 42206, "Payload error. configs must be a list of {name, value}")
+    changes = [_config_change(c["name"], c.get("value")) for c in configs]
     validate_only = bool(body.get("validate_only", False))
     # -1: the broker's defaults (num.partitions, default.replication.factor), as upstream
     new = NewTopic(name, num_partitions=partitions or -1, replication_factor=replication or -1,
-                   config={c["name"]: str(c.get("value")) for c in configs})  # fmt: skip
+                   config={key: value for key, value in changes if value is not None})  # fmt: skip
 
     def create() -> None:
+        if validate_only and _exists(ctx, name):
+            raise RestError(400, 40002, f"Topic '{name}' already exists.")
         futures = ctx.metadata.admin.create_topics([new], validate_only=validate_only, operation_timeout=30,
                                                    request_timeout=30)  # fmt: skip
         try:
             futures[name].result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot create topic {name}") from None
+        if validate_only:
+            _undo_if_created(ctx, name)
 
     await ctx.metadata.call(create)
     ctx.metadata.forget(name)
-    url = f"{_base(ctx, request)}/topics/{name}"
+    url = f"{_base(ctx, request)}/topics/{quote(name, safe='')}"
     if validate_only:
         return _v3(_topic_body(ctx, request, name, {}) | {"partitions_count": partitions}, status=200)
     metadata = await ctx.metadata.call(ctx.metadata.topic, name)
     return _v3(_topic_body(ctx, request, name, metadata.partitions), status=201, headers={"Location": url})
+
+
+def _exists(ctx: Context, name: str) -> bool:
+    topic = ctx.metadata.cluster(name).topics.get(name)
+    return topic is not None and topic.error is None
+
+
+def _undo_if_created(ctx: Context, name: str) -> None:
+    """A broker that ignores `validate_only` (Tansu does) has just created the topic: a
+    validation must write nothing, so it is deleted again."""
+    if not _exists(ctx, name):
+        return
+    log.warning("the broker created topic %s on a validate_only request; deleting it again", name)
+    try:
+        ctx.metadata.admin.delete_topics([name], operation_timeout=30, request_timeout=30)[name].result()
+    except KafkaException as exc:
+        raise kafka_error(
+            exc, f"the broker created {name} on a validate_only request and it could not be deleted"
+        ) from None
 
 
 async def _topic(ctx: Context, cluster: str, name: str) -> Any:
@@ -163,13 +210,14 @@ async def delete_topic(ctx: Context, request: Request, cluster: str, topic: str)
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot delete topic {topic}") from None
 
-    await ctx.metadata.call(delete)
+    async with ctx.consumers.releasing(topic):  # librdkafka would crash on the deletion otherwise
+        await ctx.metadata.call(delete)
     ctx.metadata.forget(topic)
     return empty_response()
 
 
 def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{topic}/partitions/{partition.id}"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/partitions/{partition.id}"
     return {
         "kind": "KafkaPartition",
         "metadata": _meta(url, _crn(ctx, f"topic={topic}", f"partition={partition.id}")),
@@ -185,7 +233,7 @@ def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) 
 async def list_partitions(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     metadata = await _topic(ctx, cluster, topic)
     data = [_partition_body(ctx, request, topic, p) for p in sorted(metadata.partitions.values(), key=lambda p: p.id)]
-    url = f"{_base(ctx, request)}/topics/{topic}/partitions"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/partitions"
     return _v3({"kind": "KafkaPartitionList", "metadata": {"self": url, "next": None}, "data": data})
 
 
@@ -198,7 +246,7 @@ async def get_partition(ctx: Context, request: Request, cluster: str, topic: str
 
 
 def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict[str, Any]:
-    url = f"{_base(ctx, request)}/topics/{topic}/configs/{entry.name}"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs/{quote(entry.name, safe='')}"
     source = getattr(entry.source, "name", str(entry.source))
     return {
         "kind": "KafkaTopicConfig",
@@ -221,7 +269,7 @@ def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict
 async def list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     await _topic(ctx, cluster, topic)
     entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
-    url = f"{_base(ctx, request)}/topics/{topic}/configs"
+    url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs"
     data = [_config_body(ctx, request, topic, e) for e in sorted(entries, key=lambda e: e.name)]
     return _v3({"kind": "KafkaTopicConfigList", "metadata": {"self": url, "next": None}, "data": data})
 
@@ -233,6 +281,57 @@ async def get_config(ctx: Context, request: Request, cluster: str, topic: str, n
         if entry.name == name:
             return _v3(_config_body(ctx, request, topic, entry))
     raise RestError(404, 404, f"Config {name} of topic {topic} cannot be found.")
+
+
+_CONFIG_NAME = re.compile(r"[A-Za-z0-9._-]{1,255}")
+_CONFIG_VALUE_MAX = 65536
+
+
+def _config_change(name: Any, value: Any) -> tuple[str, str | None]:
+    """One (name, value or None to reset) from a request, checked."""
+    if not isinstance(name, str) or not _CONFIG_NAME.fullmatch(name):
+        raise RestError(400, 400, f"Bad Request: {str(name)[:80]!r} is not a config name")
+    if value is not None and (not isinstance(value, str | int | float | bool) or len(str(value)) > _CONFIG_VALUE_MAX):
+        raise RestError(400, 400, f"Bad Request: the value of {name} must be a string of at most "
+                        f"{_CONFIG_VALUE_MAX} characters")  # fmt: skip
+    if isinstance(value, bool):
+        value = str(value).lower()
+    return name, None if value is None else str(value)
+
+
+async def _alter(ctx: Context, cluster: str, topic: str, changes: list[tuple[str, str | None]],
+                 validate_only: bool = False) -> Response:  # fmt: skip
+    await _topic(ctx, cluster, topic)
+    await ctx.metadata.call(ctx.metadata.alter_topic_configs, topic, changes, validate_only)
+    return empty_response()
+
+
+async def put_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+    body = await _body(ctx, request)
+    if not isinstance(body, dict) or "value" not in body:
+        raise RestError(422, 42206, 'Payload error. The body must be {"value": "..."}')
+    return await _alter(ctx, cluster, topic, [_config_change(name, body["value"])])
+
+
+async def delete_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+    return await _alter(ctx, cluster, topic, [_config_change(name, None)])
+
+
+async def alter_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+    body = await _body(ctx, request)
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list) or not body["data"]:
+        raise RestError(422, 42206, 'Payload error. The body must be {"data": [{"name": ..., "value": ...}, ...]}')
+    changes = []
+    for item in body["data"]:
+        if not isinstance(item, dict):
+            raise RestError(400, 400, "Bad Request: each of data must be {name, value} or {name, operation}")
+        operation = str(item.get("operation") or "SET").upper()
+        if operation not in ("SET", "DELETE"):
+            raise RestError(400, 400, f"Bad Request: operation must be SET or DELETE, got {operation[:20]!r}")
+        if operation == "SET" and item.get("value") is None:
+            raise RestError(400, 400, f"Bad Request: SET {item.get('name')!r} needs a value")
+        changes.append(_config_change(item.get("name"), item.get("value") if operation == "SET" else None))
+    return await _alter(ctx, cluster, topic, changes, bool(body.get("validate_only", False)))
 
 
 # ---------------------------------------------------------------- consumer groups
@@ -368,6 +467,7 @@ async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) 
     rows = await ctx.metadata.call(_lags, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lag-summary"
     top = max(rows, key=lambda r: r["lag"], default=None)
+    top_topic = quote(top["topic_name"], safe="") if top else ""
     return _v3({
         "kind": "KafkaConsumerGroupLagSummary", "metadata": _meta(url), "cluster_id": ctx.cluster_id,
         "consumer_group_id": group,
@@ -380,7 +480,7 @@ async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) 
         "total_lag": sum(r["lag"] for r in rows),
         "max_lag_consumer": {"related": f"{_base(ctx, request)}/consumer-groups/{group}/consumers/"
                              f"{top['consumer_id'] if top else ''}"},
-        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top['topic_name'] if top else ''}"
+        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top_topic}"
                               f"/partitions/{top['partition_id'] if top else 0}"},
     })  # fmt: skip
 
@@ -398,6 +498,9 @@ ROUTES = [
     Route("GET", f"{_C}/topics/{{topic}}/partitions/{{partition}}", get_partition),
     Route("GET", f"{_C}/topics/{{topic}}/configs", list_configs),
     Route("GET", f"{_C}/topics/{{topic}}/configs/{{name}}", get_config),
+    Route("PUT", f"{_C}/topics/{{topic}}/configs/{{name}}", put_config),
+    Route("DELETE", f"{_C}/topics/{{topic}}/configs/{{name}}", delete_config),
+    Route("POST", f"{_C}/topics/{{topic}}/configs:alter", alter_configs),
     Route("GET", f"{_C}/consumer-groups", list_groups),
     Route("GET", f"{_C}/consumer-groups/{{group}}", get_group),
     Route("GET", f"{_C}/consumer-groups/{{group}}/consumers", list_group_consumers),

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from workbench.config import KafkaConf, Profile, load_profile
 from workbench.errors import StackError
-from workbench.stack import process
+from workbench.stack import process, supervisor
 from workbench.stack.services import Service, services_for
 from workbench.stack.state import ServiceRecord, StackState, locked
 
@@ -200,7 +200,11 @@ def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
 
 
 def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
-    return [r for r in reversed(list(services.values())) if process.stop(r.pid, r.create_time)]
+    return [
+        r
+        for r in reversed(list(services.values()))
+        if process.stop(r.pid, r.create_time, float(r.extra.get("stop_grace", process.GRACE_SECONDS)))
+    ]
 
 
 def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, Any]:
@@ -232,6 +236,7 @@ def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> d
             "reason": reason,
             "log": record.log,
             **({"url": record.url} if record.url else {}),
+            **(supervisor.facts(Path(record.extra["supervisor_state"])) if "supervisor_state" in record.extra else {}),
         }
     return rows
 

@@ -8,16 +8,18 @@ The generated configuration touches nothing outside the run directory: pid file,
 error and access logs and every temp path live there, and it listens on loopback (or
 the profile's balancer host) only. Request and response buffering are off, so bodies
 stream straight through (v3 streaming produce stays full duplex, and no temp files
-are written), and upstream connections are kept alive.
+are written), and upstream connections are kept alive. Body size, header size and
+read timeouts are the proxies' own (`Limits`), so nginx refuses what they would.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["INSTALL_HINT", "find_nginx", "write_config"]
+__all__ = ["INSTALL_HINT", "Limits", "find_nginx", "write_config"]
 
 INSTALL_HINT = "nginx is not installed (apt-get install nginx); clients round-robin over the proxy URLs instead"
 
@@ -32,8 +34,21 @@ def find_nginx() -> str | None:
     return next((c for c in _CANDIDATES if Path(c).is_file()), None)
 
 
-def write_config(run_dir: Path, host: str, port: int, upstreams: Sequence[str]) -> Path:
+@dataclass(frozen=True)
+class Limits:
+    """The proxies' own request limits, which nginx enforces first so a request they
+    would refuse is refused at the door (and nginx never buffers more than they take)."""
+
+    max_body_bytes: int = 67108864
+    header_max_bytes: int = 32768
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 30.0
+
+
+def write_config(run_dir: Path, host: str, port: int, upstreams: Sequence[str], limits: Limits | None = None) -> Path:
     """Write `run_dir/nginx/nginx.conf` balancing `upstreams` (host:port); returns its path."""
+    limits = limits or Limits()
+    header_buffer_kb = max(8, -(-limits.header_max_bytes // 4096))
     base = (run_dir / "nginx").resolve()
     for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (base / "temp" / sub).mkdir(parents=True, exist_ok=True)
@@ -58,7 +73,10 @@ http {{
     fastcgi_temp_path {base}/temp/fastcgi;
     uwsgi_temp_path {base}/temp/uwsgi;
     scgi_temp_path {base}/temp/scgi;
-    client_max_body_size 0;
+    client_max_body_size {limits.max_body_bytes};
+    client_header_timeout {max(1, round(limits.header_timeout_s))}s;
+    client_body_timeout {max(1, round(limits.body_timeout_s))}s;
+    large_client_header_buffers 4 {header_buffer_kb}k;
     keepalive_requests 100000;
 
     upstream restproxy {{

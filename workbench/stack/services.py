@@ -17,11 +17,15 @@ import urllib.request
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workbench.config import Profile
 from workbench.errors import ConfigError, StackError
-from workbench.stack import process
+from workbench.stack import process, supervisor
 from workbench.stack.state import ServiceRecord
+
+if TYPE_CHECKING:
+    from workbench.stack.nginx import Limits
 
 __all__ = ["Balancer", "Broker", "ProxyInstance", "Service", "health_check", "services_for", "tansu_binary"]
 
@@ -33,6 +37,8 @@ class Service(ABC):
 
     #: Short name of this kind of service, used in the state file and `status`.
     kind: str = "service"
+    #: Run under `workbench.stack.supervisor`, which restarts it when it dies.
+    supervised: bool = False
 
     def __init__(self, profile: Profile, name: str | None = None) -> None:
         self.profile = profile
@@ -63,6 +69,11 @@ class Service(ABC):
         """Seconds it may take to answer after start."""
         return 30.0
 
+    @property
+    def stop_grace(self) -> float:
+        """Seconds it gets to exit on SIGTERM before it is killed: its own graceful stop."""
+        return process.GRACE_SECONDS
+
     def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
         """Spawn the process and wait until it answers; the record is returned either way."""
         host, port = self.listen_on()
@@ -74,6 +85,12 @@ class Service(ABC):
                 f"stop it, or pick a free port in {self.profile.source} (port: 0 picks one)"
             )
         argv = self.command(host, port, run_dir, started)
+        extra: dict[str, object] = {"stop_grace": self.stop_grace}
+        if self.supervised:
+            state = run_dir / f"{self.name}{supervisor.STATE_SUFFIX}"
+            state.unlink(missing_ok=True)
+            argv = supervisor.supervised_command(self.name, state, argv)
+            extra["supervisor_state"] = str(state)
         log_path = run_dir / "logs" / f"{self.name}.log"
         proc = process.spawn(argv, log_path, self.env())
         record = ServiceRecord(
@@ -84,6 +101,7 @@ class Service(ABC):
             address=f"{host}:{port}",
             log=str(log_path),
             url=self.url(host, port),
+            extra=extra,
         )
         log.info("started %s (pid %d) on %s", self.name, proc.pid, record.address)
         return record
@@ -162,6 +180,7 @@ class ProxyInstance(Service):
     """
 
     kind = "proxy"
+    supervised = True
 
     def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
         if name is not None and name.startswith("proxy-") and name[6:].isdigit():
@@ -197,6 +216,13 @@ class ProxyInstance(Service):
     def is_healthy(self, address: str) -> bool:
         return _http_ok(f"http://{address}/", self.profile)
 
+    @property
+    def stop_grace(self) -> float:
+        """In-flight requests get `shutdown.graceful.ms` (5 s), then the producer flushes
+        for up to 30 s and consumers leave their groups: stopping it sooner would drop
+        records already queued for the broker."""
+        return 45.0
+
 
 class Balancer(Service):
     """nginx balancing round-robin over the proxy instances, with a generated config."""
@@ -213,7 +239,7 @@ class Balancer(Service):
         if binary is None:
             raise StackError(INSTALL_HINT)
         upstreams = [r.address for r in started.values() if r.kind == ProxyInstance.kind]
-        config = write_config(run_dir, host, port, upstreams)
+        config = write_config(run_dir, host, port, upstreams, _proxy_limits(self.profile))
         error_log = (run_dir / "logs" / "nginx-error.log").resolve()
         return [binary, "-c", str(config), "-p", str(config.parent), "-e", str(error_log)]
 
@@ -222,6 +248,20 @@ class Balancer(Service):
 
     def is_healthy(self, address: str) -> bool:
         return _http_ok(f"http://{address}/", self.profile)
+
+
+def _proxy_limits(profile: Profile) -> Limits:
+    """The request limits of the proxies' properties file (and KAFKA_REST_* overrides)."""
+    from workbench.restproxy.settings import load_settings
+    from workbench.stack.nginx import Limits
+
+    settings = load_settings(profile.path(profile.proxy.properties), bootstrap_servers="unused:9092")
+    return Limits(
+        max_body_bytes=settings.request_max_bytes,
+        header_max_bytes=settings.header_max_bytes,
+        header_timeout_s=settings.header_timeout_ms / 1000,
+        body_timeout_s=settings.body_timeout_ms / 1000,
+    )
 
 
 def _http_ok(url: str, profile: Profile) -> bool:

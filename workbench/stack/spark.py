@@ -136,6 +136,11 @@ class SparkWorker(_SparkDaemon):
             f"spark://{master.address}",
         ]  # fmt: skip
 
+    @property
+    def stop_grace(self) -> float:
+        """On SIGTERM a worker kills its executors, giving each 10 s to exit, before it exits."""
+        return 30.0
+
     def is_healthy(self, address: str) -> bool:
         """Registered with the master (when known), so a session gets its executors at once."""
         if not self.master_ui:

@@ -1,0 +1,163 @@
+"""A supervisor for one stack service: restart it when it dies, say so, stop it on request.
+
+`workbench up` leaves its services running after the command returns, so nothing would
+notice a proxy killed by the OOM killer, a librdkafka assertion or a stray `kill -9`:
+every later call would be refused until someone ran `down` and `up`. A supervised
+service runs as the child of this small process instead:
+
+    python -m workbench.stack.supervisor --name proxy-0 --state RUN/proxy-0.supervisor.json -- ARGV...
+
+- the child is restarted when it exits without being asked to, after a back-off that
+  doubles from 0.5 s to 10 s (reset once a child has served for a minute); more than
+  `MAX_RESTARTS` restarts within `WINDOW_S` means it cannot start, and the supervisor
+  exits 1, so `status` shows the service down instead of a restart loop;
+- every exit and restart is logged (to the service's log) and recorded in the state
+  file, which `workbench status` shows (`restarts`, `last_exit`, `serving_pid`);
+- SIGTERM (what `workbench down` sends) is passed to the child, whose own graceful
+  shutdown runs to its end; then the supervisor exits;
+- the child gets SIGTERM if the supervisor itself is killed (Linux `PR_SET_PDEATHSIG`),
+  so no orphan is left serving on the port.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["MAX_RESTARTS", "STATE_SUFFIX", "facts", "main", "supervised_command"]
+
+log = logging.getLogger("workbench.supervisor")
+
+#: Restarts allowed within WINDOW_S before the supervisor gives up.
+MAX_RESTARTS = 10
+WINDOW_S = 60.0
+#: A first child that exits with an error code sooner than this failed to start: no restart.
+FIRST_START_S = 10.0
+STATE_SUFFIX = ".supervisor.json"
+
+
+def supervised_command(name: str, state: Path, argv: Sequence[str]) -> list[str]:
+    """The argv that runs `argv` under a supervisor recording to `state`."""
+    return [sys.executable, "-m", "workbench.stack.supervisor", "--name", name, "--state", str(state), "--", *argv]
+
+
+def facts(state: Path) -> dict[str, Any]:
+    """What the supervisor recorded: `restarts`, `last_exit`, `serving_pid` (empty if none)."""
+    try:
+        data = json.loads(state.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {key: data.get(key) for key in ("restarts", "last_exit", "serving_pid")}
+
+
+def _exit_reason(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the supervisor goes (Linux only)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+class Supervisor:
+    """Runs one child, restarts it on unexpected exits, stops it on SIGTERM."""
+
+    def __init__(self, name: str, state: Path, argv: list[str]) -> None:
+        self.name = name
+        self.state = state
+        self.argv = argv
+        self.child: subprocess.Popen[bytes] | None = None
+        self.stopping = False
+        self.restarts = 0
+        self.last_exit: str | None = None
+        self.recent: list[float] = []
+
+    def _save(self) -> None:
+        data = {"name": self.name, "supervisor_pid": os.getpid(), "restarts": self.restarts,
+                "last_exit": self.last_exit, "serving_pid": self.child.pid if self.child else None}  # fmt: skip
+        tmp = self.state.with_name(f".{self.state.name}.tmp")
+        tmp.write_text(json.dumps(data))
+        tmp.replace(self.state)
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        self.stopping = True
+        if self.child is not None and self.child.poll() is None:
+            self.child.send_signal(signal.SIGTERM)
+
+    def _start_child(self) -> None:
+        self.child = subprocess.Popen(self.argv, preexec_fn=_die_with_parent)  # the supervisor runs no threads
+        self._save()
+
+    def run(self) -> int:
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        backoff = 0.5
+        self._start_child()
+        while True:
+            assert self.child is not None
+            started = time.monotonic()
+            returncode = self.child.wait()
+            if self.stopping:
+                return 0 if returncode in (0, -signal.SIGTERM) else returncode
+            self.last_exit = _exit_reason(returncode)
+            now = time.monotonic()
+            if self.restarts == 0 and returncode > 0 and now - started < FIRST_START_S:
+                log.error("%s %s while starting; not restarting it (see the lines above)", self.name, self.last_exit)
+                self.child = None
+                self._save()
+                return returncode  # a start-up error (port taken, bad settings): `up` reports it at once
+            if now - started > WINDOW_S:
+                backoff = 0.5
+            self.recent = [t for t in self.recent if now - t < WINDOW_S] + [now]
+            if len(self.recent) > MAX_RESTARTS:
+                log.error("%s %s; %d restarts within %.0f s: giving up", self.name, self.last_exit, MAX_RESTARTS,
+                          WINDOW_S)  # fmt: skip
+                self.child = None
+                self._save()
+                return 1
+            log.warning("%s (pid %d) %s; restarting it in %.1f s (restart %d)", self.name, self.child.pid,
+                        self.last_exit, backoff, self.restarts + 1)  # fmt: skip
+            deadline = time.monotonic() + backoff
+            while time.monotonic() < deadline and not self.stopping:
+                time.sleep(0.05)
+            if self.stopping:
+                return 0
+            self.restarts += 1
+            backoff = min(backoff * 2, 10.0)
+            self._start_child()
+
+
+def main(args: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workbench.stack.supervisor")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--state", required=True, type=Path)
+    parser.add_argument("argv", nargs=argparse.REMAINDER)
+    options = parser.parse_args(args)
+    argv = options.argv[1:] if options.argv[:1] == ["--"] else options.argv
+    if not argv:
+        parser.error("the command to supervise follows `--`")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    return Supervisor(options.name, options.state, argv).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
