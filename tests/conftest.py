@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+import yaml
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -30,6 +36,8 @@ _OVERRIDES = {
     "WORKBENCH_PROXY__FIRST_PORT": "0",
     "WORKBENCH_BALANCER__PORT": "0",
     "WORKBENCH_SCHEMA_REGISTRY__PORT": "0",
+    "WORKBENCH_SPARK__MASTER_PORT": "0",
+    "WORKBENCH_SPARK__MASTER_UI_PORT": "0",
     # A hung notebook cell fails its test well inside pytest's own 600 s timeout.
     "WORKBENCH_CELL_TIMEOUT": "300",
 }
@@ -70,14 +78,11 @@ def stack() -> Iterator[Stack]:
 @pytest.fixture
 def topic(stack: Stack) -> Iterator[Callable[..., str]]:
     """A factory of fresh topics: `topic(partitions=4)`; all are deleted after the test."""
-    from workbench import kafka
-
     created: list[str] = []
-    conf = stack.kafka_config("admin")
 
     def make(partitions: int = 1, prefix: str = "test") -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-        kafka.create_topic(conf, name, partitions)
+        stack.create_topics({name: partitions})
         created.append(name)
         return name
 
@@ -105,3 +110,99 @@ def _delete_topics(stack: Stack, names: list[str]) -> None:
             left = list(names)
     if left:
         kafka.delete_topics(stack.kafka_config("admin"), left)
+
+
+@dataclass(frozen=True)
+class ForeignCluster:
+    """A broker and REST proxies the workbench did not start, and a profile that lists them."""
+
+    bootstrap_servers: str
+    proxy_urls: list[str]
+    variants: dict[str, tuple[str, dict[str, int]]]
+    profile_path: Path
+
+
+#: Proxies a user might run with other settings, as `proxy.variants` lists them: the
+#: unbuffered one stands in for 01's session-reuse proxy, both for its buffer-time sweep.
+_VARIANTS = {"unbuffered": {"producer.linger.ms": 0}, "buffered-500ms": {"producer.linger.ms": 500}}
+
+
+@pytest.fixture(scope="session")
+def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
+    """Someone else's cluster: Tansu and four REST proxy processes started as plain
+    subprocesses, outside the stack's lifecycle (no state file, no `workbench up`), and
+    a profile with `embedded: false` naming them. Stopped by PID at the end."""
+    from workbench.config import conf_dir
+    from workbench.kafka.admin import broker_answers
+    from workbench.stack.probes import probe_http
+    from workbench.stack.services import tansu_binary
+
+    logs = sandbox / "foreign"
+    logs.mkdir(parents=True, exist_ok=True)
+    started: list[subprocess.Popen[bytes]] = []
+
+    def spawn(name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        with (logs / f"{name}.log").open("ab") as out:
+            environ = {**os.environ, **(env or {})}
+            started.append(subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=environ))
+
+    def wait(ready: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + 60
+        while not ready():
+            if time.monotonic() > deadline or any(p.poll() is not None for p in started):
+                raise RuntimeError(f"{what} did not start; see {logs}")
+            time.sleep(0.2)
+
+    try:
+        port = _free_port()
+        bootstrap = f"127.0.0.1:{port}"
+        listener = f"tcp://{bootstrap}"
+        spawn("tansu", [tansu_binary(), "broker", "--listener-url", listener, "--advertised-listener-url", listener,
+                        "--storage-engine", "memory://tansu/", "--cluster-id", "someone-else"])  # fmt: skip
+        wait(lambda: broker_answers(bootstrap), "the foreign broker")
+        urls: dict[str, str] = {}
+        for name, settings in {"main-0": {}, "main-1": {}, **_VARIANTS}.items():
+            proxy_port = _free_port()
+            env = {"KAFKA_REST_ID": f"foreign-{name}"}
+            env.update({"KAFKA_REST_" + k.upper().replace(".", "_"): str(v) for k, v in settings.items()})
+            spawn(name, [sys.executable, "-m", "workbench.cli", "proxy", "--config",
+                         str(conf_dir() / "kafka-rest.properties"), "--host", "127.0.0.1", "--port", str(proxy_port),
+                         "--bootstrap-servers", bootstrap], env)  # fmt: skip
+            urls[name] = f"http://127.0.0.1:{proxy_port}"
+        for name, url in urls.items():
+            wait(lambda url=url: probe_http(url).healthy, f"the foreign proxy {name}")
+        profile = {
+            "description": "someone else's cluster: a broker and proxies the workbench did not start",
+            "embedded": False,
+            "data_dir": str(sandbox / "foreign-data"),
+            "kafka": {
+                "bootstrap.servers": bootstrap,
+                "common": {"allow.auto.create.topics": False},
+                "consumer": {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500, "max.poll.interval.ms": 7000},
+            },
+            "proxy": {
+                "urls": [urls["main-0"], urls["main-1"]],
+                "variants": {n: {"urls": [urls[n]], "properties": s} for n, s in _VARIANTS.items()},
+            },
+            "spark": {"master": "local[2]", "connector": "workbench"},
+            "topics": {"replication_factor": 1, "min_insync_replicas": 1},
+        }
+        path = sandbox / "foreign.yaml"
+        path.write_text(yaml.safe_dump(profile, sort_keys=False))
+        variants = {n: (urls[n], s) for n, s in _VARIANTS.items()}
+        yield ForeignCluster(bootstrap, [urls["main-0"], urls["main-1"]], variants, path)
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+        for proc in reversed(started):
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(20)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

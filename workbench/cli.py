@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -84,10 +85,22 @@ def status(
     if not result["services"]:
         out.print(f"profile {result['profile']!r}: not running (start it with `workbench up`)")
         return
-    table = Table("service", "address", "pid", "healthy", title=f"profile {result['profile']}")
+    table = Table(*(header for header, _ in STATUS_COLUMNS), title=f"profile {result['profile']}")
     for name, row in result["services"].items():
-        table.add_row(name, row.get("url") or row["address"], str(row["pid"] or "-"), "yes" if row["healthy"] else "NO")
+        table.add_row(*(cell(name, row) for _, cell in STATUS_COLUMNS))
     out.print(table)
+
+
+#: The columns of `workbench status`: a header and how to render a service's row; a new
+#: per-service field (restarts, say) is one more entry.
+STATUS_COLUMNS: list[tuple[str, Callable[[str, dict[str, Any]], str]]] = [
+    ("service", lambda name, row: name),
+    ("address", lambda name, row: str(row.get("url") or row["address"])),
+    ("pid", lambda name, row: str(row.get("pid") or "-")),
+    ("healthy", lambda name, row: "yes" if row["healthy"] else "NO"),
+    ("restarts", lambda name, row: "-" if row.get("restarts") is None else str(row["restarts"])),
+    ("reason", lambda name, row: str(row.get("reason") or "")),
+]
 
 
 @app.command()

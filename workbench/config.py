@@ -32,8 +32,10 @@ __all__ = [
     "Profile",
     "ProxyAuth",
     "ProxySettings",
+    "ProxyVariant",
     "SchemaRegistrySettings",
     "SparkSettings",
+    "TopicSettings",
     "conf_dir",
     "load_profile",
     "project_root",
@@ -74,6 +76,20 @@ class ProxyAuth(_Section):
         return os.environ[self.username_env], os.environ[self.password_env]
 
 
+class ProxyVariant(_Section):
+    """Proxies a user runs with other settings, so a notebook can compare them on a cluster.
+
+    The workbench cannot restart someone else's proxy with another buffer time; a user
+    who runs one (say with `producer.linger.ms=0`, or MapR's
+    `streams.buffer.max.time.ms=0`) lists it here with the properties it differs by, and
+    the notebook that needs those settings uses it instead of starting its own.
+    """
+
+    urls: list[str] = Field(min_length=1, description="the variant's base URLs")
+    properties: dict[str, Any] = Field(default_factory=dict, description="how it is configured, upstream names")
+    description: str = ""
+
+
 class ProxySettings(_Section):
     """REST proxies: embedded instances on consecutive ports, or a cluster's base URLs."""
 
@@ -83,13 +99,39 @@ class ProxySettings(_Section):
     properties: Path = Path("conf/kafka-rest.properties")
     urls: list[str] = Field(default_factory=list, description="cluster proxies' base URLs")
     auth: ProxyAuth | None = None
+    variants: dict[str, ProxyVariant] = Field(default_factory=dict, description="cluster proxies with other settings")
 
 
 class BalancerSettings(_Section):
-    """nginx in front of the embedded proxies when there is more than one."""
+    """nginx in front of the embedded proxies when there is more than one; a cluster's own balancer by `url`."""
 
     host: str = "127.0.0.1"
     port: int = Field(8080, ge=0, le=65535)
+    url: str | None = Field(None, description="a cluster profile's load balancer in front of proxy.urls")
+
+
+class TopicSettings(_Section):
+    """What every topic the workbench creates gets: a cluster user measures `acks=all` at RF 3.
+
+    Applied by `Stack.create_topics` to every experiment's topics and stamped on every
+    result row, so a figure always says which replication it was measured with.
+    """
+
+    replication_factor: int = Field(1, ge=1, le=32)
+    min_insync_replicas: int = Field(1, ge=1, le=32)
+
+    @model_validator(mode="after")
+    def _insync_within_replicas(self) -> TopicSettings:
+        if self.min_insync_replicas > self.replication_factor:
+            raise ValueError(
+                f"min_insync_replicas {self.min_insync_replicas} exceeds replication_factor "
+                f"{self.replication_factor}: no write with acks=all could ever succeed"
+            )
+        return self
+
+    def topic_config(self) -> dict[str, str]:
+        """The topic-level configuration to create a topic with (Kafka's names, string values)."""
+        return {"min.insync.replicas": str(self.min_insync_replicas)}
 
 
 class SchemaRegistrySettings(_Section):
@@ -103,12 +145,25 @@ class SchemaRegistrySettings(_Section):
 
 
 class SparkSettings(_Section):
-    """Spark session settings; `connector` picks the Kafka source."""
+    """Spark session settings; `connector` picks the Kafka source.
+
+    `workers: N` (embedded profiles) makes `workbench up` start a Spark standalone master
+    and N workers, Spark's own daemons, and sessions connect to that master instead of
+    `master`; the executors then run in JVMs of their own, as on a real cluster.
+    """
 
     master: str = "local[*]"
     shuffle_partitions: int = Field(4, ge=1)
     connector: Literal["auto", "kafka", "workbench"] = "auto"
     conf: dict[str, str] = Field(default_factory=dict)
+    workers: int = Field(0, ge=0, le=16, description="standalone workers `workbench up` starts; 0: none")
+    worker_cores: int = Field(1, ge=1, description="cores each standalone worker offers")
+    worker_memory: str = Field("1g", pattern=r"^\d+[kmgt]$", description="memory each worker offers (Spark syntax)")
+    host: str = "127.0.0.1"
+    master_port: int = Field(7077, ge=0, le=65535, description="the standalone master's RPC port; 0 picks one")
+    master_ui_port: int = Field(8080, ge=0, le=65535, description="its web UI and JSON status; 0 picks one")
+    ship_source: bool = Field(True, description="ship the workbench package to executors with the session")
+    ui_url: str | None = Field(None, description="a cluster master's web UI, checked by `workbench status`")
 
 
 class KafkaSettings(_Section):
@@ -143,12 +198,16 @@ class Profile(_Section):
     schema_registry: SchemaRegistrySettings = SchemaRegistrySettings()
     spark: SparkSettings = SparkSettings()
     kafka: KafkaSettings = KafkaSettings()
+    topics: TopicSettings = TopicSettings()
     source: Path | None = Field(None, description="the file this profile was read from")
 
     @model_validator(mode="after")
     def _cluster_needs_addresses(self) -> Profile:
         if not self.embedded and not self.kafka.bootstrap_servers:
             raise ValueError("kafka.bootstrap.servers is required when embedded is false")
+        if not self.embedded and self.spark.workers:
+            raise ValueError("spark.workers starts Spark on this machine and needs embedded: true; "
+                             "a cluster profile names its master in spark.master")  # fmt: skip
         return self
 
     def path(self, value: Path) -> Path:

@@ -260,7 +260,7 @@ def _to_html(executed: Path, target: Path) -> Path | None:
 #: plus bookkeeping the section title already says (`experiment`, the `params` name list).
 _METADATA = (
     "run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python",
-    "experiment", "params",
+    "replication_factor", "min_insync_replicas", "experiment", "params",
 )  # fmt: skip
 
 _STYLE = """
@@ -303,7 +303,15 @@ def _write_index(report: Report, profile: Profile) -> None:
     meta = run_metadata(profile)
     facts = ", ".join(
         f"{key.replace('_', ' ')}: {html.escape(str(meta[key]))}"
-        for key in ("profile", "git_revision", "workbench_version", "cpu_cores", "python")
+        for key in (
+            "profile",
+            "replication_factor",
+            "min_insync_replicas",
+            "git_revision",
+            "workbench_version",
+            "cpu_cores",
+            "python",
+        )
     )
     report.index.write_text(
         f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {report.run_id}</title>"

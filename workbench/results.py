@@ -1,7 +1,7 @@
 """Results of experiments, kept as tidy tables in `<results_dir>/<experiment>.parquet`.
 
 Every row carries the run it belongs to and the facts needed to compare runs later:
-when, which profile, which workbench and git revision, how many cores. A report run
+when, which profile (and the replication its topics had), which workbench and git revision, how many cores. A report run
 sets `WORKBENCH_RUN_ID` for its notebooks, so it can collect exactly its own rows.
 """
 
@@ -56,6 +56,8 @@ def run_metadata(profile: Profile) -> dict[str, Any]:
         "run_id": current_run_id(),
         "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "profile": profile.name,
+        "replication_factor": profile.topics.replication_factor,
+        "min_insync_replicas": profile.topics.min_insync_replicas,
         "workbench_version": __version__,
         "git_revision": _git_revision(),
         "cpu_cores": os.cpu_count(),
@@ -122,7 +124,7 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 
 #: Columns that are measurements or bookkeeping, never parameters of a point.
 _NOT_PARAMS = {"experiment", "params", "point", "repeat", "run_id", "recorded_at", "profile", "workbench_version",
-               "git_revision", "cpu_cores", "python"}  # fmt: skip
+               "git_revision", "cpu_cores", "python", "replication_factor", "min_insync_replicas"}  # fmt: skip
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import psutil
+import yaml
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -51,3 +54,39 @@ def test_a_taken_port_is_a_one_line_error(tmp_path: Path, stack: object) -> None
     assert result.returncode == 1
     assert "already in use" in result.stderr and "Traceback" not in result.stderr
     assert json.loads(cli("status", "--json", env=env).stdout)["services"] == {}
+
+
+def test_status_of_a_cluster_profile_checks_every_named_service(foreign_cluster: Any, tmp_path: Path) -> None:
+    """Each proxy URL, variant, balancer, Spark master and registry is asked; dead ones say why."""
+    profile = yaml.safe_load(foreign_cluster.profile_path.read_text())
+    dead = f"http://127.0.0.1:{_closed_port()}"
+    profile["balancer"] = {"url": foreign_cluster.proxy_urls[0]}
+    profile["proxy"]["urls"].append(dead)
+    profile["spark"] = {"master": f"spark://127.0.0.1:{_closed_port()}"}
+    profile["schema_registry"] = {"url": dead}
+    path = tmp_path / "theirs.yaml"
+    path.write_text(yaml.safe_dump(profile))
+
+    result = cli("status", "--json", "--profile", str(path), env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    status = json.loads(result.stdout)
+    services = status["services"]
+    assert status["embedded"] is False and status["proxy"] == profile["proxy"]["urls"]
+    assert set(services) == {"broker", "proxy-0", "proxy-1", "proxy-2", "proxy-unbuffered-0",
+                             "proxy-buffered-500ms-0", "balancer", "spark-master", "schema-registry"}  # fmt: skip
+    healthy = {name for name, row in services.items() if row["healthy"]}
+    assert healthy == {"broker", "proxy-0", "proxy-1", "proxy-unbuffered-0", "proxy-buffered-500ms-0", "balancer"}
+    assert services["broker"]["address"] == foreign_cluster.bootstrap_servers
+    for name in ("proxy-2", "schema-registry", "spark-master"):
+        assert services[name]["reason"] and ("refused" in services[name]["reason"].lower()), services[name]
+    assert all(row["pid"] is None for row in services.values())
+
+    table = cli("status", "--profile", str(path), env=dict(os.environ))
+    assert "proxy-2" in table.stdout and "NO" in table.stdout and "refused" in table.stdout.lower()
+
+
+def _closed_port() -> int:
+    """A port nothing listens on (bound for a moment, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

@@ -71,3 +71,30 @@ def test_env_override_with_a_wrong_type_names_the_key(monkeypatch: pytest.Monkey
     monkeypatch.setenv("WORKBENCH_PROXY__INSTANCES", "many")
     with pytest.raises(ConfigError, match=r"proxy\.instances: .*'many'"):
         load_profile("local")
+
+
+def test_cluster_example_shows_the_cluster_keys() -> None:
+    profile = load_profile(str(conf_dir() / "cluster.example.yaml"))
+    assert (profile.topics.replication_factor, profile.topics.min_insync_replicas) == (3, 2)
+    assert profile.proxy.variants["unbuffered"].properties == {"producer.linger.ms": 0}
+    assert profile.balancer.url and profile.spark.ui_url and profile.schema_registry
+
+
+def test_embedded_profiles_default_to_one_replica_and_no_spark_workers() -> None:
+    local = load_profile("local")
+    assert (local.topics.replication_factor, local.topics.min_insync_replicas, local.spark.workers) == (1, 1, 0)
+    assert load_profile("local-spark").spark.workers == 2
+
+
+def test_min_insync_above_replication_names_the_key(tmp_path: Path) -> None:
+    file = tmp_path / "bad.yaml"
+    file.write_text("topics: {replication_factor: 1, min_insync_replicas: 2}\n")
+    with pytest.raises(ConfigError, match=r"topics: .*min_insync_replicas 2 exceeds replication_factor 1"):
+        load_profile(str(file))
+
+
+def test_standalone_workers_on_a_cluster_profile_are_refused(tmp_path: Path) -> None:
+    file = tmp_path / "theirs.yaml"
+    file.write_text("embedded: false\nkafka: {bootstrap.servers: 'k:9092'}\nspark: {workers: 2}\n")
+    with pytest.raises(ConfigError, match=r"spark\.workers starts Spark on this machine"):
+        load_profile(str(file))

@@ -25,7 +25,7 @@ def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, ke
     """A fresh topic, created explicitly and deleted afterwards (the broker keeps data in memory)."""
     conf = stack.kafka_config("admin")
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    kafka.create_topic(conf, name, partitions)
+    stack.create_topics({name: partitions})
     try:
         yield name
     finally:

@@ -28,11 +28,28 @@ from workbench.bench.errors import BenchError
 from workbench.bench.resources import ResourceMonitor
 from workbench.stack import Stack
 
-__all__ = ["FORMAT_PATHS", "format_produce"]
+__all__ = ["FORMAT_PATHS", "format_points", "format_produce"]
 
 #: The formats each path can write (natively, binary and json are the same bytes).
 FORMAT_PATHS = {"native": ("json", "avro", "jsonschema", "protobuf"),
                 "proxy": ("binary", "json", "avro", "jsonschema", "protobuf")}  # fmt: skip
+
+def format_points(stack: Stack, records: int, proxy_records: int) -> tuple[list[dict[str, Any]], str | None]:
+    """The (path, format) points this stack can measure, and one line on what it cannot.
+
+    The schema formats need a Schema Registry (the embedded one, or the profile's
+    `schema_registry.url`); without one only binary and JSON are measured, and the line
+    says what the rest would need, so the notebook runs on any profile.
+    """
+    with_registry = stack.registry_url is not None
+    points = [{"path": path, "format": fmt, "records": records if path == "native" else proxy_records}
+              for path, formats in FORMAT_PATHS.items() for fmt in formats
+              if with_registry or fmt not in ("avro", "jsonschema", "protobuf")]  # fmt: skip
+    missing = None if with_registry else (
+        "Avro, JSON Schema and Protobuf need a Schema Registry: set `schema_registry.url` in the profile (and "
+        "`schema.registry.url` on your REST proxies); this run measures binary and JSON only.")  # fmt: skip
+    return points, missing
+
 
 _AVRO = {"type": "record", "name": "Reading", "namespace": "workbench.bench", "fields": [
     {"name": "device", "type": "string"}, {"name": "temp", "type": "double"}, {"name": "hum", "type": "double"},

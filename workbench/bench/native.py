@@ -241,7 +241,7 @@ def native_round_trip(
     """
     topic = f"bench-native-{uuid.uuid4().hex[:8]}"
     producer_conf = stack.kafka_config("producer")
-    kafka.create_topic(producer_conf, topic, partitions)
+    stack.create_topics({topic: partitions})
     try:
         value = os.urandom(value_bytes // 2).hex().encode()[:value_bytes].ljust(value_bytes, b"0")
         keys = [f"device-{i:05d}".encode() for i in range(1000)]

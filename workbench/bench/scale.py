@@ -1,26 +1,162 @@
-"""Extra embedded stacks for experiments that need a different proxy set-up.
+"""Proxy set-ups for experiments that need proxies configured otherwise than the stack's.
 
 Scale-out (1, 2, 4 proxy processes behind nginx) and the proxy's producer buffer time
 are properties of the running proxies, not of a request, so each point needs proxies
-started for it. `side_stack` starts a complete stack of its own (broker, proxies,
-nginx when there are several) from a copy of the profile with its own run directory
-and free ports, so it never disturbs the stack the notebook is using, and stops it
-again at the end of the `with` block.
+set up for it:
+
+- on the embedded stack `side_stack` starts a complete stack of its own (broker,
+  proxies, nginx when there are several) from a copy of the profile with its own run
+  directory and free ports, so it never disturbs the stack the notebook is using, and
+  stops it again at the end of the `with` block;
+- on a profile the workbench did not start, nothing can be started or reconfigured:
+  `proxy_setup` uses what the profile offers instead (the first N of `proxy.urls`, or a
+  `proxy.variants` entry configured as asked), and when nothing can stand in it says,
+  in one line, what the profile would need (`missing_setup`).
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.bench.errors import BenchError
-from workbench.config import Profile
+from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
-__all__ = ["proxy_env", "side_stack"]
+__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_env", "proxy_setup", "side_stack"]
+
+#: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
+_ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
+
+
+@dataclass(frozen=True)
+class ProxySetup:
+    """Proxies for one experiment point: the stack to load, and how it differs from what was asked.
+
+    `note` is None when the set-up is exactly what was asked for; otherwise one Markdown
+    line saying what stood in for it, for the notebook to show next to its figure.
+    """
+
+    stack: Stack
+    note: str | None = None
+    via: str = "embedded"
+
+
+def missing_setup(stack: Stack, settings: Mapping[str, Any] | None = None, *, instances: int = 1) -> str | None:
+    """None when `proxy_setup` can provide these proxies; else one line saying what it would need.
+
+    Usage: `notes = [n for t in (0, 500) if (n := missing_setup(active, {"producer.linger.ms": t}))]`.
+    """
+    profile = stack.profile
+    if profile.embedded:
+        return None
+    if settings:
+        if _variant(profile, settings) is None:
+            wanted = ", ".join(f"`{k}={v}`" for k, v in settings.items())
+            return (f"needs a proxy running with {wanted}: list it under `proxy.variants` in "
+                    f"{profile.source or 'the profile'} (the workbench cannot reconfigure your proxies)")  # fmt: skip
+        return None
+    if instances > len(profile.proxy.urls):
+        return (f"needs {instances} proxy URLs in `proxy.urls`; profile {profile.name!r} lists "
+                f"{len(profile.proxy.urls)}")  # fmt: skip
+    return None
+
+
+def proxy_counts(stack: Stack, wanted: Sequence[int]) -> list[int]:
+    """The proxy counts a scale-out can measure here: all of `wanted` on the embedded stack
+    (it starts them); on a cluster those up to the number of `proxy.urls`, and that number.
+
+    Usage: `proxy_counts(active, [1, 2, 4])` → `[1, 2]` on a cluster profile listing two URLs.
+    """
+    if stack.profile.embedded:
+        return list(wanted)
+    available = len(stack.profile.proxy.urls)
+    counts = [n for n in wanted if 1 <= n <= available]
+    return counts if available in counts or not available else [*counts, available]
+
+
+@contextmanager
+def proxy_setup(
+    stack: Stack,
+    settings: Mapping[str, Any] | None = None,
+    *,
+    instances: int = 1,
+    label: str = "side",
+    fallback: bool = False,
+) -> Iterator[ProxySetup]:
+    """Proxies with `settings` (and `instances` of them) for the duration of the block.
+
+    Embedded: a `side_stack` started with them. A cluster profile: the first `instances`
+    of `proxy.urls` (through `balancer.url` when that is all of them), or the
+    `proxy.variants` entry whose properties include `settings`.
+
+    Args:
+        stack: the notebook's stack.
+        settings: proxy properties, upstream names (`{"producer.linger.ms": 0}`).
+        instances: proxy processes (embedded) or URLs (cluster) to load.
+        label: names an embedded side stack's run directory.
+        fallback: when the profile has no such proxies, use its own ones and say so in
+            `note`, instead of raising.
+
+    Raises:
+        BenchError: the profile cannot provide them (and `fallback` is off); the message
+            is `missing_setup`'s line.
+
+    Usage:
+        with proxy_setup(active, {"producer.linger.ms": 0}, fallback=True) as unbuffered:
+            rows = sweep("proxy_produce", {...}, stack=unbuffered.stack)
+    """
+    if stack.profile.embedded:
+        with side_stack(stack.profile, instances=instances, proxy_settings=settings, label=label) as side:
+            yield ProxySetup(side, via="nginx" if side.balancer_url else "direct")
+        return
+    missing = missing_setup(stack, settings, instances=instances)
+    if missing is not None:
+        if not fallback:
+            raise BenchError(f"profile {stack.profile.name!r} {missing}")
+        yield ProxySetup(stack, f"Measured on the profile's own proxies instead: this section {missing}.", "profile")
+        return
+    yield _cluster_setup(stack, settings, instances)
+
+
+def _cluster_setup(stack: Stack, settings: Mapping[str, Any] | None, instances: int) -> ProxySetup:
+    profile = stack.profile
+    if settings:
+        name, variant = _variant(profile, settings) or ("", None)
+        assert variant is not None  # missing_setup said it exists
+        proxy = profile.proxy.model_copy(update={"urls": list(variant.urls)})
+        balancer = profile.balancer.model_copy(update={"url": None})
+        narrowed = profile.model_copy(update={"proxy": proxy, "balancer": balancer})
+        return ProxySetup(Stack(narrowed), via=f"variant {name}")
+    urls = profile.proxy.urls[:instances]
+    whole = instances == len(profile.proxy.urls) and profile.balancer.url is not None
+    proxy = profile.proxy.model_copy(update={"urls": urls})
+    balancer = profile.balancer if whole else profile.balancer.model_copy(update={"url": None})
+    via = "balancer" if whole else ("round-robin" if instances > 1 else "direct")
+    return ProxySetup(Stack(profile.model_copy(update={"proxy": proxy, "balancer": balancer})), via=via)
+
+
+def _variant(profile: Profile, settings: Mapping[str, Any]) -> tuple[str, ProxyVariant] | None:
+    """The first variant configured with every one of `settings` (sizes: at least as large)."""
+    wanted = {_ALIASES.get(k, k): v for k, v in settings.items()}
+    for name, variant in profile.proxy.variants.items():
+        has = {_ALIASES.get(k, k): v for k, v in variant.properties.items()}
+        if all(k in has and _satisfies(k, has[k], v) for k, v in wanted.items()):
+            return name, variant
+    return None
+
+
+def _satisfies(key: str, has: Any, wanted: Any) -> bool:
+    if key.endswith((".max.bytes", ".max.request.size")):
+        try:
+            return float(has) >= float(wanted)
+        except (TypeError, ValueError):
+            return False
+    return str(has) == str(wanted)
 
 
 def proxy_env(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -44,8 +180,7 @@ def side_stack(
         label: names its run directory, for finding its logs.
 
     Raises:
-        BenchError: the profile is not embedded (on a cluster, list 1, 2 or 4 proxies'
-            URLs in `proxy.urls` of separate profiles instead).
+        BenchError: the profile is not embedded (`proxy_setup` handles both).
 
     Usage:
         with side_stack(active.profile, instances=2) as two:
@@ -54,7 +189,7 @@ def side_stack(
     if not profile.embedded:
         raise BenchError(
             f"profile {profile.name!r} is not embedded: the workbench cannot start proxies on a cluster; "
-            "measure each set-up with its own profile listing its proxies in proxy.urls"
+            "use proxy_setup, which takes them from proxy.urls and proxy.variants"
         )
     from workbench import stack as stacks
 
@@ -65,6 +200,7 @@ def side_stack(
             "broker": profile.broker.model_copy(update={"port": 0}),
             "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0}),
             "balancer": profile.balancer.model_copy(update={"port": 0}),
+            "spark": profile.spark.model_copy(update={"workers": 0}),  # proxies only: no second Spark cluster
         }
     )
     env = proxy_env(proxy_settings or {})

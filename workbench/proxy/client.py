@@ -70,15 +70,16 @@ def encode_topic(name: str) -> str:
 def proxy_urls(stack: Stack, *, balanced: bool = True) -> list[str]:
     """The base URLs a client of this stack should use.
 
-    A cluster profile's `proxy.urls`; on the embedded stack the balancer (nginx) when
-    there is one and `balanced`, else every proxy process.
+    The balancer when there is one and `balanced` (nginx on the embedded stack, a
+    cluster profile's `balancer.url`), else every proxy: the embedded processes or a
+    cluster profile's `proxy.urls`.
 
     Raises:
         ProxyUnavailableError: the stack runs no REST proxy.
     """
     profile = stack.profile
     if profile.proxy.urls and not profile.embedded:
-        return list(profile.proxy.urls)
+        return [profile.balancer.url] if balanced and profile.balancer.url else list(profile.proxy.urls)
     balancer = getattr(stack, "balancer_url", None)
     if balanced and balancer:
         return [balancer]

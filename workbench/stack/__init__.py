@@ -17,9 +17,10 @@ a stack it started itself it stops again, even when the cell is interrupted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,8 +64,42 @@ class Stack:
         """The URL of nginx in front of several embedded proxies; None without one.
 
         With None and several `proxy_urls`, clients round-robin over the instance URLs.
+        A cluster profile's own balancer is `balancer.url`.
         """
-        return _balancer_url(self.services)
+        return _balancer_url(self.profile, self.services)
+
+    @property
+    def spark_master(self) -> str:
+        """The master URL Spark sessions connect to: the stack's standalone master, else `spark.master`."""
+        master = next((r for r in self.services.values() if r.kind == "spark-master"), None)
+        return f"spark://{master.address}" if master else self.profile.spark.master
+
+    def create_topics(self, topics: Mapping[str, int], *, exist_ok: bool = False, timeout: float = 30.0) -> list[str]:
+        """Create `{name: partitions}` with the profile's replication factor and min.insync.replicas.
+
+        Every experiment creates its topics here, so none is measured at a replication
+        the profile did not ask for. Returns the names, in order.
+
+        Raises:
+            KafkaError: a topic exists (unless `exist_ok`), or the cluster refused it
+                (a replication factor above its broker count, for one).
+
+        Usage: `stack.create_topics({"readings": 4})`.
+        """
+        from workbench import kafka
+
+        settings = self.profile.topics
+        kafka.create_topics(
+            self.kafka_config("admin"), topics, replication_factor=settings.replication_factor,
+            config=settings.topic_config(), exist_ok=exist_ok, timeout=timeout,
+        )  # fmt: skip
+        return list(topics)
+
+    def delete_topics(self, names: Iterable[str], *, timeout: float = 30.0) -> None:
+        """Delete topics this stack's experiments created (missing ones are fine)."""
+        from workbench import kafka
+
+        kafka.delete_topics(self.kafka_config("admin"), names, timeout=timeout)
 
     @property
     def registry_url(self) -> str | None:
@@ -137,7 +172,13 @@ def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
 
 
 def status(profile: Profile | str | None = None) -> dict[str, Any]:
-    """`{"profile": ..., "running": bool, "services": {name: {address, pid, healthy}}}`."""
+    """`{"profile": ..., "running": bool, "services": {name: {kind, address, pid, healthy, reason}}}`.
+
+    An embedded profile: the processes `up` recorded. A cluster profile: every service
+    it names (brokers, each proxy URL and variant, the balancer, the Spark master, a
+    schema registry), each asked through its own protocol; `reason` says why one is not
+    healthy.
+    """
     profile = _profile(profile)
     if not profile.embedded:
         return Stack(profile).status()
@@ -191,35 +232,80 @@ def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
 
 
 def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, Any]:
-    from workbench.stack.services import health_check
-
-    rows: dict[str, Any] = {}
-    for name, record in services.items():
-        alive = process.is_ours(record.pid, record.create_time)
-        rows[name] = {
-            "kind": record.kind,
-            "address": record.address,
-            "pid": record.pid,
-            "healthy": alive and health_check(profile, record),
-            "log": record.log,
-            **({"url": record.url} if record.url else {}),
-            **(supervisor.facts(Path(record.extra["supervisor_state"])) if "supervisor_state" in record.extra else {}),
-        }
-    if not profile.embedded and profile.kafka.bootstrap_servers:
-        from workbench.kafka.admin import broker_answers
-
-        address = profile.kafka.bootstrap_servers
-        healthy = broker_answers(address, timeout=3.0, conf=profile.kafka.for_role("admin"))
-        rows["broker"] = {"kind": "broker", "address": address, "pid": None, "healthy": healthy}
+    rows = _embedded_rows(profile, services) if profile.embedded else _cluster_rows(profile)
     return {
         "profile": profile.name,
         "embedded": profile.embedded,
         "running": bool(rows),
         "services": rows,
         "proxy": _proxy_urls(profile, services),
-        "balancer": _balancer_url(services),
+        "balancer": _balancer_url(profile, services),
         "schema_registry": _registry_url(profile, services),
     }
+
+
+def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, dict[str, Any]]:
+    """The recorded processes: alive (same PID and start time) and answering their own protocol."""
+    from workbench.stack.services import health_check
+
+    rows: dict[str, dict[str, Any]] = {}
+    for name, record in services.items():
+        alive = process.is_ours(record.pid, record.create_time)
+        answers = alive and health_check(profile, record)
+        reason = None if answers else (f"does not answer on {record.address}" if alive else "process is not running")
+        rows[name] = {
+            "kind": record.kind,
+            "address": record.address,
+            "pid": record.pid,
+            "healthy": answers,
+            "reason": reason,
+            "log": record.log,
+            **({"url": record.url} if record.url else {}),
+            **(supervisor.facts(Path(record.extra["supervisor_state"])) if "supervisor_state" in record.extra else {}),
+        }
+    return rows
+
+
+def _cluster_rows(profile: Profile) -> dict[str, dict[str, Any]]:
+    """Every service a cluster profile names, each asked through its own protocol, in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.stack.probes import Probe, probe_broker, probe_http, probe_tcp
+
+    checks: dict[str, tuple[str, str, Callable[[], Probe]]] = {}
+    if profile.kafka.bootstrap_servers:
+        servers = profile.kafka.bootstrap_servers
+        checks["broker"] = ("broker", servers, lambda: probe_broker(servers, profile.kafka.for_role("admin")))
+    auth = profile.proxy.auth
+    named = [(f"proxy-{i}", url) for i, url in enumerate(profile.proxy.urls)]
+    for variant, settings in profile.proxy.variants.items():
+        named += [(f"proxy-{variant}-{i}", url) for i, url in enumerate(settings.urls)]
+    for name, url in named:
+        checks[name] = ("proxy", url, partial(probe_http, url, auth=auth))
+    if profile.balancer.url:
+        checks["balancer"] = ("balancer", profile.balancer.url, partial(probe_http, profile.balancer.url, auth=auth))
+    master = profile.spark.master
+    if profile.spark.ui_url:
+        checks["spark-master"] = ("spark-master", master, partial(probe_http, profile.spark.ui_url, path="/json/"))
+    elif master.startswith("spark://"):
+        checks["spark-master"] = ("spark-master", master, partial(probe_tcp, master.split(",")[0]))
+    registry = profile.schema_registry.url
+    if registry:
+        checks["schema-registry"] = ("schema-registry", registry,
+                                     partial(probe_http, registry, auth=profile.schema_registry.auth))  # fmt: skip
+    with ThreadPoolExecutor(max_workers=max(1, len(checks))) as pool:
+        probes = {name: pool.submit(check) for name, (_, _, check) in checks.items()}
+        return {
+            name: {
+                "kind": kind,
+                "address": address,
+                "pid": None,
+                "healthy": probes[name].result().healthy,
+                "reason": probes[name].result().reason,
+                **({"url": address} if "://" in address else {}),
+            }
+            for name, (kind, address, _) in checks.items()
+        }
 
 
 def _proxy_urls(profile: Profile, services: Mapping[str, ServiceRecord]) -> list[str]:
@@ -235,5 +321,7 @@ def _registry_url(profile: Profile, services: Mapping[str, ServiceRecord]) -> st
     return embedded or profile.schema_registry.url
 
 
-def _balancer_url(services: Mapping[str, ServiceRecord]) -> str | None:
+def _balancer_url(profile: Profile, services: Mapping[str, ServiceRecord]) -> str | None:
+    if not profile.embedded:
+        return profile.balancer.url
     return next((r.url for r in services.values() if r.kind == "balancer" and r.url), None)

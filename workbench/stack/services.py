@@ -331,7 +331,8 @@ def services_for(profile: Profile) -> list[Service]:
     The broker, the Schema Registry when `schema_registry.enabled` (before the proxies,
     which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
     when there is more than one and nginx is installed (without it, a warning, and
-    clients round-robin over the instance URLs).
+    clients round-robin over the instance URLs), then a Spark standalone master and
+    `spark.workers` workers when the profile asks for them (`workbench.stack.spark`).
     """
     from workbench.stack.nginx import INSTALL_HINT, find_nginx
 
@@ -344,6 +345,10 @@ def services_for(profile: Profile) -> list[Service]:
             services.append(Balancer(profile))
         else:
             log.warning("%s", INSTALL_HINT)
+    if profile.spark.workers:
+        from workbench.stack.spark import spark_services
+
+        services += spark_services(profile)
     return services
 
 
@@ -353,7 +358,9 @@ _KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker, ProxyInsta
 
 def health_check(profile: Profile, record: ServiceRecord) -> bool:
     """Ask a recorded service whether it answers, through its own protocol."""
-    service_class = _KINDS.get(record.kind)
+    from workbench.stack.spark import SPARK_KINDS
+
+    service_class = {**_KINDS, **SPARK_KINDS}.get(record.kind)
     return service_class is not None and service_class(profile, record.name).is_healthy(record.address)
 
 

@@ -54,7 +54,7 @@ def telemetry_topic(
     """A fresh topic holding `records` telemetry readings (JSON, padded to `value_bytes`); deleted after."""
     conf = stack.kafka_config("producer")
     name = f"spark-tele-{uuid.uuid4().hex[:8]}"
-    kafka.create_topic(conf, name, partitions)
+    stack.create_topics({name: partitions})
     try:
         seconds = max(1, records // devices)
         readings = generate_readings(devices=devices, seconds=seconds, seed=seed)[:records]
@@ -297,7 +297,7 @@ def trigger_latency(
     conf = stack.kafka_config("producer")
     for interval in intervals:
         topic = f"spark-live-{uuid.uuid4().hex[:8]}"
-        kafka.create_topic(conf, topic, partitions)
+        stack.create_topics({topic: partitions})
         table = f"latency_{uuid.uuid4().hex[:8]}"
         try:
             frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
@@ -382,7 +382,7 @@ def per_device_topics(
     mapping = device_topics(prefix, devices)
     shared = f"{prefix}-all"
     readings = generate_readings(devices=devices, seconds=seconds, seed=11)
-    kafka.create_topics(conf, {**dict.fromkeys(mapping.values(), 1), shared: 4})
+    stack.create_topics({**dict.fromkeys(mapping.values(), 1), shared: 4})
     created = [*mapping.values(), shared]
     try:
         produce_readings(conf, readings, mapping)
@@ -417,7 +417,7 @@ def _new_topic_pickup(
     with stopping(query):
         _wait_rows(spark, query, table, before)
         newcomer = f"{prefix}-device-new"
-        kafka.create_topic(conf, newcomer, 1)
+        stack.create_topics({newcomer: 1})
         created.append(newcomer)
         late = generate_readings(devices=1, seconds=50, seed=12)
         produce_readings(conf, late, newcomer)
@@ -442,7 +442,7 @@ def restart_check(
     conf = stack.kafka_config("producer")
     topic = f"spark-restart-{uuid.uuid4().hex[:8]}"
     output, checkpoint = work_dir / f"{topic}-out", work_dir / f"{topic}-checkpoint"
-    kafka.create_topic(conf, topic, partitions)
+    stack.create_topics({topic: partitions})
     try:
         readings = generate_readings(devices=50, seconds=(first + second) // 50 + 1, seed=5)
         produce_readings(conf, readings[:first], topic)

@@ -105,9 +105,12 @@ def spark_session(
     # The JVM starts Python workers with these; they must find this environment's packages.
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    chosen_master = master or profile.spark.master
+    chosen_master = master or _master_of(profile)
+    standalone = _own_cluster(profile) if master is None else {}
     if chosen_master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "hostname resolves to loopback" warning
+    elif standalone:
+        os.environ["SPARK_LOCAL_IP"] = profile.spark.host  # executors reach the driver where the workers are
     quiet = _quiet_logging(profile.path(profile.run_dir))
     settings = {
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={quiet.as_uri()}",
@@ -119,6 +122,7 @@ def spark_session(
         "spark.sql.session.timeZone": "UTC",
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
+        **standalone,
         **profile.spark.conf,
         **(conf or {}),
         "spark.sql.shuffle.partitions": str(shuffle_partitions or profile.spark.shuffle_partitions),
@@ -130,9 +134,48 @@ def spark_session(
     spark.sparkContext.setLogLevel("ERROR")
     spark.conf.set("spark.sql.shuffle.partitions", settings["spark.sql.shuffle.partitions"])
     spark.dataSource.register(KafkaDataSource)
+    if not chosen_master.startswith("local") and profile.spark.ship_source:
+        from workbench.streaming.ship import ship_package
+
+        ship_package(spark, profile.path(profile.run_dir) / "spark")  # executors have no workbench installed
     log.info("Spark %s session on %s, %s shuffle partitions", spark.version, spark.sparkContext.master,
              settings["spark.sql.shuffle.partitions"])  # fmt: skip
     return spark
+
+
+def _master_of(profile: Profile) -> str:
+    """The profile's `spark.master`, or the standalone master its running stack started."""
+    if not (profile.embedded and profile.spark.workers):
+        return profile.spark.master
+    from workbench.stack import attach
+
+    stack = attach(profile)
+    if stack is None or not stack.spark_master.startswith("spark://"):
+        raise StackError(f"profile {profile.name!r} runs Spark on {profile.spark.workers} standalone worker(s) "
+                         f"and its stack is not up; start it with `workbench up --profile {profile.name}`")  # fmt: skip
+    return stack.spark_master
+
+
+def _own_cluster(profile: Profile) -> dict[str, str]:
+    """Settings for the stack's own standalone cluster: executors sized to fit the workers."""
+    if not (profile.embedded and profile.spark.workers):
+        return {}
+    spark = profile.spark
+    quiet = _quiet_logging(profile.path(profile.run_dir)).as_uri()
+    return {
+        "spark.cores.max": str(spark.workers * spark.worker_cores),
+        "spark.executor.cores": str(spark.worker_cores),
+        "spark.executor.memory": _executor_memory(spark.worker_memory),
+        "spark.driver.host": spark.host,
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile={quiet}",
+    }
+
+
+def _executor_memory(worker_memory: str) -> str:
+    """Three quarters of what a worker offers (Spark adds overhead on top of the heap)."""
+    units = {"k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
+    kib = int(worker_memory[:-1]) * units[worker_memory[-1]]
+    return f"{max(kib * 3 // 4 // 1024, 256)}m"
 
 
 def stop_spark(spark: SparkSession, timeout: float = 30.0) -> None:

@@ -34,7 +34,7 @@ from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka import Message, TopicPartition
 
 from workbench import kafka
-from workbench.config import KafkaConf
+from workbench.config import KafkaConf, TopicSettings
 from workbench.errors import KafkaError
 from workbench.kafka import Record
 from workbench.stack import Stack
@@ -279,20 +279,36 @@ def regex_join_time(conf: KafkaConf, pattern: str, *, timeout: float = 120.0) ->
     return result[0]
 
 
-def create_topics_timed(conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH) -> float:
-    """Create topics in batches of `batch` per request; returns the seconds it took."""
+def create_topics_timed(
+    conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH, settings: TopicSettings | None = None
+) -> float:
+    """Create topics in batches of `batch` per request; returns the seconds it took.
+
+    `settings` is the profile's `topics` section (replication), default RF 1.
+    """
     names = list(topics)
     started = time.perf_counter()
     for i in range(0, len(names), batch):
-        kafka.create_topics(conf, {n: topics[n] for n in names[i : i + batch]}, timeout=300)
+        kafka.create_topics(conf, {n: topics[n] for n in names[i : i + batch]}, timeout=300, **_options(settings))
     return time.perf_counter() - started
 
 
+def _options(settings: TopicSettings | None) -> dict[str, Any]:
+    if settings is None:
+        return {}
+    return {"replication_factor": settings.replication_factor, "config": settings.topic_config()}
+
+
 @contextmanager
-def temporary_topics(conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH) -> Iterator[float]:
+def temporary_topics(
+    conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH, settings: TopicSettings | None = None
+) -> Iterator[float]:
     """Create topics, yield the seconds creating them took, and delete them afterwards.
 
-    Usage: `with temporary_topics(conf, {"a": 1}) as create_seconds: ...`.
+    `settings` is the profile's `topics` section (`stack.profile.topics`): on a cluster
+    the topics get its replication factor and min.insync.replicas; default RF 1.
+
+    Usage: `with temporary_topics(conf, {"a": 1}, settings=stack.profile.topics) as create_seconds: ...`.
     """
     created: list[str] = []
     try:
@@ -300,7 +316,7 @@ def temporary_topics(conf: KafkaConf, topics: dict[str, int], *, batch: int = CR
         started = time.perf_counter()
         for i in range(0, len(names), batch):
             chunk = names[i : i + batch]
-            kafka.create_topics(conf, {n: topics[n] for n in chunk}, timeout=300)
+            kafka.create_topics(conf, {n: topics[n] for n in chunk}, timeout=300, **_options(settings))
             created.extend(chunk)
         yield time.perf_counter() - started
     finally:
@@ -416,7 +432,7 @@ def topic_count_cost(
         width = len(str(n - 1))
         names = {f"{prefix}{i:0{width}d}": 1 for i in range(n)}
         row: dict[str, Any] = {"topics": n, "records": records, "value_bytes": value_bytes}
-        with temporary_topics(admin, names) as create_s:
+        with temporary_topics(admin, names, settings=stack.profile.topics) as create_s:
             row["create_s"] = create_s
             row["create_per_topic_ms"] = create_s / n * 1000
             row.update(metadata_cost(admin, repeats=repeats))
@@ -427,7 +443,7 @@ def topic_count_cost(
             deleting = time.perf_counter()
         row["delete_s"] = time.perf_counter() - deleting
         single = f"wb-parts-{run}"
-        with temporary_topics(admin, {single: n}) as create_one_s:
+        with temporary_topics(admin, {single: n}, settings=stack.profile.topics) as create_one_s:
             row["create_one_topic_s"] = create_one_s
             spread = produce_spread(producer_conf, [(single, p) for p in range(n)], records, value_bytes=value_bytes)
             row["partitions_msg_s"] = spread["msg_s"]
@@ -466,7 +482,7 @@ def device_read_cost(
         keyed = KeyedTopic(f"wb-keyed-{run}", partitions)
         per_device = TopicPerDevice(f"wb-dev-{run}-")
         topics = {**keyed.topics(ids), **per_device.topics(ids)}
-        with temporary_topics(admin, topics):
+        with temporary_topics(admin, topics, settings=stack.profile.topics):
             for written_layout in (keyed, per_device):
                 written = write_devices(producer_conf, written_layout, ids, size, value_bytes=value_bytes)
                 if written.acknowledged != size * devices:

@@ -20,12 +20,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
 
 
-@pytest.fixture(scope="session")
+def _spark_scope(fixture_name: str, config: pytest.Config) -> str:
+    """One session for the whole run on local[2]; per module on a standalone cluster, whose
+    cores one application holds until it stops (notebook 09, later, needs them too)."""
+    from workbench.config import load_profile
+
+    return "module" if load_profile().spark.workers else "session"
+
+
+@pytest.fixture(scope=_spark_scope)  # type: ignore[arg-type]
 def spark(stack: Stack) -> Iterator[SparkSession]:
-    """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI."""
+    """local[2] (this machine has 2 cores), 2 shuffle partitions, no UI; or, when the profile
+    asks for standalone workers (`WORKBENCH_SPARK__WORKERS=2`), the stack's own Spark cluster."""
     from workbench.streaming import spark_session, stop_spark
 
-    session = spark_session(stack.profile, master="local[2]", shuffle_partitions=2, app_name="workbench-tests")
+    master = None if stack.profile.spark.workers else "local[2]"
+    session = spark_session(stack.profile, master=master, shuffle_partitions=2, app_name="workbench-tests")
     yield session
     stop_spark(session)  # the JVM too: the suite leaves no process behind
 

@@ -1,0 +1,67 @@
+"""Every topic an experiment creates carries the profile's replication settings.
+
+The embedded broker (Tansu) accepts replication factors above its one node and reports
+that many replicas (all on the one node), and keeps `min.insync.replicas` as a topic
+config: enough to check with the admin API that the setting reaches every topic.
+Experiments delete their topics at the end; the test keeps them by recording the
+deletions instead of performing them, reads each one back, then deletes them itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pytest
+from confluent_kafka.admin import ConfigResource
+
+from workbench import kafka, results
+from workbench.bench import native_produce, native_round_trip, proxy_produce
+from workbench.config import TopicSettings
+from workbench.kafka.admin import admin_client
+from workbench.stack import Stack
+from workbench.streaming.experiments import telemetry_topic
+from workbench.topics.measure import topic_count_cost
+
+REPLICATION = TopicSettings(replication_factor=3, min_insync_replicas=2)
+
+
+@pytest.fixture
+def replicated(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stack, list[str]]]:
+    """The session's broker under a profile asking for RF 3 / min ISR 2; topics kept until the end."""
+    kept: list[str] = []
+    delete = kafka.delete_topics
+
+    def keep(conf: object, names: Iterable[str], **_: object) -> None:
+        kept.extend(names)
+
+    monkeypatch.setattr(kafka, "delete_topics", keep)
+    profile = stack.profile.model_copy(update={"topics": REPLICATION})
+    yield Stack(profile, stack.services), kept
+    delete(stack.kafka_config("admin"), kept)
+
+
+def _min_insync(conf: dict[str, object], topic: str) -> str:
+    client = admin_client(conf)  # must outlive the future
+    (future,) = client.describe_configs([ConfigResource("topic", topic)]).values()
+    return str(future.result()["min.insync.replicas"].value)
+
+
+def test_experiments_create_topics_with_the_profiles_replication(replicated: tuple[Stack, list[str]]) -> None:
+    active, kept = replicated
+    rows = [
+        native_produce(active, records=200, partitions=2),
+        native_round_trip(active, records=200, partitions=2),
+        proxy_produce(active, records=200, records_per_call=100),
+    ]
+    topic_count_cost(active, [2], records=100, join=False, repeats=1)
+    with telemetry_topic(active, records=100, partitions=2):
+        pass
+
+    conf = active.kafka_config("admin")
+    assert len(kept) >= 6  # 3 load generators, 2 + 1 topics of the count cost, 1 telemetry topic
+    for topic in kept:
+        info = kafka.describe_topic(conf, topic)
+        assert all(len(p.replicas) == 3 for p in info.partitions), (topic, info)
+        assert _min_insync(conf, topic) == "2", topic
+    stamped = results.record("replication_check", rows, profile=active.profile)
+    assert (stamped["replication_factor"] == 3).all() and (stamped["min_insync_replicas"] == 2).all()

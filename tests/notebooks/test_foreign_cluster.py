@@ -1,0 +1,51 @@
+"""Someone else's cluster: every notebook runs against a broker and REST proxies the
+workbench did not start (plain subprocesses, see the `foreign_cluster` fixture), named by
+a profile with `embedded: false`, and leaves none of its topics behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from workbench import kafka, load_profile, results
+from workbench.report import notebooks_dir, run_report
+
+#: notebook → an experiment whose table it must have appended rows to.
+RECORDS = {
+    "00_quickstart": "quickstart",
+    "01_rest_proxy_tuning": "proxy_buffer_time",
+    "02_producer_tuning": "native_produce",
+    "03_consumer_tuning": "proxy_consume",
+    "04_message_size": "proxy_produce",
+    "05_proxy_scale_out": "proxy_scale_out",
+    "06_topics_vs_partitions": "topics_vs_partitions",
+    "07_per_device_topics": "per_device_layouts",
+    "08_partition_sizing": "partition_sizing",
+    "09_spark_ingestion": "spark_restart",
+    "10_schema_formats": "format_produce",  # binary and JSON: "their" cluster has no Schema Registry
+}
+
+
+@pytest.mark.timeout(1200)  # every notebook: about 6 minutes alone, more on a machine shared with other runs
+def test_every_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster: Any) -> None:
+    profile = load_profile(str(foreign_cluster.profile_path))
+    assert not profile.embedded
+    names = sorted(p.stem for p in notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
+    assert names == sorted(RECORDS)
+
+    report = run_report(profile, notebooks=names, overrides={"quick": True})
+    assert not report.failed, [(run.name, str(run.error)) for run in report.failed]
+    for notebook, experiment in RECORDS.items():
+        rows = results.load(experiment, run_id=report.run_id, profile=profile)
+        assert len(rows) > 0, f"{notebook} recorded no {experiment!r} rows"
+        assert (rows["profile"] == profile.name).all() and (rows["replication_factor"] == 1).all()
+
+    scale = results.load("proxy_scale_out", run_id=report.run_id, profile=profile)
+    assert sorted(scale["proxy_instances"].unique()) == [1, 2]  # the two URLs the profile lists
+    buffer = results.load("proxy_buffer_time", run_id=report.run_id, profile=profile)
+    assert sorted(buffer["proxy.producer.linger.ms"]) == [0, 500]  # the two variants
+    assert set(buffer["proxy_setup"]) == {"variant unbuffered", "variant buffered-500ms"}
+    assert "Not sent through the proxy" in (report.directory / "04_message_size.html").read_text()
+    admin = {**profile.kafka.for_role("admin"), "bootstrap.servers": foreign_cluster.bootstrap_servers}
+    assert kafka.list_topics(admin) == []  # nothing the notebooks wrote is left on "their" cluster

@@ -1,0 +1,46 @@
+"""On a profile the workbench did not start, proxy set-ups come from what the profile lists."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.bench import BenchError, missing_setup, proxy_counts, proxy_setup
+from workbench.config import Profile
+from workbench.stack import Stack
+
+
+def _cluster(**proxy: object) -> Stack:
+    profile = Profile.model_validate({
+        "name": "theirs", "embedded": False, "kafka": {"bootstrap.servers": "kafka:9092"},
+        "proxy": {"urls": ["http://a", "http://b", "http://c"], **proxy},
+        "balancer": {"url": "http://lb"},
+    })  # fmt: skip
+    return Stack(profile)
+
+
+def test_scale_out_measures_one_to_n_of_the_listed_urls() -> None:
+    active = _cluster()
+    assert proxy_counts(active, [1, 2, 4]) == [1, 2, 3]
+    with proxy_setup(active, instances=2) as two:
+        assert two.stack.proxy_urls == ["http://a", "http://b"] and two.via == "round-robin"
+        assert two.stack.balancer_url is None
+    with proxy_setup(active, instances=3) as every:
+        assert every.via == "balancer" and every.stack.balancer_url == "http://lb"
+    assert "needs 4 proxy URLs" in (missing_setup(active, instances=4) or "")
+
+
+def test_a_variant_stands_in_for_proxies_started_with_other_settings() -> None:
+    active = _cluster(variants={
+        "mapr-unbuffered": {"urls": ["http://u"], "properties": {"streams.buffer.max.time.ms": 0}},
+        "large": {"urls": ["http://l"], "properties": {"producer.message.max.bytes": 10_000_000}},
+    })  # fmt: skip
+    with proxy_setup(active, {"producer.linger.ms": 0}) as unbuffered:  # MapR's name matches upstream's
+        assert unbuffered.stack.proxy_urls == ["http://u"] and unbuffered.note is None
+    with proxy_setup(active, {"producer.message.max.bytes": 8_000_000}) as large:  # a larger limit will do
+        assert large.stack.proxy_urls == ["http://l"]
+    assert missing_setup(active, {"producer.linger.ms": 3000}) is not None
+    refused = pytest.raises(BenchError, match=r"needs a proxy running with `producer\.linger\.ms=3000`")
+    with refused, proxy_setup(active, {"producer.linger.ms": 3000}):
+        pass
+    with proxy_setup(active, {"producer.linger.ms": 3000}, fallback=True) as fallback:
+        assert fallback.stack is active and fallback.note and "proxy.variants" in fallback.note
