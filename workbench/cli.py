@@ -162,6 +162,39 @@ def bench(
     run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile))
 
 
+@app.command(name="compare")
+def compare_command(
+    a: Annotated[str, typer.Argument(help="baseline: a run id (`workbench runs`) or a results file")],
+    b: Annotated[str, typer.Argument(help="the run to judge against it: a run id or a results file")],
+    profile: ProfileOption = None,
+    experiment: Annotated[str | None, typer.Option("--experiment", "-e", help="only this experiment")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="only these metrics")] = None,
+) -> None:
+    """Is B faster, slower or not measurably different from A? Per point and metric, with a rank test."""
+    from workbench.compare import compare_runs
+    from workbench.config import load_profile
+
+    table = compare_runs(a, b, experiment=experiment, metrics=metric or None, profile=load_profile(_select(profile)))
+    out.print(_comparison_table(table, a, b))
+    out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
+
+
+def _comparison_table(frame: Any, a: str, b: str) -> Table:
+    """A comparison as a terminal table: the verdict last, where the eye lands."""
+    from workbench.viz.numbers import format_number
+
+    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
+                  "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip
+    for _, row in frame.iterrows():
+        interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+        p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
+        ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
+        table.add_row(row["point"], row["metric"], str(row["n_a"]), str(row["n_b"]), format_number(row["median_a"]),
+                      format_number(row["median_b"]), ratio, interval, p_value, row["load_a"], row["load_b"],
+                      row["verdict"])  # fmt: skip
+    return table
+
+
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
                 overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
     from workbench.report import NotebookRun, run_report
