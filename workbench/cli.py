@@ -195,6 +195,57 @@ def _comparison_table(frame: Any, a: str, b: str) -> Table:
     return table
 
 
+runs_app = typer.Typer(help="The run catalogue: every report and bench run with its facts.")
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs(
+    ctx: typer.Context,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="only this profile's runs")] = None,
+    notebook: Annotated[
+        str | None, typer.Option("--notebook", "-n", help="only runs of this notebook or experiment")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="only runs started on or after this date (2026-11-23, UTC)")
+    ] = None,
+) -> None:
+    """List catalogued runs, oldest first: `workbench runs [--profile P] [--notebook N] [--since DATE]`."""
+    from workbench import catalog
+    from workbench.config import load_profile
+
+    if ctx.invoked_subcommand is not None:
+        return
+    selected = load_profile(_select(profile))
+    frame = catalog.runs(selected, profile_name=profile and selected.name, notebook=notebook, since=since)
+    if frame.empty:
+        out.print(f"no catalogued runs in {catalog.catalog_path(selected)}", markup=False, highlight=False)
+        return
+    table = Table("run id", "kind", "name", "started (UTC)", "seconds", "status", "profile", "git", "load avg",
+                  title=f"{len(frame)} run(s) in {catalog.catalog_path(selected)}")  # fmt: skip
+    for _, row in frame.iterrows():
+        seconds = (row["ended_at"] - row["started_at"]).total_seconds() if row["ended_at"] is not None else None
+        table.add_row(str(row["run_id"]), row["kind"], row["name"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}",
+                      "-" if seconds is None or seconds != seconds else f"{seconds:,.1f}", row["status"],
+                      row["profile"], row["git_revision"], f"{row['load_avg_1m']:.2f}")  # fmt: skip
+    out.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="a run id, or a unique start of one")],
+    profile: ProfileOption = None,
+) -> None:
+    """Every fact of one catalogued run."""
+    from workbench import catalog
+    from workbench.config import load_profile
+
+    entry = catalog.show(run_id, load_profile(_select(profile)))
+    width = max(len(key) for key in entry)
+    for key, value in entry.items():
+        print(f"{key:<{width}}  {'' if value is None else value}")
+
+
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
                 overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
     from workbench.report import NotebookRun, run_report

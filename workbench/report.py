@@ -115,7 +115,7 @@ def ensure_kernel() -> str:
     return KERNEL_NAME
 
 
-def run_report(
+def _run_notebooks(
     profile: Profile | str | None = None,
     *,
     notebooks: Iterable[str] | None = None,
@@ -155,6 +155,47 @@ def run_report(
             if progress is not None:
                 progress(run)
     _write_index(report, profile)
+    return report
+
+
+def run_report(
+    profile: Profile | str | None = None,
+    *,
+    notebooks: Iterable[str] | None = None,
+    parameters_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    output_dir: Path | None = None,
+    progress: Callable[[NotebookRun], None] | None = None,
+) -> Report:
+    """Execute notebooks with papermill, write an HTML report, and catalogue the run.
+
+    Args:
+        profile: the profile the notebooks run against (passed on through the environment).
+        notebooks: names to run (default: all `notebooks/NN_*.ipynb`).
+        parameters_file: YAML with `defaults` and per-notebook `notebooks` parameters.
+        overrides: parameters given to every notebook, on top of the file's.
+        output_dir: where to write (default: `<reports_dir>/<run id>/`).
+        progress: called with each notebook's outcome as soon as it has run.
+
+    Returns:
+        The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
+        The run is in the catalogue (`workbench runs`) as `ok`, or `failed` with the
+        failed notebooks named.
+    """
+    from workbench import catalog
+
+    profile = profile if isinstance(profile, Profile) else load_profile(profile)
+    names = ",".join(p.stem for p in notebook_paths(notebooks))
+    defaults, per_notebook = read_parameters(parameters_file)
+    asked = {"defaults": defaults, "notebooks": per_notebook, "overrides": dict(overrides or {})}
+    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")  # provisional: the report names its own
+    with catalog.track("report", names, profile, asked, run_id=run_id) as entry:
+        report = _run_notebooks(profile, notebooks=notebooks, parameters_file=parameters_file, overrides=overrides,
+                                output_dir=output_dir, progress=progress)  # fmt: skip
+        entry.run_id, entry.output = report.run_id, str(report.index)
+        if report.failed:
+            entry.status = "failed"
+            entry.error = "; ".join(f"{r.name}: {r.error.ename}: {r.error.evalue}" for r in report.failed if r.error)
     return report
 
 
