@@ -43,7 +43,7 @@ import pandas as pd
 from workbench.config import Profile
 from workbench.errors import ConfigError
 
-__all__ = ["RunEntry", "catalog_path", "record_run", "run_facts", "runs", "show", "track"]
+__all__ = ["RunEntry", "catalog_path", "previous_run", "record_run", "run_facts", "runs", "show", "track"]
 
 
 @dataclass
@@ -232,3 +232,19 @@ def show(run_id: str, profile: Profile) -> dict[str, Any]:
     if found["run_id"].nunique() > 1:
         raise ConfigError(None, None, f"{run_id!r} matches {found['run_id'].nunique()} runs; give more of the id")
     return {k: (None if v is pd.NaT else v) for k, v in found.iloc[-1].to_dict().items()}
+
+
+def previous_run(profile: Profile, kind: str = "report", *, before: str | None = None) -> str:
+    """The id of the latest catalogued run of this kind and profile (other than `before`).
+
+    Raises:
+        ConfigError: there is none yet.
+
+    Usage: `previous_run(profile)` is what `workbench report --compare-to last` compares with.
+    """
+    table = runs(profile, profile_name=profile.name, kind=kind)
+    table = table[table["run_id"] != before] if before else table
+    if table.empty:
+        raise ConfigError(None, None, f"no earlier {kind} run of profile {profile.name!r} in the catalogue "
+                                      f"({catalog_path(profile)}); run one first or name a run id")  # fmt: skip
+    return str(table["run_id"].iloc[-1])

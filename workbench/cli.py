@@ -97,9 +97,18 @@ def report(
     params: Annotated[Path | None, typer.Option("--params", help="YAML: defaults + per-notebook parameters")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="small sizes (quick=True)")] = False,
     output: Annotated[Path | None, typer.Option("--output", help="report folder")] = None,
+    compare_to: Annotated[
+        str | None, typer.Option("--compare-to", help="`last` or a run id: add a comparison with it")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="exit 1 when a headline figure is slower with evidence")
+    ] = False,
 ) -> None:
     """Execute the notebooks with papermill and write an HTML report."""
-    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output)
+    if fail_on_regression and compare_to is None:
+        raise WorkbenchError("--fail-on-regression needs --compare-to last (or a run id) to compare with")
+    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output,
+                compare_to=compare_to, fail_on_regression=fail_on_regression)  # fmt: skip
 
 
 @app.command()
@@ -247,7 +256,8 @@ def runs_show(
 
 
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
-                overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
+                overrides: dict[str, Any], output: Path | None, *, compare_to: str | None = None,
+                fail_on_regression: bool = False) -> None:  # fmt: skip
     from workbench.report import NotebookRun, run_report
 
     def finished(run: NotebookRun) -> None:
@@ -255,11 +265,21 @@ def _run_report(profile: str | None, notebooks: list[str] | None, params: Path |
         out.print(f"{run.name}: {state} in {run.seconds:.1f} s", markup=False, highlight=False)
 
     result = run_report(
-        profile, notebooks=notebooks, parameters_file=params, overrides=overrides, output_dir=output, progress=finished
+        profile,
+        notebooks=notebooks,
+        parameters_file=params,
+        overrides=overrides,
+        output_dir=output,
+        progress=finished,
+        compare_to=compare_to,
     )
     print(f"report: {result.index}")
     if result.failed:
         raise WorkbenchError(f"{len(result.failed)} notebook(s) failed; see {result.index}")
+    slower = result.regressions
+    if fail_on_regression and len(slower):
+        named = ", ".join(f"{r['point']} {r['metric']} x{r['ratio']:.2f}" for _, r in slower.iterrows())
+        raise WorkbenchError(f"slower than run {result.baseline} with evidence: {named}; see {result.index}")
 
 
 def main() -> None:

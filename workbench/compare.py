@@ -45,8 +45,11 @@ __all__ = [
     "compare_rows",
     "compare_runs",
     "compare_samples",
+    "comparison_html",
+    "is_headline",
     "load_rows",
     "metric_direction",
+    "regressions",
     "saturation",
 ]
 
@@ -59,6 +62,8 @@ Direction = Literal["higher", "lower"]
 
 #: Columns of a result row that are rates: more is better.
 _HIGHER = ("msg_s", "mb_s", "lookups_s", "records_s", "rows_s")
+#: The figures a scheduled report is judged by: throughput and tail latency.
+HEADLINE = ("msg_s", "mb_s", "latency_p99_ms")
 #: Bookkeeping columns that end like a metric but are not one.
 _NOT_METRICS = {"offered_msg_s", "client_cpu_s", "seconds"}
 
@@ -371,3 +376,46 @@ def compare_runs(
     rows_a = load_rows(a, profile, experiment)
     rows_b = load_rows(b, profile, experiment)
     return compare_rows(rows_a, rows_b, metrics, thresholds=thresholds)
+
+
+def is_headline(metric: str) -> bool:
+    """Whether a metric is a headline figure: `msg_s`, `mb_s`, `latency_p99_ms`, or a `*_msg_s` rate."""
+    return metric in HEADLINE or (metric.endswith("_msg_s") and metric_direction(metric) is not None)
+
+
+def regressions(table: pd.DataFrame) -> pd.DataFrame:
+    """The lines of a comparison where a headline figure is slower with evidence."""
+    if table.empty:
+        return table
+    return table[(table["verdict"] == SLOWER) & table["metric"].map(is_headline).astype(bool)]
+
+
+def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
+    """A comparison as an HTML section for a report's index page: headline figures first, rule stated."""
+    import html
+
+    from workbench.viz.numbers import format_number
+
+    def cell(value: Any, digits: str = ".3f") -> str:
+        return "-" if isinstance(value, float) and math.isnan(value) else format(value, digits)
+
+    head = ("point", "metric", "n A", "n B", "median A", "median B", "B / A", "interval", "p", "load A", "load B",
+            "verdict")  # fmt: skip
+    later = ~table["metric"].map(is_headline).astype(bool)
+    ordered = table.assign(_later=later).sort_values(["_later", "point"], kind="stable")
+    rows = []
+    for _, r in ordered.iterrows():
+        interval = "-" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}"
+        verdict_class = {SLOWER: "failed", FASTER: "ok"}.get(r["verdict"], "")
+        values = (r["point"], r["metric"], r["n_a"], r["n_b"], format_number(r["median_a"]),
+                  format_number(r["median_b"]), cell(r["ratio"]), interval, cell(r["p_value"], ".3g"), r["load_a"],
+                  r["load_b"])  # fmt: skip
+        cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in values)
+        rows.append(f"<tr>{cells}<td class='{verdict_class}'>{html.escape(r['verdict'])}</td></tr>")
+    header = "".join(f"<th>{h}</th>" for h in head)
+    return (
+        f"<h2>Compared with run {html.escape(baseline)}</h2>"
+        f"<p class='meta'>A = {html.escape(baseline)}, B = {html.escape(run)}. "
+        f"{html.escape(str(table.attrs.get('thresholds', '')))}</p>"
+        f"<div class='scroll'><table><tr>{header}</tr>{''.join(rows)}</table></div>"
+    )

@@ -62,10 +62,20 @@ class Report:
     directory: Path
     index: Path
     runs: list[NotebookRun] = field(default_factory=list)
+    #: With `compare_to`: the run compared with, and the table (see `workbench.compare.compare_rows`).
+    baseline: str | None = None
+    comparison: Any = None
 
     @property
     def failed(self) -> list[NotebookRun]:
         return [run for run in self.runs if run.error is not None]
+
+    @property
+    def regressions(self) -> Any:
+        """Headline figures slower than the baseline's with evidence (empty without a comparison)."""
+        from workbench.compare import regressions
+
+        return regressions(self.comparison) if self.comparison is not None else []
 
 
 def notebooks_dir() -> Path:
@@ -166,6 +176,7 @@ def run_report(
     overrides: Mapping[str, Any] | None = None,
     output_dir: Path | None = None,
     progress: Callable[[NotebookRun], None] | None = None,
+    compare_to: str | None = None,
 ) -> Report:
     """Execute notebooks with papermill, write an HTML report, and catalogue the run.
 
@@ -176,9 +187,12 @@ def run_report(
         overrides: parameters given to every notebook, on top of the file's.
         output_dir: where to write (default: `<reports_dir>/<run id>/`).
         progress: called with each notebook's outcome as soon as it has run.
+        compare_to: `"last"` (the previous report run of this profile) or a run id: its
+            result rows are compared with this run's, and the table added to the index page.
 
     Returns:
         The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
+        `report.regressions` lists headline figures slower with evidence than `compare_to`'s.
         The run is in the catalogue (`workbench runs`) as `ok`, or `failed` with the
         failed notebooks named.
     """
@@ -193,10 +207,34 @@ def run_report(
         report = _run_notebooks(profile, notebooks=notebooks, parameters_file=parameters_file, overrides=overrides,
                                 output_dir=output_dir, progress=progress)  # fmt: skip
         entry.run_id, entry.output = report.run_id, str(report.index)
+        if compare_to is not None:
+            _add_comparison(report, profile, compare_to)
         if report.failed:
             entry.status = "failed"
             entry.error = "; ".join(f"{r.name}: {r.error.ename}: {r.error.evalue}" for r in report.failed if r.error)
     return report
+
+
+def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
+    """Compare the run's rows with a baseline's and add the table to the index page.
+
+    Nothing to compare (no baseline yet, no common point) is said on the page, not raised:
+    the first scheduled run has no predecessor and must still produce its report.
+    """
+    import html
+
+    from workbench import catalog
+    from workbench.compare import compare_runs, comparison_html
+
+    try:
+        baseline = catalog.previous_run(profile, before=report.run_id) if compare_to == "last" else compare_to
+        report.baseline = baseline
+        report.comparison = compare_runs(baseline, report.run_id, profile=profile)
+        section = comparison_html(report.comparison, baseline, report.run_id)
+    except ConfigError as exc:
+        section = f"<h2>Comparison</h2><p class='meta'>no comparison: {html.escape(str(exc))}</p>"
+    page = report.index.read_text()
+    report.index.write_text(page.replace("</table>", "</table>" + section, 1))  # after the notebooks' table
 
 
 def _cell_timeout() -> float:
