@@ -178,12 +178,16 @@ def compare_command(
     profile: ProfileOption = None,
     experiment: Annotated[str | None, typer.Option("--experiment", "-e", help="only this experiment")] = None,
     metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="only these metrics")] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="a parameter A and B set differently (linger.ms)")
+    ] = None,
 ) -> None:
     """Is B faster, slower or not measurably different from A? Per point and metric, with a rank test."""
     from workbench.compare import compare_runs
     from workbench.config import load_profile
 
-    table = compare_runs(a, b, experiment=experiment, metrics=metric or None, profile=load_profile(_select(profile)))
+    selected = load_profile(_select(profile))
+    table = compare_runs(a, b, experiment=experiment, metrics=metric or None, ignore=ignore or (), profile=selected)
     out.print(_comparison_table(table, a, b))
     out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
 

@@ -231,9 +231,9 @@ def saturation(rows: pd.DataFrame, thresholds: Thresholds | None = None) -> str:
     return f"{'saturated' if saturated else 'ok'} ({'; '.join(notes)})"
 
 
-def _point_label(row: pd.Series) -> str:
+def _point_label(row: pd.Series, ignore: Sequence[str] = ()) -> str:
     """The point a row measured: its experiment and its own parameters, as `name=value` text."""
-    names = [n for n in str(row.get("params") or "").split(",") if n and n in row.index]
+    names = [n for n in str(row.get("params") or "").split(",") if n and n in row.index and n not in ignore]
     parts = [f"{n}={_text(row[n])}" for n in sorted(names)]
     experiment = row.get("experiment")
     return f"{experiment if isinstance(experiment, str) else ''} {' '.join(parts)}".strip()
@@ -250,6 +250,7 @@ def compare_rows(
     b: pd.DataFrame,
     metrics: Sequence[str] | Mapping[str, Direction] | None = None,
     *,
+    ignore: Sequence[str] = (),
     thresholds: Thresholds | None = None,
 ) -> pd.DataFrame:
     """Compare two sets of result rows point by point and metric by metric.
@@ -262,6 +263,8 @@ def compare_rows(
         b: the rows to judge.
         metrics: metric names (their direction from `metric_direction`), or a mapping of
             name → "higher"/"lower"; default: every column of both with a known direction.
+        ignore: parameters left out of a point's identity, to compare one setting against
+            another: A with `linger.ms=0`, B with `linger.ms=50`, `ignore=["linger.ms"]`.
         thresholds: the rule; `Thresholds()` by default.
 
     Returns:
@@ -276,8 +279,8 @@ def compare_rows(
     """
     rule = thresholds or Thresholds()
     chosen = _metrics(a, b, metrics)
-    labels_a = a.apply(_point_label, axis=1) if len(a) else pd.Series(dtype=str)
-    labels_b = b.apply(_point_label, axis=1) if len(b) else pd.Series(dtype=str)
+    labels_a = a.apply(_point_label, axis=1, ignore=tuple(ignore)) if len(a) else pd.Series(dtype=str)
+    labels_b = b.apply(_point_label, axis=1, ignore=tuple(ignore)) if len(b) else pd.Series(dtype=str)
     common = [p for p in dict.fromkeys(labels_a) if p in set(labels_b)]
     if not common:
         raise ConfigError(None, None, f"the two runs share no point (A: {sorted(set(labels_a))[:3]}, "
@@ -362,6 +365,7 @@ def compare_runs(
     *,
     experiment: str | None = None,
     metrics: Sequence[str] | Mapping[str, Direction] | None = None,
+    ignore: Sequence[str] = (),
     profile: Profile | None = None,
     thresholds: Thresholds | None = None,
 ) -> pd.DataFrame:
@@ -375,7 +379,7 @@ def compare_runs(
     profile = profile or load_profile()
     rows_a = load_rows(a, profile, experiment)
     rows_b = load_rows(b, profile, experiment)
-    return compare_rows(rows_a, rows_b, metrics, thresholds=thresholds)
+    return compare_rows(rows_a, rows_b, metrics, ignore=ignore, thresholds=thresholds)
 
 
 def is_headline(metric: str) -> bool:

@@ -108,6 +108,13 @@ def test_parameters_stored_as_float_match_the_same_integers() -> None:
     assert len(compare_rows(a, b, ["msg_s"])) == 1
 
 
+def test_one_setting_against_another_with_ignore() -> None:
+    a = _rows([100.0, 101, 99, 100, 102], linger=0)
+    b = _rows([150.0, 151, 149, 150, 152], linger=50)
+    (line,) = compare_rows(a, b, ["msg_s"], ignore=["linger.ms"]).to_dict("records")
+    assert line["point"] == "native_produce records=1000" and line["verdict"] == FASTER
+
+
 def test_runs_without_a_common_point_are_an_error() -> None:
     with pytest.raises(ConfigError, match="share no point"):
         compare_rows(_rows([1.0, 2.0]), _rows([1.0, 2.0], linger=5))
