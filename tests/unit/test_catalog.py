@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,25 @@ def test_show_takes_a_unique_prefix(profile: Profile) -> None:
 
 def test_an_empty_catalogue_lists_nothing(profile: Profile) -> None:
     assert catalog.runs(profile).empty
+
+
+def _append_runs(results_dir: str, prefix: str) -> None:
+    os.environ["WORKBENCH_RESULTS_DIR"] = results_dir
+    profile = load_profile()
+    for i in range(10):
+        with catalog.track("bench", "x", profile, run_id=f"{prefix}{i}"):
+            pass
+
+
+def test_two_processes_appending_together_both_land(profile: Profile) -> None:
+    import multiprocessing
+
+    results_dir = os.environ["WORKBENCH_RESULTS_DIR"]
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_append_runs, args=(results_dir, p)) for p in ("p", "q")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert sorted(catalog.runs(profile)["run_id"]) == sorted(f"{p}{i}" for p in "pq" for i in range(10))
