@@ -110,9 +110,18 @@ def report(
     params: Annotated[Path | None, typer.Option("--params", help="YAML: defaults + per-notebook parameters")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="small sizes (quick=True)")] = False,
     output: Annotated[Path | None, typer.Option("--output", help="report folder")] = None,
+    compare_to: Annotated[
+        str | None, typer.Option("--compare-to", help="`last` or a run id: add a comparison with it")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool, typer.Option("--fail-on-regression", help="exit 1 when a headline figure is slower with evidence")
+    ] = False,
 ) -> None:
     """Execute the notebooks with papermill and write an HTML report."""
-    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output)
+    if fail_on_regression and compare_to is None:
+        raise WorkbenchError("--fail-on-regression needs --compare-to last (or a run id) to compare with")
+    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output,
+                compare_to=compare_to, fail_on_regression=fail_on_regression)  # fmt: skip
 
 
 @app.command()
@@ -175,8 +184,97 @@ def bench(
     run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile))
 
 
+@app.command(name="compare")
+def compare_command(
+    a: Annotated[str, typer.Argument(help="baseline: a run id (`workbench runs`) or a results file")],
+    b: Annotated[str, typer.Argument(help="the run to judge against it: a run id or a results file")],
+    profile: ProfileOption = None,
+    experiment: Annotated[str | None, typer.Option("--experiment", "-e", help="only this experiment")] = None,
+    metric: Annotated[list[str] | None, typer.Option("--metric", "-m", help="only these metrics")] = None,
+    ignore: Annotated[
+        list[str] | None, typer.Option("--ignore", help="a parameter A and B set differently (linger.ms)")
+    ] = None,
+) -> None:
+    """Is B faster, slower or not measurably different from A? Per point and metric, with a rank test."""
+    from workbench.compare import compare_runs
+    from workbench.config import load_profile
+
+    selected = load_profile(_select(profile))
+    table = compare_runs(a, b, experiment=experiment, metrics=metric or None, ignore=ignore or (), profile=selected)
+    out.print(_comparison_table(table, a, b))
+    out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
+
+
+def _comparison_table(frame: Any, a: str, b: str) -> Table:
+    """A comparison as a terminal table: the verdict last, where the eye lands."""
+    from workbench.viz.numbers import format_number
+
+    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
+                  "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip
+    for _, row in frame.iterrows():
+        interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+        p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
+        ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
+        table.add_row(row["point"], row["metric"], str(row["n_a"]), str(row["n_b"]), format_number(row["median_a"]),
+                      format_number(row["median_b"]), ratio, interval, p_value, row["load_a"], row["load_b"],
+                      row["verdict"])  # fmt: skip
+    return table
+
+
+runs_app = typer.Typer(help="The run catalogue: every report and bench run with its facts.")
+app.add_typer(runs_app, name="runs")
+
+
+@runs_app.callback(invoke_without_command=True)
+def runs(
+    ctx: typer.Context,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", help="only this profile's runs")] = None,
+    notebook: Annotated[
+        str | None, typer.Option("--notebook", "-n", help="only runs of this notebook or experiment")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="only runs started on or after this date (2026-11-23, UTC)")
+    ] = None,
+) -> None:
+    """List catalogued runs, oldest first: `workbench runs [--profile P] [--notebook N] [--since DATE]`."""
+    from workbench import catalog
+    from workbench.config import load_profile
+
+    if ctx.invoked_subcommand is not None:
+        return
+    selected = load_profile(_select(profile))
+    frame = catalog.runs(selected, profile_name=profile and selected.name, notebook=notebook, since=since)
+    if frame.empty:
+        out.print(f"no catalogued runs in {catalog.catalog_path(selected)}", markup=False, highlight=False)
+        return
+    table = Table("run id", "kind", "name", "started (UTC)", "seconds", "status", "profile", "git", "load avg",
+                  title=f"{len(frame)} run(s) in {catalog.catalog_path(selected)}")  # fmt: skip
+    for _, row in frame.iterrows():
+        seconds = (row["ended_at"] - row["started_at"]).total_seconds() if row["ended_at"] is not None else None
+        table.add_row(str(row["run_id"]), row["kind"], row["name"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}",
+                      "-" if seconds is None or seconds != seconds else f"{seconds:,.1f}", row["status"],
+                      row["profile"], row["git_revision"], f"{row['load_avg_1m']:.2f}")  # fmt: skip
+    out.print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run_id: Annotated[str, typer.Argument(help="a run id, or a unique start of one")],
+    profile: ProfileOption = None,
+) -> None:
+    """Every fact of one catalogued run."""
+    from workbench import catalog
+    from workbench.config import load_profile
+
+    entry = catalog.show(run_id, load_profile(_select(profile)))
+    width = max(len(key) for key in entry)
+    for key, value in entry.items():
+        print(f"{key:<{width}}  {'' if value is None else value}")
+
+
 def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
-                overrides: dict[str, Any], output: Path | None) -> None:  # fmt: skip
+                overrides: dict[str, Any], output: Path | None, *, compare_to: str | None = None,
+                fail_on_regression: bool = False) -> None:  # fmt: skip
     from workbench.report import NotebookRun, run_report
 
     def finished(run: NotebookRun) -> None:
@@ -184,11 +282,21 @@ def _run_report(profile: str | None, notebooks: list[str] | None, params: Path |
         out.print(f"{run.name}: {state} in {run.seconds:.1f} s", markup=False, highlight=False)
 
     result = run_report(
-        profile, notebooks=notebooks, parameters_file=params, overrides=overrides, output_dir=output, progress=finished
+        profile,
+        notebooks=notebooks,
+        parameters_file=params,
+        overrides=overrides,
+        output_dir=output,
+        progress=finished,
+        compare_to=compare_to,
     )
     print(f"report: {result.index}")
     if result.failed:
         raise WorkbenchError(f"{len(result.failed)} notebook(s) failed; see {result.index}")
+    slower = result.regressions
+    if fail_on_regression and len(slower):
+        named = ", ".join(f"{r['point']} {r['metric']} x{r['ratio']:.2f}" for _, r in slower.iterrows())
+        raise WorkbenchError(f"slower than run {result.baseline} with evidence: {named}; see {result.index}")
 
 
 def main() -> None:

@@ -62,10 +62,20 @@ class Report:
     directory: Path
     index: Path
     runs: list[NotebookRun] = field(default_factory=list)
+    #: With `compare_to`: the run compared with, and the table (see `workbench.compare.compare_rows`).
+    baseline: str | None = None
+    comparison: Any = None
 
     @property
     def failed(self) -> list[NotebookRun]:
         return [run for run in self.runs if run.error is not None]
+
+    @property
+    def regressions(self) -> Any:
+        """Headline figures slower than the baseline's with evidence (empty without a comparison)."""
+        from workbench.compare import regressions
+
+        return regressions(self.comparison) if self.comparison is not None else []
 
 
 def notebooks_dir() -> Path:
@@ -115,7 +125,7 @@ def ensure_kernel() -> str:
     return KERNEL_NAME
 
 
-def run_report(
+def _run_notebooks(
     profile: Profile | str | None = None,
     *,
     notebooks: Iterable[str] | None = None,
@@ -156,6 +166,75 @@ def run_report(
                 progress(run)
     _write_index(report, profile)
     return report
+
+
+def run_report(
+    profile: Profile | str | None = None,
+    *,
+    notebooks: Iterable[str] | None = None,
+    parameters_file: Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    output_dir: Path | None = None,
+    progress: Callable[[NotebookRun], None] | None = None,
+    compare_to: str | None = None,
+) -> Report:
+    """Execute notebooks with papermill, write an HTML report, and catalogue the run.
+
+    Args:
+        profile: the profile the notebooks run against (passed on through the environment).
+        notebooks: names to run (default: all `notebooks/NN_*.ipynb`).
+        parameters_file: YAML with `defaults` and per-notebook `notebooks` parameters.
+        overrides: parameters given to every notebook, on top of the file's.
+        output_dir: where to write (default: `<reports_dir>/<run id>/`).
+        progress: called with each notebook's outcome as soon as it has run.
+        compare_to: `"last"` (the previous report run of this profile) or a run id: its
+            result rows are compared with this run's, and the table added to the index page.
+
+    Returns:
+        The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
+        `report.regressions` lists headline figures slower with evidence than `compare_to`'s.
+        The run is in the catalogue (`workbench runs`) as `ok`, or `failed` with the
+        failed notebooks named.
+    """
+    from workbench import catalog
+
+    profile = profile if isinstance(profile, Profile) else load_profile(profile)
+    names = ",".join(p.stem for p in notebook_paths(notebooks))
+    defaults, per_notebook = read_parameters(parameters_file)
+    asked = {"defaults": defaults, "notebooks": per_notebook, "overrides": dict(overrides or {})}
+    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")  # provisional: the report names its own
+    with catalog.track("report", names, profile, asked, run_id=run_id) as entry:
+        report = _run_notebooks(profile, notebooks=notebooks, parameters_file=parameters_file, overrides=overrides,
+                                output_dir=output_dir, progress=progress)  # fmt: skip
+        entry.run_id, entry.output = report.run_id, str(report.index)
+        if compare_to is not None:
+            _add_comparison(report, profile, compare_to)
+        if report.failed:
+            entry.status = "failed"
+            entry.error = "; ".join(f"{r.name}: {r.error.ename}: {r.error.evalue}" for r in report.failed if r.error)
+    return report
+
+
+def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
+    """Compare the run's rows with a baseline's and add the table to the index page.
+
+    Nothing to compare (no baseline yet, no common point) is said on the page, not raised:
+    the first scheduled run has no predecessor and must still produce its report.
+    """
+    import html
+
+    from workbench import catalog
+    from workbench.compare import compare_runs, comparison_html
+
+    try:
+        baseline = catalog.previous_run(profile, before=report.run_id) if compare_to == "last" else compare_to
+        report.baseline = baseline
+        report.comparison = compare_runs(baseline, report.run_id, profile=profile)
+        section = comparison_html(report.comparison, baseline, report.run_id)
+    except ConfigError as exc:
+        section = f"<h2>Comparison</h2><p class='meta'>no comparison: {html.escape(str(exc))}</p>"
+    page = report.index.read_text()
+    report.index.write_text(page.replace("</table>", "</table>" + section, 1))  # after the notebooks' table
 
 
 def _cell_timeout() -> float:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import nbformat
 
-from workbench.config import conf_dir
+from workbench import catalog
+from workbench.config import conf_dir, load_profile
 
 
 def _project_with(tmp_path: Path, notebooks: dict[str, list[str]]) -> Path:
@@ -55,6 +56,13 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     assert "failed: ValueError: bad reading: -1" in index
     assert (out / "01_passes.html").exists() and (out / "02_fails.html").exists()
     assert "fine True" in (out / "01_passes.html").read_text()  # --quick reached the notebook
+
+    # The run is catalogued as failed, with the notebook that failed and why.
+    table = catalog.runs(load_profile(), kind="report")
+    (entry,) = [row for _, row in table.iterrows() if row["output"] == str(out / "index.html")]
+    assert entry["status"] == "failed" and entry["error"] == "02_fails: ValueError: bad reading: -1"
+    assert entry["name"] == "01_passes,02_fails" and '"quick": true' in entry["parameters"]
+    assert entry["run_id"] in index and entry["ended_at"] > entry["started_at"]
 
 
 def test_report_pages_share_one_plotlyjs(tmp_path: Path) -> None:

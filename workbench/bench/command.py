@@ -86,10 +86,13 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
     for name in points or {}:
         spec.check({name: None})
 
+    from workbench import catalog
     from workbench import stack as stacks
     from workbench.bench.sweep import sweep
+    from workbench.config import load_profile
 
-    with stacks.running(profile) as active:
+    asked = {"fixed": fixed, "grid": points or {}, "repeat": repeat}
+    with catalog.track("bench", experiment, load_profile(profile), asked), stacks.running(profile) as active:
         frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
     varied = sorted(points or {}) or sorted(fixed)
     console.print(_results_table(experiment, frame, varied))

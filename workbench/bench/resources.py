@@ -82,6 +82,9 @@ class ResourceMonitor:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        # The client's CPU first: the collection below is bookkeeping, not load, and on a
+        # short run it would make the client look busier than the machine has cores.
+        self._client_cpu = _own_cpu(self._client) - self._client_start
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -91,7 +94,6 @@ class ResourceMonitor:
             role: [self._cpu_seconds([p]) - start for p, start in zip(procs, self._cpu_start[role], strict=True)]
             for role, procs in self._processes.items()
         }
-        self._client_cpu = _own_cpu(self._client) - self._client_start
 
     def columns(self) -> dict[str, float]:
         """Per role: `<role>_cpu_s` (all its processes), `<role>_cpu_s_max` (the busiest one),
