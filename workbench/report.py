@@ -126,38 +126,22 @@ def ensure_kernel() -> str:
 
 
 def _run_notebooks(
-    profile: Profile | str | None = None,
-    *,
-    notebooks: Iterable[str] | None = None,
-    parameters_file: Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    output_dir: Path | None = None,
-    progress: Callable[[NotebookRun], None] | None = None,
+    profile: Profile,
+    paths: list[Path],
+    parameters: tuple[dict[str, Any], dict[str, dict[str, Any]], Mapping[str, Any]],
+    run_id: str,
+    output_dir: Path | None,
+    progress: Callable[[NotebookRun], None] | None,
 ) -> Report:
-    """Execute notebooks with papermill and write an HTML report.
-
-    Args:
-        profile: the profile the notebooks run against (passed on through the environment).
-        notebooks: names to run (default: all `notebooks/NN_*.ipynb`).
-        parameters_file: YAML with `defaults` and per-notebook `notebooks` parameters.
-        overrides: parameters given to every notebook, on top of the file's.
-        output_dir: where to write (default: `<reports_dir>/<run id>/`).
-        progress: called with each notebook's outcome as soon as it has run.
-
-    Returns:
-        The report. Check `report.failed`; the CLI exits non-zero when it is not empty.
-    """
-    profile = profile if isinstance(profile, Profile) else load_profile(profile)
-    defaults, per_notebook = read_parameters(parameters_file)
-    paths = notebook_paths(notebooks)
-    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    """Execute `paths` with papermill and write the HTML report (see `run_report`)."""
+    defaults, per_notebook, overrides = parameters
     directory = output_dir or profile.path(profile.reports_dir) / run_id
     (directory / "executed").mkdir(parents=True, exist_ok=True)
     kernel = ensure_kernel()
     report = Report(run_id=run_id, directory=directory, index=directory / "index.html")
     with _environment({"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}):
         for path in paths:
-            params = {**defaults, **per_notebook.get(path.stem, {}), **(overrides or {})}
+            params = {**defaults, **per_notebook.get(path.stem, {}), **overrides}
             run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
             _slim(run.executed, directory)
             run.html = _to_html(run.executed, directory / f"{path.stem}.html")
@@ -199,14 +183,15 @@ def run_report(
     from workbench import catalog
 
     profile = profile if isinstance(profile, Profile) else load_profile(profile)
-    names = ",".join(p.stem for p in notebook_paths(notebooks))
+    paths = notebook_paths(notebooks)
     defaults, per_notebook = read_parameters(parameters_file)
     asked = {"defaults": defaults, "notebooks": per_notebook, "overrides": dict(overrides or {})}
-    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")  # provisional: the report names its own
+    run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
+    names = ",".join(p.stem for p in paths)
     with catalog.track("report", names, profile, asked, run_id=run_id) as entry:
-        report = _run_notebooks(profile, notebooks=notebooks, parameters_file=parameters_file, overrides=overrides,
-                                output_dir=output_dir, progress=progress)  # fmt: skip
-        entry.run_id, entry.output = report.run_id, str(report.index)
+        report = _run_notebooks(profile, paths, (defaults, per_notebook, asked["overrides"]), run_id, output_dir,
+                                progress)  # fmt: skip
+        entry.output = str(report.index)
         if compare_to is not None:
             _add_comparison(report, profile, compare_to)
         if report.failed:

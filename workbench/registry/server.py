@@ -12,7 +12,6 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from types import SimpleNamespace
 
 from workbench.errors import WorkbenchError
 from workbench.registry.settings import RegistrySettings, load_registry_settings
@@ -34,14 +33,13 @@ def serve(settings: RegistrySettings) -> None:
     from workbench.registry.app import create_app
     from workbench.restproxy.protocol import limited_protocol
 
-    limits = SimpleNamespace(header_max_bytes=settings.header_max_bytes, header_timeout_ms=settings.header_timeout_ms)
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(settings),
             host=settings.host,
             port=settings.port,
             loop="uvloop",
-            http=limited_protocol(limits),  # type: ignore[arg-type]
+            http=limited_protocol(settings.header_max_bytes, settings.header_timeout_ms),
             ws="none",
             lifespan="on",
             access_log=False,

@@ -3,7 +3,7 @@
 uvicorn's httptools protocol accepts request lines and headers of any size and waits
 for them without end (only the idle time *between* requests is bounded), so one client
 sending an 8 MB header, or a header that never finishes, holds memory or a connection
-for as long as it likes. `limited_protocol(settings)` returns the same protocol with
+for as long as it likes. `limited_protocol(max_bytes, timeout_ms)` returns the same protocol with
 two bounds, each a property with a documented default:
 
 - `request.header.max.bytes`: the request line plus headers; past it the answer is
@@ -23,8 +23,6 @@ from typing import Any
 
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-from workbench.restproxy.settings import Settings
 
 __all__ = ["limited_protocol"]
 
@@ -120,10 +118,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
             self._disarm()  # between requests the keep-alive timer (idle.timeout.ms) rules
 
 
-def limited_protocol(settings: Settings) -> type[HttpToolsProtocol]:
-    """The protocol class for uvicorn's `http=`, bounded by `settings`."""
+def limited_protocol(header_max_bytes: int, header_timeout_ms: int) -> type[HttpToolsProtocol]:
+    """The protocol class for uvicorn's `http=`, with these bounds (any server of ours)."""
     return type(
-        "ProxyHttpProtocol",
+        "LimitedHttpProtocol",
         (LimitedHttpToolsProtocol,),
-        {"header_max_bytes": settings.header_max_bytes, "header_timeout_s": settings.header_timeout_ms / 1000},
+        {"header_max_bytes": header_max_bytes, "header_timeout_s": header_timeout_ms / 1000},
     )

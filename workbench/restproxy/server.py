@@ -105,7 +105,7 @@ def serve(config: Path | str | None, host: str | None = None, port: int | None =
             host=settings.host,
             port=settings.port,
             loop="uvloop",
-            http=limited_protocol(settings),
+            http=limited_protocol(settings.header_max_bytes, settings.header_timeout_ms),
             ws="none",
             lifespan="on",
             access_log=False,
