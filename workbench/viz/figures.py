@@ -222,7 +222,10 @@ def before_after(
     figure.add_annotation(
         x=labels[1],
         y=max(before, after),
-        text=f"<b>{ratio:.2f}×</b>",  # noqa: RUF001 showarrow=False, yshift=18, font={"size": 16}
+        text=f"<b>{ratio:.2f}×</b>",  # noqa: RUF001 (the multiplication sign is meant)
+        showarrow=False,
+        yshift=18,
+        font={"size": 16},
     )
     figure.update_layout(title=title, yaxis_title=y_title, template=TEMPLATE, yaxis_range=[0, max(before, after) * 1.2])
     return figure
