@@ -83,8 +83,9 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
     fixed = parse_params(params)
     points = read_grid(grid) if grid is not None else None
     spec.check(fixed)
-    for name in points or {}:
-        spec.check({name: None})
+    for name, values in (points or {}).items():
+        for value in values:
+            spec.check({name: value})
 
     from workbench import catalog
     from workbench import stack as stacks

@@ -115,7 +115,7 @@ class ProxyConsumer:
         }
         if self.name:
             body["name"] = self.name
-        created = self.client._json("POST", f"/consumers/{encode_topic(self.group)}", json_body=body)
+        created = self.client.request_json("POST", f"/consumers/{encode_topic(self.group)}", json_body=body)
         self.instance_id = str(created["instance_id"])
         self.base_uri = str(created["base_uri"]).rstrip("/")
         try:
