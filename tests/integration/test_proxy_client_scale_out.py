@@ -44,7 +44,7 @@ def test_a_consumer_created_through_nginx_is_used_at_its_own_process(two_proxies
         with client.consumer("lb-group", partitions=[(name, 0)]) as consumer:
             assert consumer.base_uri is not None
             assert urlparse(consumer.base_uri).port in {urlparse(u).port for u in two_proxies.proxy_urls}
-            values = [r.value for r in consumer.iter_records(timeout=1000, max_records=3, max_empty=5)]
+            values = [r.value for r in consumer.iter_records(timeout_ms=1000, max_records=3, max_empty=5)]
     assert values == [b"x", b"y", b"z"]
 
 
