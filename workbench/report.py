@@ -334,7 +334,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 
 
 def _results_table(frame: Any) -> str:
-    from workbench.viz.numbers import format_number
+    from workbench.numbers import format_number
 
     columns = [c for c in frame.columns if c not in _METADATA]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)

@@ -19,6 +19,7 @@ import yaml
 
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import EXPERIMENTS, get_experiment
+from workbench.numbers import format_number
 
 __all__ = ["parse_params", "read_grid", "run_bench_command"]
 
@@ -160,6 +161,4 @@ def _spread_table(frame: Any, varied: list[str]) -> Any:
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.1f}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
+    return format_number(value)

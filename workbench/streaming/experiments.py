@@ -284,7 +284,7 @@ def trigger_latency(
     duration (rows become visible when the batch commits).
 
     Args:
-        on_query: called with each running query (the notebook passes `progress.watch`);
+        on_query: called with each running query (the notebook passes `viz.watch_query`);
             it should return when the producer is done.
 
     Returns:
