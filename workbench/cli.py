@@ -207,7 +207,7 @@ def compare_command(
 
 def _comparison_table(frame: Any, a: str, b: str) -> Table:
     """A comparison as a terminal table: the verdict last, where the eye lands."""
-    from workbench.viz.numbers import format_number
+    from workbench.numbers import format_number
 
     table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
                   "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip

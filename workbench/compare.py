@@ -398,7 +398,7 @@ def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
     """A comparison as an HTML section for a report's index page: headline figures first, rule stated."""
     import html
 
-    from workbench.viz.numbers import format_number
+    from workbench.numbers import format_number
 
     def cell(value: Any, digits: str = ".3f") -> str:
         return "-" if isinstance(value, float) and math.isnan(value) else format(value, digits)

@@ -10,6 +10,12 @@ documented: the YAML file first, then environment variables on top of it:
   `WORKBENCH_BROKER__PORT=0`, `WORKBENCH_RUN_DIR=/tmp/run`. Inside the `kafka` client
   dictionaries an underscore stands for a dot, since shells cannot export dotted names:
   `WORKBENCH_KAFKA__CONSUMER__SESSION_TIMEOUT_MS=10000`.
+- A few variables are not profile keys (`ENV_VARIABLES`: the run id a report gives its
+  notebooks, a report's cell timeout). Any other `WORKBENCH_*` name is an error, so a
+  typo (`WORKBENCH_BROKER_PORT`) is reported instead of silently doing nothing.
+
+This module is the one place the environment is read (`environment()`); the rest of the
+workbench takes the values from here.
 
 Relative paths in a profile are relative to the project root (the parent of `conf/`).
 """
@@ -17,6 +23,8 @@ Relative paths in a profile are relative to the project root (the parent of `con
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,10 +32,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from workbench.errors import ConfigError
+from workbench.secrets import ClientConf, is_secret_key, masked
 
 __all__ = [
     "BalancerSettings",
     "BrokerSettings",
+    "Environment",
     "KafkaSettings",
     "Profile",
     "ProxyAuth",
@@ -37,12 +47,22 @@ __all__ = [
     "SparkSettings",
     "TopicSettings",
     "conf_dir",
+    "environment",
     "load_profile",
     "project_root",
 ]
 
 ENV_PREFIX = "WORKBENCH_"
 DEFAULT_PROFILE = "local"
+
+#: `WORKBENCH_*` variables that are not profile overrides, and what each sets.
+ENV_VARIABLES = {
+    "WORKBENCH_PROFILE": "the profile: a name in conf/ or a path to a YAML file",
+    "WORKBENCH_CONF_DIR": "the folder profiles are read from",
+    "WORKBENCH_RUN_ID": "the run id a report gives the notebooks it runs",
+    "WORKBENCH_CELL_TIMEOUT": "seconds a report lets one notebook cell run",
+    "WORKBENCH_LEARNER": "the learner's name the course's checks record",
+}
 
 #: librdkafka settings are plain dotted-key dictionaries, passed through untouched.
 KafkaConf = dict[str, Any]
@@ -97,6 +117,9 @@ class ProxySettings(_Section):
     host: str = "127.0.0.1"
     first_port: int = Field(8082, ge=0, le=65535, description="0 picks free ports")
     properties: Path = Path("conf/kafka-rest.properties")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict, description="properties set on top of the file, upstream names (`producer.linger.ms: 0`)"
+    )
     urls: list[str] = Field(default_factory=list, description="cluster proxies' base URLs")
     auth: ProxyAuth | None = None
     variants: dict[str, ProxyVariant] = Field(default_factory=dict, description="cluster proxies with other settings")
@@ -179,7 +202,12 @@ class KafkaSettings(_Section):
 
     def for_role(self, role: Literal["producer", "consumer", "admin"]) -> KafkaConf:
         """The common settings overlaid with the role's own (without bootstrap servers)."""
-        return {**self.common, **getattr(self, role)}
+        return ClientConf({**self.common, **getattr(self, role)})
+
+    def __repr_args__(self) -> Any:
+        """A printed profile shows `sasl.password` and the like as a mask."""
+        for name, value in super().__repr_args__():
+            yield name, masked(value) if isinstance(value, dict) else value
 
 
 class Profile(_Section):
@@ -215,6 +243,62 @@ class Profile(_Section):
         return value if value.is_absolute() else project_root() / value
 
 
+@dataclass(frozen=True)
+class Environment:
+    """The environment as the workbench reads it: checked once, then passed around as values."""
+
+    profile: str | None = None
+    conf_dir: Path | None = None
+    run_id: str | None = None
+    cell_timeout_s: float | None = None
+    learner: str | None = None
+    java_home: Path | None = None
+    #: `WORKBENCH_<SECTION>__<KEY>` profile overrides, by variable name.
+    overrides: Mapping[str, str] = field(default_factory=dict)
+
+
+def environment(environ: Mapping[str, str] | None = None) -> Environment:
+    """Read and check every variable the workbench uses (`os.environ` unless given).
+
+    Raises:
+        ConfigError: a `WORKBENCH_*` name that is neither a profile section nor one of
+            `ENV_VARIABLES`, or a value of the wrong type; the message names the variable.
+    """
+    env = os.environ if environ is None else environ
+    overrides: dict[str, str] = {}
+    for name, value in env.items():
+        if not name.startswith(ENV_PREFIX) or name in ENV_VARIABLES:
+            continue
+        section = name[len(ENV_PREFIX) :].lower().split("__")[0]
+        if section not in Profile.model_fields or section == "source":
+            sections = ", ".join(f for f in Profile.model_fields if f != "source")
+            raise ConfigError(name, None, f"unknown variable: not a profile key (sections: {sections}) "
+                              f"nor one of {', '.join(ENV_VARIABLES)}")  # fmt: skip
+        overrides[name] = value
+    return Environment(
+        profile=env.get(f"{ENV_PREFIX}PROFILE") or None,
+        conf_dir=Path(env[f"{ENV_PREFIX}CONF_DIR"]).resolve() if env.get(f"{ENV_PREFIX}CONF_DIR") else None,
+        run_id=env.get(f"{ENV_PREFIX}RUN_ID") or None,
+        cell_timeout_s=_seconds(env, f"{ENV_PREFIX}CELL_TIMEOUT"),
+        learner=env.get(f"{ENV_PREFIX}LEARNER") or None,
+        java_home=Path(env["JAVA_HOME"]) if env.get("JAVA_HOME") else None,
+        overrides=overrides,
+    )
+
+
+def _seconds(env: Mapping[str, str], name: str) -> float | None:
+    value = env.get(name)
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ConfigError(name, None, f"expected a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def project_root() -> Path:
     """The folder that holds `conf/`: relative profile paths start here."""
     return conf_dir().parent
@@ -222,9 +306,9 @@ def project_root() -> Path:
 
 def conf_dir() -> Path:
     """`$WORKBENCH_CONF_DIR`, else the `conf/` beside the installed package's source."""
-    override = os.environ.get(f"{ENV_PREFIX}CONF_DIR")
-    if override:
-        return Path(override).resolve()
+    override = environment().conf_dir
+    if override is not None:
+        return override
     return Path(__file__).resolve().parent.parent / "conf"
 
 
@@ -244,18 +328,20 @@ def load_profile(name: str | None = None) -> Profile:
 
     Usage: `profile = load_profile()`; `load_profile("cluster")`.
     """
-    name = name or os.environ.get(f"{ENV_PREFIX}PROFILE") or DEFAULT_PROFILE
+    env = environment()
+    name = name or env.profile or DEFAULT_PROFILE
     file = _profile_file(name)
     raw = _read_yaml(file)
     raw.setdefault("name", file.stem)
-    _apply_env_overrides(raw, os.environ)
+    _apply_env_overrides(raw, env.overrides)
     raw["source"] = str(file)
     try:
         return Profile.model_validate(raw)
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or None
-        given = f" (got {error['input']!r})" if key and "input" in error else ""
+        shown = "(secret)" if key and is_secret_key(key) else repr(error.get("input"))
+        given = f" (got {shown})" if key and "input" in error else ""
         raise ConfigError(file, key, f"{error['msg']}{given}") from None
 
 
@@ -281,15 +367,10 @@ def _read_yaml(file: Path) -> dict[str, Any]:
     return data
 
 
-def _apply_env_overrides(raw: dict[str, Any], environ: os._Environ[str] | dict[str, str]) -> None:
+def _apply_env_overrides(raw: dict[str, Any], overrides: Mapping[str, str]) -> None:
     """Overlay `WORKBENCH_A__B=value` on `raw["a"]["b"]`; values are parsed as YAML scalars."""
-    skip = {f"{ENV_PREFIX}PROFILE", f"{ENV_PREFIX}CONF_DIR"}
-    for env_name, value in environ.items():
-        if not env_name.startswith(ENV_PREFIX) or env_name in skip:
-            continue
+    for env_name, value in overrides.items():
         keys = env_name[len(ENV_PREFIX) :].lower().split("__")
-        if keys[0] not in Profile.model_fields or keys[0] == "source":
-            continue  # other WORKBENCH_* variables belong to other parts of the workbench
         if keys[0] == "kafka" and len(keys) == 3 and keys[1] != "bootstrap_servers":
             keys[2] = keys[2].replace("_", ".")
         elif keys == ["kafka", "bootstrap_servers"]:

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from workbench.config import Profile, load_profile, project_root
+from workbench.config import Profile, environment, load_profile, project_root
 from workbench.errors import ConfigError, NotebookRunError
 from workbench.results import RUN_ID_ENV, experiments
 from workbench.results import load as load_results
@@ -223,11 +223,7 @@ def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
 
 
 def _cell_timeout() -> float:
-    value = os.environ.get("WORKBENCH_CELL_TIMEOUT")
-    try:
-        return float(value) if value else CELL_TIMEOUT_S
-    except ValueError:
-        raise ConfigError("WORKBENCH_CELL_TIMEOUT", None, f"expected seconds, got {value!r}") from None
+    return environment().cell_timeout_s or CELL_TIMEOUT_S
 
 
 def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, cell_timeout: float) -> NotebookRun:
@@ -338,7 +334,7 @@ th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 
 
 def _results_table(frame: Any) -> str:
-    from workbench.viz.numbers import format_number
+    from workbench.numbers import format_number
 
     columns = [c for c in frame.columns if c not in _METADATA]
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.config import Profile, load_profile, project_root
+from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = ["compare", "current_run_id", "experiments", "load", "param_columns", "record", "run_metadata", "spread"]
 
@@ -33,7 +33,7 @@ def _process_run_id() -> str:
 
 def current_run_id() -> str:
     """`$WORKBENCH_RUN_ID` when a report set it, else one id for this Python process."""
-    return os.environ.get(RUN_ID_ENV) or _process_run_id()
+    return environment().run_id or _process_run_id()
 
 
 @cache

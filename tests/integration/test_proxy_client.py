@@ -67,7 +67,7 @@ def test_json_records_round_trip_through_a_proxy_consumer(proxy: ProxyClient, to
     values = [{"device": i, "temp": 20.5 + i, "tags": ["a", "b"]} for i in range(50)]
     proxy.produce(name, [{"value": v} for v in values], format="json")
     with proxy.consumer("json-readers", partitions=[(name, 0), (name, 1)], format="json") as consumer:
-        read = list(consumer.iter_records(timeout=1000, max_records=50, max_empty=5))
+        read = list(consumer.iter_records(timeout_ms=1000, max_records=50, max_empty=5))
     assert sorted(r.value["device"] for r in read) == list(range(50))
     assert all(isinstance(r.value, dict) for r in read)
 
@@ -76,7 +76,7 @@ def test_subscribe_iterate_commit_and_the_group_remembers(proxy: ProxyClient, to
     name = topic(partitions=2)
     proxy.produce(name, [(f"k{i}".encode(), f"v{i}".encode()) for i in range(40)])
     with proxy.consumer("committers", topics=[name]) as consumer:
-        read = list(consumer.iter_records(timeout=1000, max_records=40, max_empty=15))
+        read = list(consumer.iter_records(timeout_ms=1000, max_records=40, max_empty=15))
         committed = consumer.commit()
         stored = consumer.committed([(name, 0), (name, 1)])
         assert consumer.subscription() == [name]
@@ -90,7 +90,7 @@ def test_pattern_subscription_reads_every_matching_topic(proxy: ProxyClient, top
     proxy.produce(first, [b"1", b"2"])
     proxy.produce(second, [b"3"])
     with proxy.consumer("patterns", pattern=r"pattern-xq-.*") as consumer:
-        read = list(consumer.iter_records(timeout=1000, max_records=3, max_empty=15))
+        read = list(consumer.iter_records(timeout_ms=1000, max_records=3, max_empty=15))
     assert sorted(r.value for r in read) == [b"1", b"2", b"3"]
     assert {r.topic for r in read} == {first, second}
 
@@ -114,8 +114,8 @@ def test_max_bytes_limits_one_records_response(proxy: ProxyClient, topic: Callab
     name = topic()
     proxy.produce(name, [b"x" * 1000 for _ in range(20)])
     with proxy.consumer("budgeted", partitions=[(name, 0)]) as consumer:
-        first = consumer.poll(timeout=1000, max_bytes=3_500)
-        rest = list(consumer.iter_records(timeout=500, max_bytes=1_000_000, max_empty=2))
+        first = consumer.poll(timeout_ms=1000, max_bytes=3_500)
+        rest = list(consumer.iter_records(timeout_ms=500, max_bytes=1_000_000, max_empty=2))
     assert 1 <= len(first) <= 3
     assert len(first) + len(rest) == 20
 

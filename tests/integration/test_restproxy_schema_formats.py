@@ -320,5 +320,5 @@ def test_proxy_client_produces_and_consumes_the_schema_formats(stack: Stack, top
         again = client.produce(name, [{"value": values[0]}], format="avro", value_schema_id=result.value_schema_id)
         assert again.value_schema_id == result.value_schema_id
         with client.consumer(f"g-{uuid.uuid4().hex[:8]}", format="avro", partitions=[(name, 0)]) as consumer:
-            got = [r.value for r in consumer.iter_records(timeout=1000, max_records=6, max_empty=20)]
+            got = [r.value for r in consumer.iter_records(timeout_ms=1000, max_records=6, max_empty=20)]
     assert got == [*values, values[0]]

@@ -31,6 +31,9 @@ def test_list_shows_every_experiment_with_its_parameters() -> None:
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
         (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),
+        (["native_produce", "--param", "records=abc"], "error: native_produce: --param records='abc' is not an int"),
+        (["proxy_produce", "--param", "session_reuse=maybe"], "error: proxy_produce: --param session_reuse='maybe' "
+         "is not a bool"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr(args: list[str], message: str) -> None:
@@ -72,3 +75,11 @@ def test_compare_without_run_ids_says_what_it_needs() -> None:
     result = run_cli("compare", "--param", "experiment=x")
     assert result.returncode == 1
     assert result.stderr.startswith("error: compare needs --param a=... --param b=...")
+
+
+def test_a_grid_value_of_the_wrong_type_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("records_per_call: [1, lots]\n")
+    result = run_cli("proxy_produce", "--grid", str(grid))
+    assert result.returncode == 1
+    assert "proxy_produce: --param records_per_call='lots' is not an int" in result.stderr

@@ -25,7 +25,9 @@ def test_throughput_vs_draws_the_median_with_min_max_bars_per_group() -> None:
 
 def test_before_after_annotates_the_ratio() -> None:
     figure = viz.before_after(200.0, 1000.0, labels=("1 per call", "500 per call"), title="t")
-    assert figure.layout.annotations[0].text == "<b>5.00×</b>"  # noqa: RUF001
+    label = figure.layout.annotations[0]
+    assert label.text == "<b>5.00×</b>"  # noqa: RUF001
+    assert label.showarrow is False and label.font.size == 16  # a label above the bar, not an arrow
     assert list(figure.data[0].y) == [200.0, 1000.0]
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from workbench.config import conf_dir, load_profile
+from workbench.config import conf_dir, environment, load_profile
 from workbench.errors import ConfigError
 
 
@@ -98,3 +98,27 @@ def test_standalone_workers_on_a_cluster_profile_are_refused(tmp_path: Path) -> 
     file.write_text("embedded: false\nkafka: {bootstrap.servers: 'k:9092'}\nspark: {workers: 2}\n")
     with pytest.raises(ConfigError, match=r"spark\.workers starts Spark on this machine"):
         load_profile(str(file))
+
+
+def test_an_unknown_workbench_variable_is_an_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WORKBENCH_BROKER_PORT", "0")  # one underscore: not broker.port
+    with pytest.raises(ConfigError, match=r"WORKBENCH_BROKER_PORT: unknown variable: not a profile key \(sections: "):
+        load_profile("local")
+
+
+def test_the_environment_is_read_and_checked_in_one_place() -> None:
+    env = environment({"WORKBENCH_RUN_ID": "r1", "WORKBENCH_CELL_TIMEOUT": "90", "WORKBENCH_BROKER__PORT": "0",
+                       "JAVA_HOME": "/opt/java", "HOME": "/root"})  # fmt: skip
+    assert (env.run_id, env.cell_timeout_s, str(env.java_home)) == ("r1", 90.0, "/opt/java")
+    assert env.overrides == {"WORKBENCH_BROKER__PORT": "0"} and env.profile is None
+    with pytest.raises(ConfigError, match=r"WORKBENCH_CELL_TIMEOUT: expected a positive number of seconds, got 'soon'"):
+        environment({"WORKBENCH_CELL_TIMEOUT": "soon"})
+
+
+def test_profile_proxy_overrides_reach_the_proxies_as_kafka_rest_variables(tmp_path: Path) -> None:
+    from workbench.stack.services import ProxyInstance
+
+    file = tmp_path / "p.yaml"
+    file.write_text("proxy:\n  overrides:\n    producer.linger.ms: 0\n")
+    env = ProxyInstance(load_profile(str(file)), index=0).env()
+    assert env["KAFKA_REST_PRODUCER_LINGER_MS"] == "0" and env["KAFKA_REST_ID"] == "proxy-0"

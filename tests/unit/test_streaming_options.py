@@ -30,7 +30,7 @@ def test_java_names_are_translated_for_librdkafka() -> None:
          "kafka.sasl.jaas.config": 'org.apache...PlainLoginModule required username="u" password="p";'},
         streaming=True,
     )  # fmt: skip
-    assert options.kafka == {"bootstrap.servers": "host:9092", "fetch.wait.max.ms": "10",
+    assert options.kafka == {"bootstrap.servers": "host:9092", "fetch.wait.max.ms": 10,
                              "sasl.username": "u", "sasl.password": "p"}  # fmt: skip
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from workbench.streaming.progress import offsets_behind, progress_figure, progress_frame
+from workbench.streaming.progress import offsets_behind, progress_frame
+from workbench.viz import progress_figure
 
 EVENT = {
     "batchId": 3,

@@ -19,6 +19,7 @@ import yaml
 
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import EXPERIMENTS, get_experiment
+from workbench.numbers import format_number
 
 __all__ = ["parse_params", "read_grid", "run_bench_command"]
 
@@ -83,8 +84,9 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
     fixed = parse_params(params)
     points = read_grid(grid) if grid is not None else None
     spec.check(fixed)
-    for name in points or {}:
-        spec.check({name: None})
+    for name, values in (points or {}).items():
+        for value in values:
+            spec.check({name: value})
 
     from workbench import catalog
     from workbench import stack as stacks
@@ -159,6 +161,4 @@ def _spread_table(frame: Any, varied: list[str]) -> Any:
 
 
 def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.1f}" if abs(value) < 1e4 else f"{value:,.0f}"
-    return str(value)
+    return format_number(value)

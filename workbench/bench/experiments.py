@@ -9,7 +9,9 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_type_hints
+
+from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
@@ -54,6 +56,26 @@ class Experiment:
             raise BenchError(
                 f"{self.name} has no parameter {', '.join(sorted(unknown))}; it takes {sorted(known)}{hint}"
             )
+        hints = get_type_hints(self.run)
+        for name, value in params.items():
+            if name in known and name in hints:
+                _check_type(self.name, name, value, hints[name])
+
+
+def _check_type(experiment: str, name: str, value: Any, hint: Any) -> None:
+    """A value the generator's annotation accepts, or a one-line error naming what it wants.
+
+    Pydantic's lax mode decides, so `500` is an int and `5` a float, but `abc` is not an int.
+    """
+    try:
+        TypeAdapter(hint).validate_python(value)
+    except ValidationError:
+        wanted = getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+        raise BenchError(f"{experiment}: --param {name}={value!r} is not {_article(wanted)} {wanted}") from None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 EXPERIMENTS: dict[str, Experiment] = {

@@ -18,7 +18,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -154,14 +154,14 @@ def _serializer(client: Any, format: str, reading: Any) -> Callable[[Any, Any], 
     if format == "avro":
         from confluent_kafka.schema_registry.avro import AvroSerializer
 
-        return AvroSerializer(client, json.dumps(_AVRO))
+        return cast(Callable[[Any, Any], bytes], AvroSerializer(client, json.dumps(_AVRO)))
     if format == "jsonschema":
         from confluent_kafka.schema_registry.json_schema import JSONSerializer
 
-        return JSONSerializer(json.dumps(_JSON_SCHEMA), client)
+        return cast(Callable[[Any, Any], bytes], JSONSerializer(json.dumps(_JSON_SCHEMA), client))
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 
-    return ProtobufSerializer(reading, client, {"use.deprecated.format": False})
+    return cast(Callable[[Any, Any], bytes], ProtobufSerializer(reading, client, {"use.deprecated.format": False}))
 
 
 def _reading_class() -> Any:

@@ -41,7 +41,7 @@ class ThroughputMeter:
 
     Use it as a context manager around a load; read `samples` or `frame()` afterwards,
     or iterate it (in another thread) to get samples as they come. `on_sample` is called
-    from the sampling thread, which is how `viz.live_throughput` redraws a FigureWidget.
+    from the sampling thread: give it `viz.live_throughput()`'s callback to draw a live chart.
 
     Delete metered topics after the meter stops, not while it reads them.
 

@@ -296,7 +296,7 @@ def proxy_consume(
                 ResourceMonitor(stack.services) as monitor,
             ):
                 count, seconds, polls = timed_reads(
-                    lambda: len(consumer.poll(timeout=timeout_ms, max_bytes=max_bytes)),
+                    lambda: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
                     records, max_seconds, sample_interval, samples,
                 )  # fmt: skip
         finally:

@@ -16,7 +16,6 @@ set up for it:
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -27,7 +26,7 @@ from workbench.bench.errors import BenchError
 from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_env", "proxy_setup", "side_stack"]
+__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "side_stack"]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
@@ -159,14 +158,6 @@ def _satisfies(key: str, has: Any, wanted: Any) -> bool:
     return str(has) == str(wanted)
 
 
-def proxy_env(settings: Mapping[str, Any]) -> dict[str, str]:
-    """Proxy properties as the `KAFKA_REST_*` environment the proxy reads on start.
-
-    Usage: `proxy_env({"producer.linger.ms": 500})` → `{"KAFKA_REST_PRODUCER_LINGER_MS": "500"}`.
-    """
-    return {"KAFKA_REST_" + k.upper().replace(".", "_"): str(v) for k, v in settings.items()}
-
-
 @contextmanager
 def side_stack(
     profile: Profile, *, instances: int = 1, proxy_settings: Mapping[str, Any] | None = None, label: str = "side"
@@ -194,26 +185,17 @@ def side_stack(
     from workbench import stack as stacks
 
     run_dir = profile.path(profile.run_dir) / "side" / f"{label}-{uuid.uuid4().hex[:6]}"
+    overrides = {**profile.proxy.overrides, **(proxy_settings or {})}  # the proxies get them as KAFKA_REST_*
     copy = profile.model_copy(
         update={
             "run_dir": run_dir,
             "broker": profile.broker.model_copy(update={"port": 0}),
-            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0}),
+            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
             "balancer": profile.balancer.model_copy(update={"port": 0}),
             "spark": profile.spark.model_copy(update={"workers": 0}),  # proxies only: no second Spark cluster
         }
     )
-    env = proxy_env(proxy_settings or {})
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # the proxies read KAFKA_REST_* at start; restored right after
-    try:
-        side = stacks.up(copy)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    side = stacks.up(copy)
     try:
         yield side
     finally:

@@ -4,7 +4,7 @@ from workbench.proxy import ProxyClient
 with ProxyClient.for_stack(stack) as proxy:
     proxy.produce("orders", [b"one", b"two"])
     with proxy.consumer("readers", topics=["orders"]) as consumer:
-        records = list(consumer.iter_records(timeout=1000))
+        records = list(consumer.iter_records(timeout_ms=1000))
 """
 
 from workbench.errors import ProxyError

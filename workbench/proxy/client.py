@@ -163,23 +163,23 @@ class ProxyClient:
 
     def brokers(self) -> list[int]:
         """Broker ids (`GET /brokers`); MapR answers 422/80001 (`ProxyError`)."""
-        return list(self._json("GET", "/brokers")["brokers"])
+        return list(self.request_json("GET", "/brokers")["brokers"])
 
     def topics(self) -> list[str]:
         """Topic names the proxy lists (`GET /topics`), sorted."""
-        return sorted(self._json("GET", "/topics"))
+        return sorted(self.request_json("GET", "/topics"))
 
     def topic(self, name: str) -> dict[str, Any]:
         """A topic's metadata: `name`, `configs`, `partitions` (`GET /topics/{name}`)."""
-        return dict(self._json("GET", f"/topics/{encode_topic(name)}"))
+        return dict(self.request_json("GET", f"/topics/{encode_topic(name)}"))
 
     def partitions(self, topic: str) -> list[dict[str, Any]]:
         """A topic's partitions with leader and replicas."""
-        return list(self._json("GET", f"/topics/{encode_topic(topic)}/partitions"))
+        return list(self.request_json("GET", f"/topics/{encode_topic(topic)}/partitions"))
 
     def partition_offsets(self, topic: str, partition: int) -> tuple[int, int]:
         """`(beginning_offset, end_offset)` of one partition as the proxy reports them."""
-        body = self._json("GET", f"/topics/{encode_topic(topic)}/partitions/{int(partition)}/offsets")
+        body = self.request_json("GET", f"/topics/{encode_topic(topic)}/partitions/{int(partition)}/offsets")
         return int(body["beginning_offset"]), int(body["end_offset"])
 
     # v2 produce ----------------------------------------------------------------------
@@ -222,7 +222,7 @@ class ProxyClient:
         if partition is not None:
             path += f"/partitions/{int(partition)}"
         headers = {"Content-Type": f"application/vnd.kafka.{encoded.format}.v2+json", "Accept": V2_ACCEPT}
-        body = self._json("POST", path, data=encoded.body, headers=headers)
+        body = self.request_json("POST", path, data=encoded.body, headers=headers)
         offsets = tuple(
             RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error"))
             for o in body.get("offsets", [])
@@ -234,7 +234,7 @@ class ProxyClient:
     def cluster_id(self) -> str:
         """The cluster id v3 paths need (`GET /v3/clusters`), asked once and cached."""
         if self._cluster_id is None:
-            data = self._json("GET", "/v3/clusters")["data"]
+            data = self.request_json("GET", "/v3/clusters")["data"]
             if not data:
                 raise ProxyError(404, 404, "GET /v3/clusters listed no cluster; is the v3 API enabled (api.v3.enable)?")
             self._cluster_id = str(data[0]["cluster_id"])
@@ -242,12 +242,12 @@ class ProxyClient:
 
     def list_topics(self) -> list[str]:
         """Topic names through v3 (`GET /v3/clusters/{c}/topics`), sorted."""
-        data = self._json("GET", f"{self._v3()}/topics")["data"]
+        data = self.request_json("GET", f"{self._v3()}/topics")["data"]
         return sorted(str(t["topic_name"]) for t in data)
 
     def describe_topic(self, name: str) -> dict[str, Any]:
         """A v3 `KafkaTopic`: `topic_name`, `partitions_count`, `replication_factor`, ..."""
-        return dict(self._json("GET", f"{self._v3()}/topics/{encode_topic(name)}"))
+        return dict(self.request_json("GET", f"{self._v3()}/topics/{encode_topic(name)}"))
 
     def create_topic(
         self,
@@ -270,7 +270,7 @@ class ProxyClient:
             "configs": [{"name": k, "value": str(v)} for k, v in (configs or {}).items()],
             "validate_only": validate_only,
         }
-        return dict(self._json("POST", f"{self._v3()}/topics", json_body=body))
+        return dict(self.request_json("POST", f"{self._v3()}/topics", json_body=body))
 
     def delete_topic(self, name: str) -> None:
         """Delete a topic through v3 (`DELETE /v3/clusters/{c}/topics/{t}`)."""
@@ -377,7 +377,12 @@ class ProxyClient:
                 time.sleep(self.retries.delay(attempt))
         raise ProxyUnavailableError([path] if absolute else self.urls, last_error)
 
-    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+    def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """`request`, then the answer's JSON body (`{}` for an empty one).
+
+        Raises:
+            ProxyError: as `request`, or the answer is not JSON.
+        """
         response = self.request(method, path, **kwargs)
         if response.status_code == 204 or not response.content:
             return {}

@@ -48,7 +48,7 @@ class ProxyConsumer:
 
     Usage:
         with proxy.consumer("readers", topics=["orders"]) as consumer:
-            for record in consumer.iter_records(timeout=1000, max_records=100):
+            for record in consumer.iter_records(timeout_ms=1000, max_records=100):
                 ...
             consumer.commit()
     """
@@ -115,7 +115,7 @@ class ProxyConsumer:
         }
         if self.name:
             body["name"] = self.name
-        created = self.client._json("POST", f"/consumers/{encode_topic(self.group)}", json_body=body)
+        created = self.client.request_json("POST", f"/consumers/{encode_topic(self.group)}", json_body=body)
         self.instance_id = str(created["instance_id"])
         self.base_uri = str(created["base_uri"]).rstrip("/")
         try:
@@ -143,17 +143,17 @@ class ProxyConsumer:
 
     # reading -------------------------------------------------------------------------
 
-    def poll(self, *, timeout: int | None = None, max_bytes: int | None = None) -> list[ProxyRecord]:
+    def poll(self, *, timeout_ms: int | None = None, max_bytes: int | None = None) -> list[ProxyRecord]:
         """One records request (`GET {base_uri}/records`); may be empty.
 
         Args:
-            timeout: milliseconds the proxy may wait for data (it can only shorten its
-                own `consumer.request.timeout.ms`).
+            timeout_ms: how long the proxy may wait for data (the API's `timeout`, in
+                milliseconds; it can only shorten the proxy's `consumer.request.timeout.ms`).
             max_bytes: byte budget of the response (key + value bytes, unencoded).
 
         A records request moves the consumer's position, so it is never retried.
         """
-        params = {k: v for k, v in (("timeout", timeout), ("max_bytes", max_bytes)) if v is not None}
+        params = {k: v for k, v in (("timeout", timeout_ms), ("max_bytes", max_bytes)) if v is not None}
         response = self._call("GET", "/records", params=params, headers={"Accept": self._accept}, retry=False)
         out = []
         for item in orjson.loads(response.content) if response.content else []:
@@ -172,7 +172,7 @@ class ProxyConsumer:
     def iter_records(
         self,
         *,
-        timeout: int | None = None,
+        timeout_ms: int | None = None,
         max_bytes: int | None = None,
         max_records: int | None = None,
         max_empty: int | None = 3,
@@ -183,7 +183,7 @@ class ProxyConsumer:
         """
         seen = empty = 0
         while max_records is None or seen < max_records:
-            batch = self.poll(timeout=timeout, max_bytes=max_bytes)
+            batch = self.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)
             if not batch:
                 empty += 1
                 if max_empty is not None and empty >= max_empty:

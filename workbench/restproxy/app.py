@@ -69,7 +69,7 @@ class Dispatcher:
         self.settings = settings
         self.router = Router(_routes(settings))
         self.credentials = {
-            base64.b64encode(f"{user}:{password}".encode()).decode(): user
+            base64.b64encode(f"{user}:{password.get_secret_value()}".encode()).decode(): user
             for user, password in settings.basic_auth.items()
         }
 

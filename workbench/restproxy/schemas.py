@@ -411,7 +411,8 @@ def _protobuf(schema_id: int, text: str) -> Serializer:
         if not isinstance(data, dict):
             raise ValueError("a protobuf message is a JSON object")
         message = json_format.ParseDict(data, classes[0]())
-        return b"\x00" + message.SerializeToString()  # message indexes [0]: the first message
+        serialized: bytes = message.SerializeToString()
+        return b"\x00" + serialized  # message indexes [0]: the first message
 
     def decode(payload: bytes) -> Any:
         indexes, offset = _message_indexes(payload)

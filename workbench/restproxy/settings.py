@@ -34,6 +34,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from workbench.errors import ConfigError
+from workbench.kafka import java_names
+from workbench.secrets import ClientConf, SecretStr
 
 __all__ = ["Settings", "load_settings", "parse_properties"]
 
@@ -95,21 +97,6 @@ IGNORED = {
 
 PASS_THROUGH = ("client.", "producer.", "consumer.", "admin.")
 
-#: Java Kafka client names and how librdkafka spells them (value converter or None = drop).
-_JAVA_TO_RDKAFKA: dict[str, tuple[str, Any] | None] = {
-    "max.request.size": ("message.max.bytes", int),
-    "buffer.memory": ("queue.buffering.max.kbytes", lambda v: max(1, int(v) // 1024)),
-    "key.serializer": None,
-    "value.serializer": None,
-    "key.deserializer": None,
-    "value.deserializer": None,
-    "max.block.ms": None,
-    "max.poll.records": None,
-    "interceptor.classes": None,
-    "fetch.max.wait.ms": ("fetch.wait.max.ms", int),
-}
-
-
 @dataclass(frozen=True)
 class Settings:
     """Everything one proxy process needs, typed; built by `load_settings`."""
@@ -131,7 +118,7 @@ class Settings:
     metadata_max_age_ms: int = 5000
     api_v2_enable: bool = True
     api_v3_enable: bool = True
-    basic_auth: Mapping[str, str] = field(default_factory=dict)
+    basic_auth: Mapping[str, SecretStr] = field(default_factory=dict)
     auth_realm: str = "workbench"
     debug: bool = False
     shutdown_graceful_ms: int = 5000
@@ -148,9 +135,9 @@ class Settings:
     schema_registry_url: str = ""
     v3_request_max_bytes: int = 0
     v3_max_inflight: int = 10000
-    producer: Mapping[str, Any] = field(default_factory=dict)
-    consumer: Mapping[str, Any] = field(default_factory=dict)
-    admin: Mapping[str, Any] = field(default_factory=dict)
+    producer: Mapping[str, Any] = field(default_factory=ClientConf)
+    consumer: Mapping[str, Any] = field(default_factory=ClientConf)
+    admin: Mapping[str, Any] = field(default_factory=ClientConf)
     source: str | None = None
 
     @property
@@ -387,37 +374,31 @@ def _advertised(source: str, value: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def _users(source: str, value: str) -> dict[str, str]:
-    users: dict[str, str] = {}
+def _users(source: str, value: str) -> dict[str, SecretStr]:
+    users: dict[str, SecretStr] = {}
     for item in (part.strip() for part in value.split(",")):
         if not item:
             continue
         name, sep, password = item.partition(":")
         if not sep or not name:
             raise ConfigError(source, "authentication.basic.users", "must be user:password[,user:password...]")
-        users[name] = password
+        users[name] = SecretStr(password)
     return users
 
 
-def _client_conf(source: str, role: str, conf: dict[str, Any]) -> dict[str, Any]:
+def _client_conf(source: str, role: str, conf: dict[str, Any]) -> ClientConf:
     """Translate Java client names to librdkafka's; drop Java-only ones with a warning."""
-    result: dict[str, Any] = {}
+    result = ClientConf()
     dropped: list[str] = []
     for key, value in conf.items():
-        if key in _JAVA_TO_RDKAFKA:
-            target = _JAVA_TO_RDKAFKA[key]
-            if target is None:
-                dropped.append(key)
-                continue
-            name, convert = target
-            try:
-                result[name] = convert(value)
-            except ValueError:
-                raise ConfigError(source, f"{role}.{key}", f"must be an integer, got {value!r}") from None
-        elif key == "enable.idempotence" and role == "producer":
-            result[key] = value  # upstream forces false; librdkafka's default is false too
+        try:
+            translated = java_names.translate(key, value)
+        except ValueError:
+            raise ConfigError(source, f"{role}.{key}", f"must be an integer, got {value!r}") from None
+        if translated is None:
+            dropped.append(key)
         else:
-            result[key] = value
+            result[translated[0]] = translated[1]
     if dropped:
         log.warning("%s: Java-only %s settings have no librdkafka equivalent and are ignored: %s",
                     source, role, ", ".join(f"{role}.{k}" for k in sorted(dropped)))  # fmt: skip

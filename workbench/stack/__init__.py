@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from workbench.config import KafkaConf, Profile, load_profile
 from workbench.errors import StackError
+from workbench.secrets import ClientConf
 from workbench.stack import process, supervisor
 from workbench.stack.services import Service, services_for
 from workbench.stack.state import ServiceRecord, StackState, locked
@@ -52,7 +53,7 @@ class Stack:
 
     def kafka_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
         """librdkafka settings for a client of this stack, profile settings included."""
-        return {"bootstrap.servers": self.bootstrap_servers, **self.profile.kafka.for_role(role)}
+        return ClientConf({"bootstrap.servers": self.bootstrap_servers, **self.profile.kafka.for_role(role)})
 
     @property
     def proxy_urls(self) -> list[str]:

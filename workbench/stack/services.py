@@ -215,7 +215,9 @@ class ProxyInstance(Service):
         ]  # fmt: skip
 
     def env(self) -> dict[str, str]:
-        env = {"KAFKA_REST_ID": self.name}
+        # Confluent's images take properties as KAFKA_REST_<NAME>; so does our proxy.
+        env = {"KAFKA_REST_" + k.upper().replace(".", "_"): str(v) for k, v in self.profile.proxy.overrides.items()}
+        env["KAFKA_REST_ID"] = self.name
         if self.registry_url:
             env["KAFKA_REST_SCHEMA_REGISTRY_URL"] = self.registry_url
         if self.profile.proxy.auth is not None:

@@ -15,13 +15,12 @@ executors run in JVMs that are not the notebook's: what a user's cluster does.
 from __future__ import annotations
 
 import json
-import os
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from workbench.config import Profile
+from workbench.config import Profile, environment
 from workbench.errors import StackError
 from workbench.stack import process
 from workbench.stack.probes import probe_tcp
@@ -163,7 +162,7 @@ def spark_services(profile: Profile) -> list[Service]:
     """A master and `spark.workers` workers, in start order (empty when workers is 0)."""
     if not profile.spark.workers:
         return []
-    if "JAVA_HOME" not in os.environ:
+    if environment().java_home is None:
         from workbench.streaming.session import java_version
 
         java_version()  # a missing or unsupported Java is a one-line error now, not a dead daemon

@@ -25,7 +25,7 @@ from workbench.stack import Stack
 from workbench.streaming import kafka_source, to_pandas
 from workbench.streaming.pipelines import device_windows, parse_readings, stopping, write_parquet
 from workbench.streaming.progress import DURATIONS, progress_frame
-from workbench.streaming.telemetry import device_topics, generate_readings, produce_readings
+from workbench.streaming.telemetry import Reading, device_topics, generate_readings, produce_readings
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -284,7 +284,7 @@ def trigger_latency(
     duration (rows become visible when the batch commits).
 
     Args:
-        on_query: called with each running query (the notebook passes `progress.watch`);
+        on_query: called with each running query (the notebook passes `viz.watch_query`);
             it should return when the producer is done.
 
     Returns:
@@ -406,7 +406,13 @@ def per_device_topics(
 
 
 def _new_topic_pickup(
-    spark: SparkSession, stack: Stack, work_dir: Path, pattern: str, prefix: str, readings: list, created: list[str]
+    spark: SparkSession,
+    stack: Stack,
+    work_dir: Path,
+    pattern: str,
+    prefix: str,
+    readings: list[Reading],
+    created: list[str],
 ) -> dict[str, Any]:
     conf = stack.kafka_config("producer")
     table = f"pickup_{uuid.uuid4().hex[:8]}"

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from workbench.errors import ConfigError
+from workbench.kafka import java_names
+from workbench.secrets import ClientConf
 
 __all__ = ["KafkaOptionError", "SourceOptions", "parse_options"]
 
@@ -37,14 +39,8 @@ _STRATEGY_NAMES = "subscribe, subscribePattern, assign"
 _OFFSETS_EXAMPLE = '{"topicA":{"0":23,"1":-1},"topicB":{"0":-2}}'
 _ASSIGN_EXAMPLE = '{"topicA":[0,1],"topicB":[0,1]}'
 
-#: Java consumer names that librdkafka spells differently.
-_TRANSLATED = {
-    "fetch.max.wait.ms": "fetch.wait.max.ms",
-    "receive.buffer.bytes": "socket.receive.buffer.bytes",
-    "send.buffer.bytes": "socket.send.buffer.bytes",
-}
-#: Java-only settings with no librdkafka meaning: dropped with a log line.
-_DROPPED = {"max.poll.records", "key.serializer", "value.serializer", "partition.assignment.strategy"}
+#: Dropped besides the Java-only client settings: the source assigns partitions itself.
+_SOURCE_DROPPED = {"partition.assignment.strategy"}
 #: Refused exactly as the official source refuses them.
 _REFUSED = {
     "auto.offset.reset": (
@@ -123,7 +119,7 @@ class SourceOptions:
     """
 
     strategy: Strategy
-    kafka: dict[str, Any]
+    kafka: ClientConf  # librdkafka settings; printing masks sasl.password and the like
     starting: str | PartitionOffsets
     ending: str | PartitionOffsets
     streaming: bool
@@ -328,21 +324,26 @@ def _check_batch_offsets(starting: str | PartitionOffsets, ending: str | Partiti
                                        f"{ending[tp]} for {tp[0]}-{tp[1]}")  # fmt: skip
 
 
-def _kafka_settings(params: Mapping[str, str]) -> dict[str, Any]:
-    settings: dict[str, Any] = {}
+def _kafka_settings(params: Mapping[str, str]) -> ClientConf:
+    settings = ClientConf()
     for key, value in params.items():
         if not key.startswith("kafka."):
             continue
         name = key[len("kafka.") :]
         if name in _REFUSED:
             raise KafkaOptionError(f"kafka.{name}", _REFUSED[name])
-        if name in _DROPPED:
-            log.info("Kafka option 'kafka.%s' has no librdkafka equivalent; ignored", name)
-            continue
         if name == "sasl.jaas.config":
             settings.update(_jaas(value))
             continue
-        settings[_TRANSLATED.get(name, name)] = value
+        try:
+            translated = None if name in _SOURCE_DROPPED else java_names.translate(name, value)
+        except ValueError:
+            raise KafkaOptionError(f"kafka.{name}", f"Invalid value '{value}' for option 'kafka.{name}', "
+                                   "must be an integer") from None  # fmt: skip
+        if translated is None:
+            log.info("Kafka option 'kafka.%s' has no librdkafka equivalent; ignored", name)
+            continue
+        settings[translated[0]] = translated[1]
     if "bootstrap.servers" not in settings:
         raise KafkaOptionError("kafka.bootstrap.servers", "Option 'kafka.bootstrap.servers' must be specified "
                                "for configuring Kafka consumer")  # fmt: skip

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from workbench.config import Profile, load_profile
+from workbench.config import Profile, environment, load_profile
 from workbench.errors import StackError
 
 if TYPE_CHECKING:
@@ -46,12 +46,12 @@ def java_version() -> tuple[int, str]:
     Raises:
         StackError: no Java found, or a version Spark 4 does not support.
     """
-    home = os.environ.get("JAVA_HOME")
-    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    home = environment().java_home
+    java = str(home / "bin" / "java") if home else shutil.which("java")
     fix = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless) or point JAVA_HOME at one"
     if not java or not Path(java).exists():
         raise StackError(f"Spark needs Java {SUPPORTED_JAVA[0]} or {SUPPORTED_JAVA[1]} and none was found "
-                         f"(JAVA_HOME={home!r}, no java on PATH); {fix}")  # fmt: skip
+                         f"(JAVA_HOME={str(home) if home else None!r}, no java on PATH); {fix}")  # fmt: skip
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -32,8 +32,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -84,6 +84,8 @@ __all__ = [
     "kafka_schema",
     "read_range",
 ]
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("workbench.streaming")
 
@@ -178,10 +180,12 @@ class _Broker:
         else:
             pattern = re.compile(value)
             chosen = [
-                t for t in metadata.topics.values() if not t.topic.startswith("__") and pattern.fullmatch(t.topic)
+                t
+                for t in metadata.topics.values()
+                if not str(t.topic).startswith("__") and pattern.fullmatch(str(t.topic))
             ]
         # A topic being created may not have its partitions yet: it is picked up next time.
-        return sorted((t.topic, p) for t in chosen if t.error is None for p in t.partitions)
+        return sorted((str(t.topic), p) for t in chosen if t.error is None for p in t.partitions)
 
     def earliest(self, partitions: Sequence[Partition]) -> dict[Partition, int]:
         if not partitions:
@@ -213,7 +217,7 @@ class _Broker:
         latest = self.latest([tp for tp, o in wanted.items() if o == LATEST])
         return {tp: earliest[tp] if o == EARLIEST else latest[tp] if o == LATEST else o for tp, o in wanted.items()}
 
-    def _retry(self, what: str, call: Any) -> Any:
+    def _retry(self, what: str, call: Callable[[], _T]) -> _T:
         attempts = self.options.offset_fetch_retries + 1
         for attempt in range(1, attempts + 1):
             try:
@@ -261,7 +265,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         broker = self._broker
         self._target = broker.latest(broker.partitions())
 
-    def latestOffset(self, start: dict | None = None, limit: ReadLimit | None = None) -> dict[str, dict[str, int]]:
+    def latestOffset(
+        self, start: dict[str, Any] | None = None, limit: ReadLimit | None = None
+    ) -> dict[str, dict[str, int]]:
         broker = self._broker
         begin = from_json(start or {})
         latest = dict(self._target) if self._target is not None else broker.latest(self._current(broker, begin))
@@ -303,7 +309,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def reportLatestOffset(self) -> dict[str, dict[str, int]] | None:
         return to_json(self._latest) if self._latest is not None else None
 
-    def partitions(self, start: dict, end: dict) -> list[KafkaRangePartition]:
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[KafkaRangePartition]:
         begin, stop = from_json(start), from_json(end)
         if begin == stop:
             return []  # also how Spark announces a restart's position: nothing to plan
@@ -336,7 +342,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         assert isinstance(partition, KafkaRangePartition)
         return read_range(self.options, partition.range, self.schema)
 
-    def commit(self, end: dict) -> None:
+    def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: like the official source, offsets live only in the checkpoint."""
 
 

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from workbench.numbers import format_number
 from workbench.topics.errors import TopicDesignError
 
 __all__ = [
@@ -59,7 +60,7 @@ class Estimate:
     inputs: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        return f"{self.name} = {self.formula} = {_fmt(self.value)} {self.unit}"
+        return f"{self.name} = {self.formula} = {format_number(self.value)} {self.unit}"
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,8 @@ class PartitionPlan:
     def formula(self) -> str:
         """The computation with its numbers, to print under a calculator."""
         return (
-            f"max(⌈{_fmt(self.target)} / {_fmt(self.produce_per_partition)}⌉, "
-            f"⌈{_fmt(self.target)} / {_fmt(self.consume_per_partition)}⌉) = "
+            f"max(⌈{format_number(self.target)} / {format_number(self.produce_per_partition)}⌉, "
+            f"⌈{format_number(self.target)} / {format_number(self.consume_per_partition)}⌉) = "
             f"max({self.for_produce}, {self.for_consume}) = {self.minimum}; "
             f"with a {self.margin:.0%} margin: ⌈{self.minimum} * {1 + self.margin:g}⌉ = {self.recommended}"
         )
@@ -150,7 +151,7 @@ def producer_buffer_memory(partitions: float, bytes_per_partition: float = 32 * 
         "producer buffer memory",
         value,
         "bytes",
-        f"{_fmt(partitions)} partitions * {_fmt(bytes_per_partition)} B",
+        f"{format_number(partitions)} partitions * {format_number(bytes_per_partition)} B",
         {"partitions": partitions, "bytes_per_partition": bytes_per_partition},
     )
 
@@ -177,8 +178,8 @@ def open_file_handles(
         "open file handles per broker",
         value,
         "files",
-        f"{_fmt(partitions)} partitions * {replication_factor} replicas / {brokers} brokers "
-        f"* {_fmt(segments_per_partition)} segments * {files_per_segment} files",
+        f"{format_number(partitions)} partitions * {replication_factor} replicas / {brokers} brokers "
+        f"* {format_number(segments_per_partition)} segments * {files_per_segment} files",
         {"partitions": partitions, "brokers": brokers, "replication_factor": replication_factor,
          "segments_per_partition": segments_per_partition, "files_per_segment": files_per_segment},
     )  # fmt: skip
@@ -204,8 +205,8 @@ def replication_latency(
         "replication-added latency",
         value,
         "ms",
-        f"{_fmt(partitions)} partitions * ({replication_factor} - 1) / {brokers} brokers "
-        f"* {_fmt(ms_per_1000_partitions)} ms / 1,000",
+        f"{format_number(partitions)} partitions * ({replication_factor} - 1) / {brokers} brokers "
+        f"* {format_number(ms_per_1000_partitions)} ms / 1,000",
         {"partitions": partitions, "brokers": brokers, "replication_factor": replication_factor,
          "ms_per_1000_partitions": ms_per_1000_partitions},
     )  # fmt: skip
@@ -232,9 +233,9 @@ def unavailability_window(
     leaders = partitions / brokers
     elections_ms = leaders * ms_per_election
     controller_ms = partitions * controller_ms_per_partition if controller_failed else 0.0
-    formula = f"{_fmt(partitions)} partitions / {brokers} brokers * {_fmt(ms_per_election)} ms"
+    formula = f"{format_number(partitions)} partitions / {brokers} brokers * {format_number(ms_per_election)} ms"
     if controller_failed:
-        formula += f" + {_fmt(partitions)} partitions * {_fmt(controller_ms_per_partition)} ms"
+        formula += f" + {format_number(partitions)} partitions * {format_number(controller_ms_per_partition)} ms"
     return Estimate(
         "unavailability window",
         (elections_ms + controller_ms) / 1000,
@@ -276,10 +277,11 @@ def proxy_heap(
               "max_heap_bytes": max_heap_bytes}  # fmt: skip
     return (
         Estimate("proxy heap", heap, "bytes",
-                 f"{_fmt(base_bytes)} B + {_fmt(consumers)} consumers * {_fmt(bytes_per_consumer)} B", inputs),
+                 f"{format_number(base_bytes)} B + {format_number(consumers)} consumers"
+                 f" * {format_number(bytes_per_consumer)} B", inputs),
         Estimate("proxy processes", processes, "process(es)",
-                 f"⌈{_fmt(consumers)} * {_fmt(bytes_per_consumer)} B"
-                 f" / ({_fmt(max_heap_bytes)} B - {_fmt(base_bytes)} B)⌉",
+                 f"⌈{format_number(consumers)} * {format_number(bytes_per_consumer)} B"
+                 f" / ({format_number(max_heap_bytes)} B - {format_number(base_bytes)} B)⌉",
                  inputs),
     )  # fmt: skip
 
@@ -318,12 +320,6 @@ def capacity(
         "proxy_heap_bytes": heap.value,
         "proxy_processes": processes.value,
     }
-
-
-def _fmt(value: float) -> str:
-    if float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.3g}"
 
 
 def _positive(name: str, value: float) -> None:

@@ -4,6 +4,7 @@ Figures render live in JupyterLab (the plotly mimetype) and, in a report, as HTM
 loads the report's own copy of plotly.js, so an HTML report opens offline.
 """
 
+from workbench.numbers import format_number
 from workbench.viz.figures import (
     bars,
     before_after,
@@ -13,18 +14,32 @@ from workbench.viz.figures import (
     throughput_over_time,
     throughput_vs,
 )
-from workbench.viz.numbers import format_number
+from workbench.viz.streaming_figures import progress_figure, watch_query
+from workbench.viz.topic_figures import (
+    capacity_figure,
+    device_read_figure,
+    growth_figure,
+    partition_plan_figure,
+    topic_count_figure,
+)
 from workbench.viz.widgets import control, panel
 
 __all__ = [
     "bars",
     "before_after",
+    "capacity_figure",
     "configure_renderers",
     "control",
+    "device_read_figure",
     "format_number",
+    "growth_figure",
     "latency_vs_load",
     "live_throughput",
     "panel",
+    "partition_plan_figure",
+    "progress_figure",
     "throughput_over_time",
     "throughput_vs",
+    "topic_count_figure",
+    "watch_query",
 ]

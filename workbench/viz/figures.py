@@ -7,15 +7,12 @@ drawn as their median with a min-max error bar: the spread is part of the answer
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
-
-if TYPE_CHECKING:
-    from workbench.bench.meter import ThroughputMeter
 
 __all__ = [
     "bars",
@@ -172,31 +169,34 @@ def throughput_over_time(
     return figure
 
 
-def live_throughput(meter: ThroughputMeter, *, title: str = "Records landing per second (true end offsets)") -> Any:
-    """A plotly `FigureWidget` redrawn by `meter` on every sample while a load runs.
+def live_throughput(
+    *, title: str = "Records landing per second (true end offsets)"
+) -> tuple[go.FigureWidget, Callable[[Any], None]]:
+    """A plotly `FigureWidget`, and the callback that adds one meter sample to it.
 
-    Display the widget, then run the load inside `with meter:`; in a report (no live
-    kernel front end) the final state is what is saved.
+    The figure knows nothing of meters: hand the callback to whatever samples a rate
+    (`ThroughputMeter(on_sample=...)`; anything with `t` and `msg_s`). It is called from
+    the sampling thread; in a report (no live front end) the final state is saved.
 
     Usage:
-        meter = ThroughputMeter(conf, [topic], interval=0.5)
-        widget = live_throughput(meter); display(widget)
+        chart, on_sample = live_throughput()
+        meter = ThroughputMeter(conf, [topic], interval=0.5, on_sample=on_sample)
+        display(chart)
         with meter: run_load()
     """
     widget = go.FigureWidget(go.Scatter(x=[], y=[], mode="lines+markers", name="msg/s"))
     widget.update_layout(title=title, xaxis_title="seconds", yaxis_title="records / s", template=TEMPLATE)
-    previous = meter.on_sample
+    seconds: list[float] = []
+    rates: list[float] = []
 
-    def redraw(sample: Any) -> None:
-        if previous is not None:
-            previous(sample)
-        frame = meter.frame()
+    def add(sample: Any) -> None:
+        seconds.append(sample.t)
+        rates.append(sample.msg_s)
         with widget.batch_update():
-            widget.data[0].x = frame["t"].tolist()
-            widget.data[0].y = frame["msg_s"].tolist()
+            widget.data[0].x = list(seconds)
+            widget.data[0].y = list(rates)
 
-    meter.on_sample = redraw
-    return widget
+    return widget, add
 
 
 def before_after(
@@ -222,7 +222,10 @@ def before_after(
     figure.add_annotation(
         x=labels[1],
         y=max(before, after),
-        text=f"<b>{ratio:.2f}×</b>",  # noqa: RUF001 showarrow=False, yshift=18, font={"size": 16}
+        text=f"<b>{ratio:.2f}×</b>",  # noqa: RUF001 (the multiplication sign is meant)
+        showarrow=False,
+        yshift=18,
+        font={"size": 16},
     )
     figure.update_layout(title=title, yaxis_title=y_title, template=TEMPLATE, yaxis_range=[0, max(before, after) * 1.2])
     return figure

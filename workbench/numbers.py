@@ -1,4 +1,8 @@
-"""How the workbench writes a measured number in a table: counts exact, rates rounded."""
+"""How the workbench writes a measured number: counts exact, rates rounded.
+
+One rule for notebook tables, CLI tables, reports and the formulas `topics.sizing` spells
+out, so a figure reads the same wherever it appears.
+"""
 
 from __future__ import annotations
 

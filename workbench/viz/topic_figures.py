@@ -1,8 +1,5 @@
-"""Figures for the topic notebooks: plotly figures built from the tidy rows `measure` returns.
-
-Kept here rather than in `workbench.viz` because each knows the columns of one topic
-experiment; the shared look (template, renderers) still comes from `workbench.viz`.
-"""
+"""Figures of the topic experiments: each knows the columns of one experiment's tidy rows
+(`workbench.topics.measure`, `sizing`, `growth`) and draws them in the workbench's look."""
 
 from __future__ import annotations
 
@@ -14,10 +11,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from workbench.topics.sizing import PartitionPlan
+from workbench.viz.figures import TEMPLATE
 
 __all__ = ["capacity_figure", "device_read_figure", "growth_figure", "partition_plan_figure", "topic_count_figure"]
-
-TEMPLATE = "plotly_white"
 
 
 def topic_count_figure(frame: pd.DataFrame) -> go.Figure:
