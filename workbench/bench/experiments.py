@@ -1,11 +1,15 @@
 """The registry of experiments: the names `sweep` and `workbench bench` accept.
 
 Adding one is one entry: a load generator (a function of a stack and keyword
-parameters returning one row) and a line saying what it answers.
+parameters returning one row of the contract, see `workbench.bench.contract`) and a
+line saying what it answers. The topic and Spark experiments are named by
+`"module:function"` and imported when first run, so the registry does not import
+pyspark (or make the topics package import this one).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,10 +31,21 @@ class Experiment:
     """A named load generator."""
 
     name: str
-    run: Callable[..., dict[str, Any]]
+    #: The load generator, or `"module:function"` naming it.
+    generator: Callable[..., dict[str, Any]] | str
     question: str
     #: True when it passes unknown dotted keys through to librdkafka.
     kafka_settings: bool = False
+    #: What it needs beyond the broker (`"spark"`: Java and PySpark), for tests and listings.
+    needs: str = ""
+
+    @property
+    def run(self) -> Callable[..., dict[str, Any]]:
+        """The load generator itself: `run(stack, topic_prefix=..., **params)` → one contract row."""
+        if callable(self.generator):
+            return self.generator
+        module, _, function = self.generator.partition(":")
+        return getattr(importlib.import_module(module), function)
 
     def defaults(self) -> dict[str, Any]:
         """Its own parameters and their defaults (librdkafka settings not included)."""
