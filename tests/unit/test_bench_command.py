@@ -27,7 +27,7 @@ def test_list_shows_every_experiment_with_its_parameters() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["nope"], "error: no experiment 'nope'; experiments: end_to_end_latency, format_produce, http_floor"),
+        (["nope"], "error: no experiment 'nope'; experiments: device_read, end_to_end_latency, format_produce"),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
         (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),

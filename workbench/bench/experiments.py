@@ -115,6 +115,46 @@ EXPERIMENTS: dict[str, Experiment] = {
             "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
             True,
         ),
+        Experiment(
+            "topic_count",
+            "workbench.topics.measure:topic_count",
+            "what N topics cost: creation, Metadata size, produce spread over N topics vs N partitions, regex join",
+        ),
+        Experiment(
+            "device_read",
+            "workbench.topics.measure:device_read",
+            "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
+        ),
+        Experiment(
+            "spark_ingest",
+            "workbench.streaming.experiments:spark_ingest",
+            "how fast Spark reads a topic by partitions, sink and source options, against one plain consumer",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_aggregate",
+            "workbench.streaming.experiments:spark_aggregate",
+            "what spark.sql.shuffle.partitions does to the per-device windowed aggregation",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_trigger_latency",
+            "workbench.streaming.experiments:spark_trigger_latency",
+            "record latency of a processing-time query at a fixed offered rate, by trigger interval",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_topic_layout",
+            "workbench.streaming.experiments:spark_topic_layout",
+            "Spark reading one topic per device by pattern against one shared topic",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_restart",
+            "workbench.streaming.experiments:spark_restart",
+            "whether a restart from the checkpoint loses or duplicates records (a check: no rates)",
+            needs="spark",
+        ),
     )
 }
 
