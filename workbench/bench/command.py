@@ -93,11 +93,26 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
 
     asked = {"fixed": fixed, "grid": points or {}, "repeat": repeat}
     with catalog.track("bench", experiment, load_profile(profile), asked), stacks.running(profile) as active:
-        frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+        try:
+            frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+        finally:
+            if spec.needs == "spark":
+                _stop_spark()
     varied = sorted(points or {}) or sorted(fixed)
     console.print(_results_table(experiment, frame, varied))
     if repeat > 1:
         console.print(_spread_table(frame, [v for v in varied if v in frame.columns]))
+
+
+def _stop_spark() -> None:
+    """Stop the session (and its JVM) a Spark experiment started: the command leaves no process behind."""
+    from pyspark.sql import SparkSession
+
+    from workbench.streaming import stop_spark
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        stop_spark(session)
 
 
 def _compare_table(params: dict[str, Any], profile: str | None) -> Any:
@@ -130,7 +145,7 @@ def _experiments_table() -> Any:
 def _results_table(experiment: str, frame: Any, varied: list[str]) -> Any:
     from rich.table import Table
 
-    columns = [c for c in [*varied, "repeat", *SHOWN] if c in frame.columns]
+    columns = [c for c in dict.fromkeys([*varied, "repeat", *SHOWN]) if c in frame.columns]
     table = Table(*columns, title=f"{experiment}: {len(frame)} run(s), recorded in results/{experiment}.parquet")
     for _, row in frame.iterrows():
         table.add_row(*(_cell(row[c]) for c in columns))
