@@ -419,10 +419,14 @@ def _write_index(report: Report, profile: Profile) -> None:
             tables.append(f"<details><summary>{html.escape(experiment)} ({len(frame)} rows)</summary>"
                           f"{_results_table(frame)}</details>")  # fmt: skip
     full = "<h2>Full results</h2>" + "".join(tables) if tables else ""
-    script = ""
     if trends:
+        # plotly.js (4.8 MB) loads just before the first trend, so the notebooks' status and
+        # the first conclusions are on screen while the browser is still parsing it.
         _write_plotlyjs(report.directory)
-        script = f'<script src="{PLOTLYJS}"></script>'
+        first = notebooks.index(next(s for s in notebooks if "<div class='trends'>" in s))
+        notebooks[first] = notebooks[first].replace(
+            "<div class='trends'>", f"<script src=\"{PLOTLYJS}\"></script><div class='trends'>", 1
+        )
     meta = run_metadata(profile)
     facts = ", ".join(
         f"{key.replace('_', ' ')}: {html.escape(str(meta[key]))}"
@@ -441,7 +445,7 @@ def _write_index(report: Report, profile: Profile) -> None:
                   "evidence (Mann-Whitney U and a bootstrap interval, see workbench compare).</p>")  # fmt: skip
     report.index.write_text(
         f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {report.run_id}</title>"
-        f"<style>{_STYLE}</style>{script}</head><body><h1>Workbench report {report.run_id}</h1>"
+        f"<style>{_STYLE}</style></head><body><h1>Workbench report {report.run_id}</h1>"
         f"<p class='meta'>{facts}</p>"
         "<table><tr><th>notebook</th><th>status</th><th>time</th></tr>"
         + "".join(rows)
