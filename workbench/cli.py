@@ -196,29 +196,13 @@ def compare_command(
     ] = None,
 ) -> None:
     """Is B faster, slower or not measurably different from A? Per point and metric, with a rank test."""
-    from workbench.compare import compare_runs
+    from workbench.compare import compare_runs, comparison_table
     from workbench.config import load_profile
 
     selected = load_profile(_select(profile))
     table = compare_runs(a, b, experiment=experiment, metrics=metric or None, ignore=ignore or (), profile=selected)
-    out.print(_comparison_table(table, a, b))
+    out.print(comparison_table(table, a, b))
     out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
-
-
-def _comparison_table(frame: Any, a: str, b: str) -> Table:
-    """A comparison as a terminal table: the verdict last, where the eye lands."""
-    from workbench.numbers import format_number
-
-    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
-                  "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip
-    for _, row in frame.iterrows():
-        interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
-        p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
-        ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
-        table.add_row(row["point"], row["metric"], str(row["n_a"]), str(row["n_b"]), format_number(row["median_a"]),
-                      format_number(row["median_b"]), ratio, interval, p_value, row["load_a"], row["load_b"],
-                      row["verdict"])  # fmt: skip
-    return table
 
 
 runs_app = typer.Typer(help="The run catalogue: every report and bench run with its facts.")

@@ -46,6 +46,7 @@ __all__ = [
     "compare_runs",
     "compare_samples",
     "comparison_html",
+    "comparison_table",
     "is_headline",
     "load_rows",
     "metric_direction",
@@ -423,3 +424,21 @@ def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
         f"{html.escape(str(table.attrs.get('thresholds', '')))}</p>"
         f"<div class='scroll'><table><tr>{header}</tr>{''.join(rows)}</table></div>"
     )
+
+
+def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
+    """A comparison as a rich terminal table: the verdict last, where the eye lands."""
+    from rich.table import Table
+
+    from workbench.numbers import format_number
+
+    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
+                  "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip
+    for _, row in frame.iterrows():
+        interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+        p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
+        ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
+        table.add_row(row["point"], row["metric"], str(row["n_a"]), str(row["n_b"]), format_number(row["median_a"]),
+                      format_number(row["median_b"]), ratio, interval, p_value, row["load_a"], row["load_b"],
+                      row["verdict"])  # fmt: skip
+    return table

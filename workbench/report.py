@@ -2,7 +2,8 @@
 
 The stages follow a run: choose notebooks and parameters → execute each (a failed one
 keeps its executed copy, with the failing cell marked) → convert to HTML → write an
-index with each notebook's status and the results it recorded. Any failure makes the
+index that leads with each notebook's conclusions, headline figures and their trend over
+earlier runs (see `workbench.frontpage`), the full result tables collapsed below. Any failure makes the
 whole run fail after the report is written, so a scheduler sees a non-zero exit and a
 human still gets the report.
 
@@ -52,6 +53,8 @@ class NotebookRun:
     seconds: float
     error: NotebookRunError | None = None
     html: Path | None = None
+    #: The results tables it added rows to (its headline figures come from them).
+    tables: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -142,7 +145,10 @@ def _run_notebooks(
     with _environment({"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}):
         for path in paths:
             params = {**defaults, **per_notebook.get(path.stem, {}), **overrides}
+            before = _row_counts(profile, run_id)
             run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
+            after = _row_counts(profile, run_id)
+            run.tables = [table for table, count in after.items() if count > before.get(table, 0)]
             _slim(run.executed, directory)
             run.html = _to_html(run.executed, directory / f"{path.stem}.html")
             report.runs.append(run)
@@ -150,6 +156,15 @@ def _run_notebooks(
                 progress(run)
     _write_index(report, profile)
     return report
+
+
+def _row_counts(profile: Profile, run_id: str) -> dict[str, int]:
+    """Rows of `run_id` in each results table: what a notebook recorded is the difference."""
+    counts = {}
+    for table in experiments(profile):
+        frame = load_results(table, run_id=run_id, profile=profile)
+        counts[table] = len(frame)
+    return counts
 
 
 def run_report(
@@ -219,7 +234,7 @@ def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
     except ConfigError as exc:
         section = f"<h2>Comparison</h2><p class='meta'>no comparison: {html.escape(str(exc))}</p>"
     page = report.index.read_text()
-    report.index.write_text(page.replace("</table>", "</table>" + section, 1))  # after the notebooks' table
+    report.index.write_text(page.replace(_COMPARISON_SLOT, section, 1))  # after the conclusions
 
 
 def _cell_timeout() -> float:
@@ -330,6 +345,8 @@ td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
 th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
 .ok{color:#1a7f37}.failed{color:#cf222e;font-weight:bold}.meta{color:#555}
 .scroll{overflow-x:auto}
+section{border-top:1px solid #ddd;margin-top:1em}.said{max-width:900px}
+.trends{display:flex;flex-wrap:wrap;gap:8px}details{margin:0.3em 0}summary{cursor:pointer}
 """
 
 
@@ -343,7 +360,37 @@ def _results_table(frame: Any) -> str:
     return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
 
 
+#: Where `--compare-to` puts its table: after the conclusions, before the full results.
+_COMPARISON_SLOT = "<!-- comparison -->"
+
+
+def _trend_runs(profile: Profile, run_id: str) -> list[str]:
+    """This run and the previous report runs of its profile, oldest first (at most `TREND_RUNS`)."""
+    from workbench import catalog
+    from workbench.frontpage import TREND_RUNS
+
+    table = catalog.runs(profile, profile_name=profile.name, kind="report")
+    earlier = [str(r) for r in table["run_id"] if str(r) != run_id]  # this run is catalogued when it ends
+    return [*earlier, run_id][-TREND_RUNS:]
+
+
+def _notebook_section(run: NotebookRun, report: Report, profile: Profile, run_ids: list[str]) -> tuple[str, int]:
+    """One notebook on the front page: status, its conclusions, its headline figures and their trends."""
+    from workbench.frontpage import CONCLUSIONS_HEADING, conclusions_html, headline_section
+
+    name = f'<a href="{run.html.name}">{html.escape(run.name)}</a>' if run.html else html.escape(run.name)
+    status = "" if run.error is None else f" <span class='failed'>failed: {html.escape(run.error.ename)}</span>"
+    said = conclusions_html(run.executed)
+    if said is None:
+        heading = html.escape(CONCLUSIONS_HEADING.lstrip("# "))
+        said = f"<p class='meta'>no conclusions: the notebook has no \"{heading}\" cell, or it did not run</p>"
+    figures, trends = headline_section(run.name, run.tables, report.run_id, run_ids, profile)
+    return f"<section><h2>{name}{status}</h2><div class='said'>{said}</div>{figures}</section>", trends
+
+
 def _write_index(report: Report, profile: Profile) -> None:
+    """The front page: notebooks and status, then each notebook's conclusions, headline figures
+    and trends, then (collapsed) every result table of the run."""
     from workbench.results import run_metadata
 
     rows = []
@@ -355,11 +402,27 @@ def _write_index(report: Report, profile: Profile) -> None:
             status = f"<span class='failed'>failed: {reason}</span>"
         link = f'<a href="{run.html.name}">{run.name}</a>' if run.html else run.name
         rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{run.seconds:,.1f} s</td></tr>")
-    sections = []
+    run_ids = _trend_runs(profile, report.run_id)
+    notebooks, trends = [], 0
+    for run in report.runs:
+        section, drawn = _notebook_section(run, report, profile, run_ids)
+        notebooks.append(section)
+        trends += drawn
+    tables = []
     for experiment in experiments(profile):
         frame = load_results(experiment, run_id=report.run_id, profile=profile)
         if not frame.empty:
-            sections.append(f"<h2>Results: {html.escape(experiment)}</h2>{_results_table(frame)}")
+            tables.append(f"<details><summary>{html.escape(experiment)} ({len(frame)} rows)</summary>"
+                          f"{_results_table(frame)}</details>")  # fmt: skip
+    full = "<h2>Full results</h2>" + "".join(tables) if tables else ""
+    if trends:
+        # plotly.js (4.8 MB) loads just before the first trend, so the notebooks' status and
+        # the first conclusions are on screen while the browser is still parsing it.
+        _write_plotlyjs(report.directory)
+        first = notebooks.index(next(s for s in notebooks if "<div class='trends'>" in s))
+        notebooks[first] = notebooks[first].replace(
+            "<div class='trends'>", f"<script src=\"{PLOTLYJS}\"></script><div class='trends'>", 1
+        )
     meta = run_metadata(profile)
     facts = ", ".join(
         f"{key.replace('_', ' ')}: {html.escape(str(meta[key]))}"
@@ -373,6 +436,9 @@ def _write_index(report: Report, profile: Profile) -> None:
             "python",
         )
     )
+    trend_note = (f"<p class='meta'>Trends: the last {len(run_ids)} report run(s) of profile "
+                  f"{html.escape(profile.name)}; a red cross marks a run slower than the one before it with "
+                  "evidence (Mann-Whitney U and a bootstrap interval, see workbench compare).</p>")  # fmt: skip
     report.index.write_text(
         f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {report.run_id}</title>"
         f"<style>{_STYLE}</style></head><body><h1>Workbench report {report.run_id}</h1>"
@@ -380,9 +446,20 @@ def _write_index(report: Report, profile: Profile) -> None:
         "<table><tr><th>notebook</th><th>status</th><th>time</th></tr>"
         + "".join(rows)
         + "</table>"
-        + "".join(sections)
+        + trend_note
+        + "".join(notebooks)
+        + _COMPARISON_SLOT
+        + full
         + "</body></html>"
     )
+
+
+def _write_plotlyjs(directory: Path) -> None:
+    from plotly.offline import get_plotlyjs
+
+    shared = directory / PLOTLYJS
+    if not shared.exists():
+        shared.write_text(get_plotlyjs())
 
 
 class _environment:

@@ -166,7 +166,10 @@ def compare(
     metric: str = "msg_s",
     profile: Profile | None = None,
 ) -> pd.DataFrame:
-    """Compare two recorded runs of an experiment point by point.
+    """Compare two recorded runs of an experiment point by point, by their ranges.
+
+    Whether a difference is real is `workbench.compare.compare_runs`'s question (medians,
+    a bootstrap interval, Mann-Whitney U, a verdict); this is the quick look at spreads.
 
     For each point both runs measured: each run's min/median/max of `metric`, the
     ratio of medians (b / a), and whether the difference exceeds the spread, i.e. the

@@ -21,7 +21,7 @@ def test_spark_ingestion_notebook_runs_and_records_its_results(stack: Stack, tmp
     assert row["rows"] == row["distinct_offsets"] == row["log_records"] == row["produced"] == 7_500
 
     limited = results.load("spark_rate_limit", run_id=report.run_id, profile=stack.profile)
-    assert (limited["rows"] == 20_000).all()
+    assert (limited["records"] == 20_000).all()
     bounded = limited.dropna(subset=["max_offsets_per_trigger"])
     assert (bounded["max_batch_rows"] <= bounded["max_offsets_per_trigger"]).all()
 

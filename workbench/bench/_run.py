@@ -1,20 +1,18 @@
-"""What every load generator shares: a throw-away topic and the shape of a result row."""
+"""What every load generator shares: a throw-away topic, timed reads, the result row (see `contract`)."""
 
 from __future__ import annotations
 
 import gc
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import numpy as np
 
 from workbench import kafka
-from workbench.bench.latency import latency_summary
-from workbench.results import run_metadata
+from workbench.bench.contract import result_row
 from workbench.stack import Stack
+
+__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row", "timed_reads"]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
@@ -61,39 +59,3 @@ def timed_reads(
     seconds = time.perf_counter() - started
     timeline.append((seconds, count))
     return count, seconds, polls
-
-
-def result_row(
-    stack: Stack,
-    *,
-    experiment: str,
-    params: Mapping[str, Any],
-    records: int,
-    payload_bytes: int,
-    seconds: float,
-    latencies: Sequence[float] | np.ndarray,
-    latency_of: str,
-    resources: Mapping[str, float],
-    extra: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """One tidy row: parameters as columns, rates, latency percentiles, costs, run metadata.
-
-    `params` names the columns that identify a point; they are also listed in the
-    `params` column, so `results.compare` and `spread` know what to group by.
-    """
-    rate = records / seconds if seconds > 0 else float("nan")
-    return {
-        "experiment": experiment,
-        **dict(params),
-        "params": ",".join(params),
-        "records": records,
-        "bytes": payload_bytes,
-        "seconds": seconds,
-        "msg_s": rate,
-        "mb_s": payload_bytes / 1e6 / seconds if seconds > 0 else float("nan"),
-        "latency_of": latency_of,
-        **latency_summary(latencies),
-        **dict(resources),
-        **dict(extra or {}),
-        **run_metadata(stack.profile),
-    }

@@ -3,7 +3,7 @@
     workbench bench list
     workbench bench proxy_produce --param records_per_call=500 --param session_reuse=false
     workbench bench native_produce --grid grid.yaml --repeat 3
-    workbench bench compare --param experiment=proxy_produce --param a=<run id> --param b=<run id>
+    workbench bench compare --param experiment=proxy_produce --param a=<run id> --param b=<run id>   # workbench compare
 
 A grid file maps parameters to lists of values (`linger.ms: [0, 5, 50]`); `--param`
 values are fixed for every point. Values are read as YAML scalars, so `500` is an int,
@@ -95,34 +95,40 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
 
     asked = {"fixed": fixed, "grid": points or {}, "repeat": repeat}
     with catalog.track("bench", experiment, load_profile(profile), asked), stacks.running(profile) as active:
-        frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+        try:
+            frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+        finally:
+            if spec.needs == "spark":
+                _stop_spark()
     varied = sorted(points or {}) or sorted(fixed)
     console.print(_results_table(experiment, frame, varied))
     if repeat > 1:
         console.print(_spread_table(frame, [v for v in varied if v in frame.columns]))
 
 
-def _compare_table(params: dict[str, Any], profile: str | None) -> Any:
-    """Two recorded runs side by side: `experiment`, `a`, `b` and optionally `metric`."""
-    from rich.table import Table
+def _stop_spark() -> None:
+    """Stop the session (and its JVM) a Spark experiment started: the command leaves no process behind."""
+    from pyspark.sql import SparkSession
 
+    from workbench.streaming import stop_spark
+
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        stop_spark(session)
+
+
+def _compare_table(params: dict[str, Any], profile: str | None) -> Any:
+    """Two recorded runs of `experiment` (`a`, `b`, optionally `metric`), judged as `workbench compare` does."""
+    from workbench.compare import compare_runs, comparison_table
     from workbench.config import load_profile
-    from workbench.results import compare
 
     missing = [k for k in ("experiment", "a", "b") if k not in params]
     if missing:
         raise BenchError(f"compare needs --param {'=... --param '.join(missing)}=...; run ids are in the run_id column")
     metric = str(params.get("metric", "msg_s"))
-    frame = compare(str(params["a"]), str(params["b"]), str(params["experiment"]), metric=metric,
-                    profile=load_profile(profile))  # fmt: skip
-    keys = [c for c in frame.columns if not c.startswith(("a_", "b_")) and c not in ("ratio", "exceeds_spread")]
-    table = Table(*keys, f"a median {metric}", f"b median {metric}", "b / a", "beyond spread",
-                  title=f"{params['experiment']}: run {params['b']} vs run {params['a']}")  # fmt: skip
-    for _, row in frame.iterrows():
-        verdict = "yes" if row["exceeds_spread"] else "no"
-        table.add_row(*(_cell(row[k]) for k in keys), _cell(row["a_median"]), _cell(row["b_median"]),
-                      f"{row['ratio']:.2f}", verdict)  # fmt: skip
-    return table
+    a, b = str(params["a"]), str(params["b"])
+    frame = compare_runs(a, b, experiment=str(params["experiment"]), metrics=[metric], profile=load_profile(profile))
+    return comparison_table(frame, a, b)
 
 
 def _experiments_table() -> Any:
@@ -133,7 +139,7 @@ def _experiments_table() -> Any:
         defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults().items())
         extra = " + librdkafka settings (linger.ms=...)" if spec.kafka_settings else ""
         table.add_row(name, spec.question, defaults + extra)
-    table.add_row("compare", "which differences between two recorded runs exceed their spread",
+    table.add_row("compare", "is run b faster, slower or not measurably different from run a (workbench compare)",
                   "experiment=..., a=<run id>, b=<run id>, metric=msg_s")  # fmt: skip
     return table
 
@@ -141,7 +147,7 @@ def _experiments_table() -> Any:
 def _results_table(experiment: str, frame: Any, varied: list[str]) -> Any:
     from rich.table import Table
 
-    columns = [c for c in [*varied, "repeat", *SHOWN] if c in frame.columns]
+    columns = [c for c in dict.fromkeys([*varied, "repeat", *SHOWN]) if c in frame.columns]
     table = Table(*columns, title=f"{experiment}: {len(frame)} run(s), recorded in results/{experiment}.parquet")
     for _, row in frame.iterrows():
         table.add_row(*(_cell(row[c]) for c in columns))

@@ -1,11 +1,15 @@
 """The registry of experiments: the names `sweep` and `workbench bench` accept.
 
 Adding one is one entry: a load generator (a function of a stack and keyword
-parameters returning one row) and a line saying what it answers.
+parameters returning one row of the contract, see `workbench.bench.contract`) and a
+line saying what it answers. The topic and Spark experiments are named by
+`"module:function"` and imported when first run, so the registry does not import
+pyspark (or make the topics package import this one).
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,10 +33,22 @@ class Experiment:
     """A named load generator."""
 
     name: str
-    run: Callable[..., dict[str, Any]]
+    #: The load generator, or `"module:function"` naming it.
+    generator: Callable[..., dict[str, Any]] | str
     question: str
     #: True when it passes unknown dotted keys through to librdkafka.
     kafka_settings: bool = False
+    #: What it needs beyond the broker (`"spark"`: Java and PySpark), for tests and listings.
+    needs: str = ""
+
+    @property
+    def run(self) -> Callable[..., dict[str, Any]]:
+        """The load generator itself: `run(stack, topic_prefix=..., **params)` → one contract row."""
+        if callable(self.generator):
+            return self.generator
+        module, _, function = self.generator.partition(":")
+        generator: Callable[..., dict[str, Any]] = getattr(importlib.import_module(module), function)
+        return generator
 
     def defaults(self) -> dict[str, Any]:
         """Its own parameters and their defaults (librdkafka settings not included)."""
@@ -56,7 +72,10 @@ class Experiment:
             raise BenchError(
                 f"{self.name} has no parameter {', '.join(sorted(unknown))}; it takes {sorted(known)}{hint}"
             )
-        hints = get_type_hints(self.run)
+        try:
+            hints = get_type_hints(self.run)
+        except NameError:  # an annotation only imported for type checkers (SparkSession): no check
+            hints = {}
         for name, value in params.items():
             if name in known and name in hints:
                 _check_type(self.name, name, value, hints[name])
@@ -121,6 +140,46 @@ EXPERIMENTS: dict[str, Experiment] = {
             end_to_end_latency,
             "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
             True,
+        ),
+        Experiment(
+            "topic_count",
+            "workbench.topics.measure:topic_count",
+            "what N topics cost: creation, Metadata size, produce spread over N topics vs N partitions, regex join",
+        ),
+        Experiment(
+            "device_read",
+            "workbench.topics.measure:device_read",
+            "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
+        ),
+        Experiment(
+            "spark_ingest",
+            "workbench.streaming.experiments:spark_ingest",
+            "how fast Spark reads a topic by partitions, sink and source options, against one plain consumer",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_aggregate",
+            "workbench.streaming.experiments:spark_aggregate",
+            "what spark.sql.shuffle.partitions does to the per-device windowed aggregation",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_trigger_latency",
+            "workbench.streaming.experiments:spark_trigger_latency",
+            "record latency of a processing-time query at a fixed offered rate, by trigger interval",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_topic_layout",
+            "workbench.streaming.experiments:spark_topic_layout",
+            "Spark reading one topic per device by pattern against one shared topic",
+            needs="spark",
+        ),
+        Experiment(
+            "spark_restart",
+            "workbench.streaming.experiments:spark_restart",
+            "whether a restart from the checkpoint loses or duplicates records (a check: no rates)",
+            needs="spark",
         ),
     )
 }

@@ -91,6 +91,6 @@ def registry_lookups(
         client.close()
     params = {"cached": cached, "schemas": schemas}
     rate = done / seconds if seconds else float("nan")
-    return result_row(stack, experiment="registry_lookups", params=params, records=done, payload_bytes=0,
+    return result_row(stack, experiment="registry_lookups", params=params, records=done, payload_bytes=float("nan"),
                       seconds=seconds, latencies=latencies[:done], latency_of="lookup",
                       resources=monitor.columns(), extra={"lookups_s": rate})  # fmt: skip

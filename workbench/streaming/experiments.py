@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "LAYOUTS",
+    "SINKS",
+    "bench_session",
     "consumer_ceiling",
     "ingest",
     "parallelism_sweep",
@@ -38,6 +41,12 @@ __all__ = [
     "rate_limit_runs",
     "restart_check",
     "shuffle_sweep",
+    "spark_aggregate",
+    "spark_ingest",
+    "spark_restart",
+    "spark_row",
+    "spark_topic_layout",
+    "spark_trigger_latency",
     "telemetry_topic",
     "trigger_latency",
     "warm_up",
@@ -45,15 +54,24 @@ __all__ = [
 
 #: Upper bound on waiting for a running query; a hang becomes an error, never a stuck cell.
 PATIENCE_S = 180
+#: "Not measured" (no batch read anything, nothing timed): never 0.0, which would be a measurement.
+NAN = float("nan")
 
 
 @contextmanager
 def telemetry_topic(
-    stack: Stack, *, records: int, partitions: int, value_bytes: int | None = 200, devices: int = 100, seed: int = 0
+    stack: Stack,
+    *,
+    records: int,
+    partitions: int,
+    value_bytes: int | None = 200,
+    devices: int = 100,
+    seed: int = 0,
+    prefix: str = "spark-tele",
 ) -> Iterator[str]:
     """A fresh topic holding `records` telemetry readings (JSON, padded to `value_bytes`); deleted after."""
     conf = stack.kafka_config("producer")
-    name = f"spark-tele-{uuid.uuid4().hex[:8]}"
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     stack.create_topics({name: partitions})
     try:
         seconds = max(1, records // devices)
@@ -90,6 +108,10 @@ def ingest(
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """Run `frame` into a sink until AvailableNow finishes; return its measures and progress.
 
+    The measures: `records` read, `batches` that read any, `exec_s` (their summed
+    `triggerExecution`), `msg_s` (records / `exec_s`), `wall_s` and `wall_msg_s` (start-up
+    included), `median_batch_ms`; NaN where no batch read anything.
+
     `sink` is `noop` (read and drop: the source's own speed), `parquet` (files under
     `work_dir`, deleted afterwards) or `memory`.
     """
@@ -117,17 +139,17 @@ def ingest(
     progress = progress_frame(query)
     busy = progress[progress["rows"] > 0]
     rows = int(progress["rows"].sum())
-    exec_s = float(busy["trigger_ms"].sum()) / 1000 if len(busy) else 0.0
+    exec_s = float(busy["trigger_ms"].sum()) / 1000 if len(busy) else NAN
     return {
         "sink": sink,
-        "rows": rows,
+        "records": rows,
         "batches": len(busy),
         "max_batch_rows": int(busy["rows"].max()) if len(busy) else 0,
         "exec_s": exec_s,
         "wall_s": wall,
-        "rows_s": rows / exec_s if exec_s else 0.0,
-        "wall_rows_s": rows / wall if wall else 0.0,
-        "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else 0.0,
+        "msg_s": rows / exec_s if exec_s > 0 else NAN,
+        "wall_msg_s": rows / wall if wall > 0 else NAN,
+        "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NAN,
     }, progress
 
 
@@ -167,8 +189,79 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     if remaining:
         raise TimeoutError(f"plain consumer did not reach the end of {sorted(remaining)} in {PATIENCE_S} s")
     sink = "plain consumer, GC paused" if pause_gc else "plain consumer"
-    return {"sink": sink, "rows": count, "exec_s": seconds, "wall_s": seconds,
-            "rows_s": count / seconds, "wall_rows_s": count / seconds}  # fmt: skip
+    rate = count / seconds if seconds > 0 else NAN
+    return {"sink": sink, "records": count, "batches": NAN, "max_batch_rows": NAN, "exec_s": seconds,
+            "wall_s": seconds, "msg_s": rate, "wall_msg_s": rate, "median_batch_ms": NAN}  # fmt: skip
+
+
+#: Readers `spark_ingest` compares: Spark's sinks, and one plain consumer (the ceiling).
+PLAIN_SINKS = ("plain consumer", "plain consumer, GC paused")
+SINKS = ("noop", "parquet", "memory", *PLAIN_SINKS)
+
+
+def spark_row(
+    stack: Stack,
+    experiment: str,
+    params: Mapping[str, Any],
+    measured: Mapping[str, Any],
+    *,
+    value_bytes: int | None = None,
+    resources: Mapping[str, float] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A contract row (`workbench.bench.contract`) from `ingest`'s measures: `seconds` is `exec_s`.
+
+    `mb_s` needs the padded record size (`value_bytes`); without it (unpadded JSON) it is NaN.
+    """
+    from workbench.bench.contract import result_row
+
+    records = measured["records"]
+    rest = {k: v for k, v in measured.items() if k not in ("records", "msg_s", "exec_s", *params)}
+    return result_row(stack, experiment=experiment, params=params, records=records,
+                      payload_bytes=records * value_bytes if value_bytes else NAN, seconds=measured["exec_s"],
+                      resources=resources, extra={**rest, **(extra or {})})  # fmt: skip
+
+
+def _read_point(
+    spark: SparkSession,
+    stack: Stack,
+    work_dir: Path,
+    topic: str,
+    params: dict[str, Any],
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One measured read of `topic` as `params` say (see `spark_ingest`): its row and progress."""
+    from workbench.bench.resources import ResourceMonitor
+
+    sink = params["sink"]
+    if sink in PLAIN_SINKS:
+        with ResourceMonitor(stack.services) as monitor:
+            measured = consumer_ceiling(stack, topic, pause_gc=sink == PLAIN_SINKS[1])
+        row = spark_row(stack, "spark_ingest", params, measured, value_bytes=params["value_bytes"],
+                        resources=monitor.columns(), extra={"spark_tasks": 1})  # fmt: skip
+        return row, pd.DataFrame()
+    options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
+    if params["min_partitions"]:
+        options["minPartitions"] = params["min_partitions"]
+    if params["max_offsets_per_trigger"]:
+        options["maxOffsetsPerTrigger"] = params["max_offsets_per_trigger"]
+    tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
+    with ResourceMonitor(stack.services) as monitor:
+        measured, progress = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
+    row = spark_row(stack, "spark_ingest", params, measured, value_bytes=params["value_bytes"],
+                    resources=monitor.columns(), extra={"spark_tasks": tasks})  # fmt: skip
+    return row, progress
+
+
+def _ingest_params(
+    records: int,
+    topic_partitions: int,
+    value_bytes: int,
+    sink: str = "noop",
+    min_partitions: int | None = None,
+    max_offsets_per_trigger: int | None = None,
+) -> dict[str, Any]:
+    return {"topic_partitions": topic_partitions, "records": records, "value_bytes": value_bytes, "sink": sink,
+            "min_partitions": min_partitions, "max_offsets_per_trigger": max_offsets_per_trigger}  # fmt: skip
 
 
 def parallelism_sweep(
@@ -182,7 +275,7 @@ def parallelism_sweep(
     sinks: Sequence[str] = ("noop", "parquet"),
     value_bytes: int = 200,
 ) -> pd.DataFrame:
-    """Rows/s by topic partitions (= Spark tasks), by sink, against the plain consumer.
+    """msg/s by topic partitions (= Spark tasks), by sink, against the plain consumer: `spark_ingest` rows.
 
     Call `warm_up` first, so no run pays for Python worker start-up. With
     `min_partitions`, the one-partition topic is also read split into that many tasks.
@@ -193,18 +286,13 @@ def parallelism_sweep(
             variants: list[int | None] = [None]
             if min_partitions and count == min(partitions):
                 variants.append(min_partitions)
-            base = {"topic_partitions": count, "records": records, "value_bytes": value_bytes}
             for split in variants:
-                options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
-                if split:
-                    options["minPartitions"] = split
-                tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
                 for sink in sinks:
-                    measured, _ = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
-                    rows.append({**base, "min_partitions": split, "spark_tasks": tasks, **measured})
-            for pause_gc in (False, True):
-                ceiling = consumer_ceiling(stack, topic, pause_gc=pause_gc)
-                rows.append({**base, "min_partitions": None, "spark_tasks": 1, **ceiling})
+                    params = _ingest_params(records, count, value_bytes, sink, split)
+                    rows.append(_read_point(spark, stack, work_dir, topic, params)[0])
+            for sink in PLAIN_SINKS:
+                rows.append(_read_point(spark, stack, work_dir, topic, _ingest_params(records, count, value_bytes,
+                                                                                      sink))[0])  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -216,23 +304,42 @@ def rate_limit_runs(
     records: int,
     limits: Sequence[int | None],
     partitions: int = 4,
+    value_bytes: int = 200,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """AvailableNow with each `maxOffsetsPerTrigger`: batches, their sizes, rows/s.
+    """AvailableNow with each `maxOffsetsPerTrigger`: batches, their sizes, msg/s (`spark_ingest` rows).
 
     Returns the summary (one row per limit) and the per-batch progress of every run.
     """
     summary, batches = [], []
-    with telemetry_topic(stack, records=records, partitions=partitions) as topic:
+    with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=value_bytes) as topic:
         for limit in limits:
-            options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
-            if limit:
-                options["maxOffsetsPerTrigger"] = limit
-            measured, progress = ingest(spark, kafka_source(spark, stack, **options), work_dir)
-            summary.append({"max_offsets_per_trigger": limit, "records": records, "topic_partitions": partitions,
-                            **measured})  # fmt: skip
+            params = _ingest_params(records, partitions, value_bytes, max_offsets_per_trigger=limit)
+            row, progress = _read_point(spark, stack, work_dir, topic, params)
+            summary.append(row)
             busy = progress[progress["rows"] > 0].assign(max_offsets_per_trigger=limit or 0)
             batches.append(busy.assign(batch=range(len(busy))))
     return pd.DataFrame(summary), pd.concat(batches, ignore_index=True)
+
+
+def _aggregate_point(
+    spark: SparkSession, stack: Stack, work_dir: Path, frame: DataFrame, params: dict[str, Any]
+) -> dict[str, Any]:
+    """One run of the windowed aggregation under `params["shuffle_partitions"]` (a new query reads it)."""
+    from workbench.bench.resources import ResourceMonitor
+
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))
+        with ResourceMonitor(stack.services) as monitor:
+            measured, _ = ingest(spark, frame, work_dir)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", str(previous))
+    return spark_row(stack, "spark_aggregate", params, measured, resources=monitor.columns())
+
+
+def _readings_frame(spark: SparkSession, stack: Stack, topic: str) -> DataFrame:
+    source = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
+    return device_windows(parse_readings(source))
 
 
 def shuffle_sweep(
@@ -248,22 +355,71 @@ def shuffle_sweep(
     """The windowed telemetry aggregation, AvailableNow, under each `spark.sql.shuffle.partitions`.
 
     The setting is read when a query starts (and then fixed in its checkpoint), so each
-    run is a new query with a new checkpoint.
+    run is a new query with a new checkpoint. Rows of `spark_aggregate`; `mb_s` is NaN
+    (the readings are unpadded JSON of varying size).
     """
-    previous = spark.conf.get("spark.sql.shuffle.partitions")
     rows = []
-    try:
-        with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=None,
-                             devices=devices) as topic:  # fmt: skip
-            frame = device_windows(parse_readings(kafka_source(spark, stack, subscribe=topic,
-                                                               startingOffsets="earliest")))  # fmt: skip
-            for count in shuffle_partitions:
-                spark.conf.set("spark.sql.shuffle.partitions", str(count))
-                measured, _ = ingest(spark, frame, work_dir)
-                rows.append({"shuffle_partitions": count, "records": records, "devices": devices, **measured})
-    finally:
-        spark.conf.set("spark.sql.shuffle.partitions", str(previous))
+    with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=None,
+                         devices=devices) as topic:  # fmt: skip
+        frame = _readings_frame(spark, stack, topic)
+        for count in shuffle_partitions:
+            params = {"shuffle_partitions": count, "records": records, "devices": devices,
+                      "topic_partitions": partitions}  # fmt: skip
+            rows.append(_aggregate_point(spark, stack, work_dir, frame, params))
     return pd.DataFrame(rows)
+
+
+def _latency_point(
+    spark: SparkSession,
+    stack: Stack,
+    work_dir: Path,
+    params: dict[str, Any],
+    on_query: Any = None,
+    topic_prefix: str = "spark-live",
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """One processing-time query reading a producer at a fixed rate (see `trigger_latency`)."""
+    from pyspark.sql import functions as F
+
+    from workbench.bench.contract import result_row
+
+    conf = stack.kafka_config("producer")
+    interval, rate = params["trigger"], params["offered_msg_s"]
+    topic = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
+    stack.create_topics({topic: params["topic_partitions"]})
+    table = f"latency_{uuid.uuid4().hex[:8]}"
+    total = int(rate * params["produce_seconds"])
+    produced: list[float] = []
+    try:
+        frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
+            "partition", "offset", F.col("timestamp").alias("kafka_ts"), F.current_timestamp().alias("batch_ts")
+        )
+        writer = frame.writeStream.format("memory").queryName(table)
+        query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
+        with stopping(query):
+            producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate, produced),
+                                        daemon=True)  # fmt: skip
+            producer.start()
+            if on_query is not None:
+                on_query(query, lambda thread=producer: not thread.is_alive())
+            producer.join(PATIENCE_S)
+            _wait_rows(spark, query, table, total)
+        progress = progress_frame(query)
+        records = to_pandas(spark.table(table))
+    finally:
+        kafka.delete_topics(conf, [topic])
+        shutil.rmtree(work_dir / table, ignore_errors=True)
+    busy = progress[progress["rows"] > 0].sort_values("timestamp")
+    latency = _latencies(records, busy) / 1000
+    extra = {
+        "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
+        "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NAN,
+        **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NAN for phase in DURATIONS},
+    }  # fmt: skip
+    # msg/s is what the producer achieved: below the offered rate, the load generator was the limit.
+    row = result_row(stack, experiment="spark_trigger_latency", params=params, records=len(records),
+                     seconds=produced[0] if produced else NAN, latencies=latency.to_numpy(),
+                     latency_of="Kafka timestamp → batch commit, per record", extra=extra)  # fmt: skip
+    return row, busy.assign(trigger=interval)
 
 
 def trigger_latency(
@@ -288,52 +444,22 @@ def trigger_latency(
             it should return when the producer is done.
 
     Returns:
-        A summary row per interval (batches, median batch ms and of each of its phases,
-        p50/p95/max latency ms) and the per-batch progress of every run.
+        A `spark_trigger_latency` row per interval (records read, batches, median batch ms
+        and of each of its phases, latency percentiles in ms, `msg_s` the producer
+        reached against `offered_msg_s`) and the per-batch progress of every run.
     """
-    from pyspark.sql import functions as F
-
     summary, batches = [], []
-    conf = stack.kafka_config("producer")
     for interval in intervals:
-        topic = f"spark-live-{uuid.uuid4().hex[:8]}"
-        stack.create_topics({topic: partitions})
-        table = f"latency_{uuid.uuid4().hex[:8]}"
-        try:
-            frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
-                "partition", "offset", F.col("timestamp").alias("kafka_ts"), F.current_timestamp().alias("batch_ts")
-            )
-            writer = frame.writeStream.format("memory").queryName(table)
-            query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
-            with stopping(query):
-                total = int(rate * seconds)
-                producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate), daemon=True)
-                producer.start()
-                if on_query is not None:
-                    on_query(query, lambda thread=producer: not thread.is_alive())
-                producer.join(PATIENCE_S)
-                _wait_rows(spark, query, table, total)
-            progress = progress_frame(query)
-            records = to_pandas(spark.table(table))
-        finally:
-            kafka.delete_topics(conf, [topic])
-            shutil.rmtree(work_dir / table, ignore_errors=True)
-        busy = progress[progress["rows"] > 0].sort_values("timestamp")
-        latency = _latencies(records, busy)
-        summary.append({
-            "trigger": interval, "rate": rate, "seconds": seconds, "rows": len(records),
-            "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
-            "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()),
-            "latency_p50_ms": float(latency.quantile(0.5)), "latency_p95_ms": float(latency.quantile(0.95)),
-            "latency_max_ms": float(latency.max()),
-            **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS},
-        })  # fmt: skip
-        batches.append(busy.assign(trigger=interval))
+        params = {"trigger": interval, "offered_msg_s": rate, "produce_seconds": seconds,
+                  "topic_partitions": partitions}  # fmt: skip
+        row, busy = _latency_point(spark, stack, work_dir, params, on_query)
+        summary.append(row)
+        batches.append(busy)
     return pd.DataFrame(summary), pd.concat(batches, ignore_index=True)
 
 
-def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int) -> None:
-    """Small bursts every 50 ms, so records carry timestamps spread over the run."""
+def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int, took: list[float]) -> None:
+    """Small bursts every 50 ms, so records carry timestamps spread over the run; appends its seconds to `took`."""
     client = kafka.producer(conf, {"linger.ms": 5})
     started, sent, step = time.perf_counter(), 0, max(1, rate // 20)
     while sent < total:
@@ -344,6 +470,7 @@ def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int) ->
         sent = due
         time.sleep(0.05)
     client.flush(60)
+    took.append(time.perf_counter() - started)
 
 
 def _wait_rows(spark: SparkSession, query: Any, table: str, total: int) -> None:
@@ -369,13 +496,35 @@ def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> pd.Series:
     return waited.clip(lower=0) + merged["trigger_ms"]
 
 
+#: The layouts `spark_topic_layout` reads the same readings from.
+LAYOUTS = ("topic per device", "one topic, 4 partitions")
+
+
+def _layout_point(
+    spark: SparkSession, stack: Stack, work_dir: Path, params: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
+    from workbench.bench.resources import ResourceMonitor
+
+    frame = kafka_source(spark, stack, startingOffsets="earliest", **options)
+    with ResourceMonitor(stack.services) as monitor:
+        measured, _ = ingest(spark, frame, work_dir)
+    tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
+    topics = params["devices"] if params["layout"] == LAYOUTS[0] else 1
+    return spark_row(stack, "spark_topic_layout", params, measured, resources=monitor.columns(),
+                     extra={"topics": topics, "spark_tasks": tasks})  # fmt: skip
+
+
+def _layout_options(prefix: str, layout: str) -> dict[str, Any]:
+    return {"subscribePattern": f"{prefix}-device-.*"} if layout == LAYOUTS[0] else {"subscribe": f"{prefix}-all"}
+
+
 def per_device_topics(
     spark: SparkSession, stack: Stack, work_dir: Path, *, devices: int, seconds: int, late_device: bool = True
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The same readings in one topic per device (read by `subscribePattern`) vs one shared topic.
 
-    Returns the comparison (one row per layout: topics, Spark tasks, rows, rows/s) and the
-    check that a device topic created while the query runs is picked up.
+    Returns the comparison (one `spark_topic_layout` row per layout: topics, Spark tasks,
+    records, msg/s) and the check that a device topic created while the query runs is picked up.
     """
     conf = stack.kafka_config("producer")
     prefix = f"spark-dev-{uuid.uuid4().hex[:6]}"
@@ -388,17 +537,10 @@ def per_device_topics(
         produce_readings(conf, readings, mapping)
         produce_readings(conf, readings, shared)
         rows = []
-        pattern = f"{prefix}-device-.*"
-        layouts: list[tuple[str, dict[str, Any]]] = [
-            ("topic per device", {"subscribePattern": pattern}),
-            ("one topic, 4 partitions", {"subscribe": shared}),
-        ]
-        for layout, options in layouts:
-            frame = kafka_source(spark, stack, startingOffsets="earliest", **options)
-            measured, _ = ingest(spark, frame, work_dir)
-            tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
-            rows.append({"layout": layout, "topics": devices if "Pattern" in str(options) else 1,
-                         "spark_tasks": tasks, **measured})  # fmt: skip
+        for layout in LAYOUTS:
+            params = {"layout": layout, "devices": devices, "readings_seconds": seconds}
+            rows.append(_layout_point(spark, stack, work_dir, params, _layout_options(prefix, layout)))
+        pattern = _layout_options(prefix, LAYOUTS[0])["subscribePattern"]
         pickup = _new_topic_pickup(spark, stack, work_dir, pattern, prefix, readings, created) if late_device else {}
     finally:
         kafka.delete_topics(conf, created)
@@ -485,3 +627,149 @@ def restart_check(
     finally:
         kafka.delete_topics(conf, [topic])
         shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+# The registered experiments (`workbench bench NAME`, `sweep`): one point each, one contract row.
+# They take the session a notebook already holds, or start one, and warm it up once.
+
+_warmed: set[int] = set()
+
+
+def bench_session(stack: Stack) -> tuple[SparkSession, Path]:
+    """The active Spark session (or a new one for the profile), warmed up once, and a work folder."""
+    from pyspark.sql import SparkSession
+
+    from workbench.streaming.session import spark_session
+
+    spark = SparkSession.getActiveSession() or spark_session(stack.profile, app_name="workbench-bench")
+    work = stack.profile.path(stack.profile.data_dir) / "lake" / "bench"
+    work.mkdir(parents=True, exist_ok=True)
+    if id(spark) not in _warmed:  # the first query starts Python workers: keep it out of every row
+        with telemetry_topic(stack, records=2_000, partitions=1) as topic:
+            ingest(spark, kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest"), work)
+        _warmed.add(id(spark))
+    return spark, work
+
+
+def spark_ingest(
+    stack: Stack,
+    *,
+    records: int = 200_000,
+    topic_partitions: int = 1,
+    value_bytes: int = 200,
+    sink: str = "noop",
+    min_partitions: int | None = None,
+    max_offsets_per_trigger: int | None = None,
+    topic_prefix: str = "spark-tele",
+) -> dict[str, Any]:
+    """Read a fresh telemetry topic once with Spark (AvailableNow) or one plain consumer; one row.
+
+    Args:
+        records: readings in the topic, padded to `value_bytes`.
+        topic_partitions: its partitions (one Spark task each, unless `min_partitions`).
+        sink: `noop`, `parquet`, `memory`, or `plain consumer` / `plain consumer, GC paused`
+            (no Spark: the ceiling of a reader in this process).
+        min_partitions, max_offsets_per_trigger: the source options, when set.
+
+    Raises:
+        BenchError: an unknown sink.
+
+    Usage: `sweep("spark_ingest", {"topic_partitions": [1, 2, 4]}, repeat=3)`.
+    """
+    if sink not in SINKS:
+        from workbench.bench.errors import BenchError
+
+        raise BenchError(f"sink must be one of {list(SINKS)}, got {sink!r}")
+    spark, work = bench_session(stack)
+    params = _ingest_params(records, topic_partitions, value_bytes, sink, min_partitions, max_offsets_per_trigger)
+    with telemetry_topic(stack, records=records, partitions=topic_partitions, value_bytes=value_bytes,
+                         prefix=topic_prefix) as topic:  # fmt: skip
+        return _read_point(spark, stack, work, topic, params)[0]
+
+
+def spark_aggregate(
+    stack: Stack,
+    *,
+    records: int = 200_000,
+    shuffle_partitions: int = 4,
+    topic_partitions: int = 4,
+    devices: int = 100,
+    topic_prefix: str = "spark-tele",
+) -> dict[str, Any]:
+    """The windowed per-device aggregation over a fresh topic under one shuffle setting; one row."""
+    spark, work = bench_session(stack)
+    params = {"shuffle_partitions": shuffle_partitions, "records": records, "devices": devices,
+              "topic_partitions": topic_partitions}  # fmt: skip
+    with telemetry_topic(stack, records=records, partitions=topic_partitions, value_bytes=None, devices=devices,
+                         prefix=topic_prefix) as topic:  # fmt: skip
+        return _aggregate_point(spark, stack, work, _readings_frame(spark, stack, topic), params)
+
+
+def spark_trigger_latency(
+    stack: Stack,
+    *,
+    trigger: str = "0 seconds",
+    offered_msg_s: int = 2_000,
+    produce_seconds: float = 12.0,
+    topic_partitions: int = 4,
+    topic_prefix: str = "spark-live",
+) -> dict[str, Any]:
+    """Latency of records produced at `offered_msg_s` and read by a processing-time query; one row."""
+    spark, work = bench_session(stack)
+    params = {"trigger": trigger, "offered_msg_s": offered_msg_s, "produce_seconds": produce_seconds,
+              "topic_partitions": topic_partitions}  # fmt: skip
+    return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
+
+
+def spark_topic_layout(
+    stack: Stack,
+    *,
+    layout: str = LAYOUTS[0],
+    devices: int = 12,
+    readings_seconds: int = 500,
+    topic_prefix: str = "spark-dev",
+) -> dict[str, Any]:
+    """The same readings read from one topic per device (by pattern) or one shared topic; one row.
+
+    Raises:
+        BenchError: an unknown layout.
+    """
+    if layout not in LAYOUTS:
+        from workbench.bench.errors import BenchError
+
+        raise BenchError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
+    spark, work = bench_session(stack)
+    conf = stack.kafka_config("producer")
+    prefix = f"{topic_prefix}-{uuid.uuid4().hex[:6]}"
+    readings = generate_readings(devices=devices, seconds=readings_seconds, seed=11)
+    if layout == LAYOUTS[0]:
+        mapping = device_topics(prefix, devices)
+        topics: dict[str, int] = dict.fromkeys(mapping.values(), 1)
+    else:
+        topics = {f"{prefix}-all": 4}
+    stack.create_topics(topics)
+    try:
+        produce_readings(conf, readings, mapping if layout == LAYOUTS[0] else f"{prefix}-all")
+        params = {"layout": layout, "devices": devices, "readings_seconds": readings_seconds}
+        return _layout_point(spark, stack, work, params, _layout_options(prefix, layout))
+    finally:
+        kafka.delete_topics(conf, list(topics))
+
+
+def spark_restart(
+    stack: Stack, *, first: int = 40_000, second: int = 20_000, topic_partitions: int = 4, topic_prefix: str = ""
+) -> dict[str, Any]:
+    """`restart_check` as a row: `records` produced and the counts that show nothing lost or twice.
+
+    A correctness check rather than a speed: its rates and latencies are NaN (not measured);
+    `exact` is True when output rows, distinct offsets, log records and produced all agree.
+    `topic_prefix` is unused (the check names its own topic).
+    """
+    from workbench.bench.contract import result_row
+
+    spark, work = bench_session(stack)
+    counts = restart_check(spark, stack, work, first=first, second=second, partitions=topic_partitions)
+    exact = counts["rows"] == counts["distinct_offsets"] == counts["log_records"] == counts["produced"]
+    params = {"first": first, "second": second, "topic_partitions": topic_partitions}
+    return result_row(stack, experiment="spark_restart", params=params, records=counts["produced"],
+                      extra={**counts, "exact": exact})  # fmt: skip

@@ -45,7 +45,9 @@ __all__ = [
     "DeviceRead",
     "DeviceWrite",
     "GroupRead",
+    "READ_METHODS",
     "create_topics_timed",
+    "device_read",
     "device_read_cost",
     "metadata_cost",
     "produce_spread",
@@ -54,6 +56,7 @@ __all__ = [
     "read_partitions",
     "regex_join_time",
     "temporary_topics",
+    "topic_count",
     "topic_count_cost",
     "write_devices",
 ]
@@ -397,6 +400,70 @@ def produce_spread(
     return {"seconds": seconds, "msg_s": records / seconds, "mb_s": records * value_bytes / 1e6 / seconds}
 
 
+def topic_count(
+    stack: Stack,
+    *,
+    topics: int = 100,
+    records: int = 50_000,
+    value_bytes: int = 100,
+    join: bool = True,
+    metadata_samples: int = 3,
+    topic_prefix: str = "wb-count",
+) -> dict[str, Any]:
+    """The cost of N topics, one result row (the registered experiment `topic_count`).
+
+    It creates `topics` one-partition topics and measures the creation, a full Metadata
+    response, producing `records` spread over the N topics (the row's `msg_s`, `mb_s`
+    and CPU), and (with `join`) the join of a consumer group subscribed with a regex
+    matching them; then it deletes them, creates one topic with N partitions, and
+    produces the same records spread over its partitions (`partitions_msg_s`). Other
+    topics on the cluster add to the metadata figures.
+
+    Returns:
+        A contract row (`workbench.bench.contract`) with the parameters and `create_s`,
+        `create_per_topic_ms`, `metadata_bytes`, `metadata_s`, `list_topics_s`,
+        `topics_msg_s` (= `msg_s`), `partitions_msg_s`, `join_s`, `assigned`,
+        `delete_s`, `create_one_topic_s`; what was not measured is NaN.
+
+    Raises:
+        TopicDesignError: a count below 1.
+
+    Usage: `sweep("topic_count", {"topics": [1, 100, 1000]}, repeat=3)`.
+    """
+    from workbench.bench.contract import result_row
+    from workbench.bench.resources import ResourceMonitor
+
+    if isinstance(topics, bool) or not isinstance(topics, int) or topics < 1 or metadata_samples < 1:
+        raise TopicDesignError(f"topics and metadata_samples must be whole numbers ≥ 1, got {topics!r}, "
+                               f"{metadata_samples!r}")  # fmt: skip
+    admin, producer_conf = stack.kafka_config("admin"), stack.kafka_config("producer")
+    run = uuid.uuid4().hex[:8]
+    prefix = f"{topic_prefix}-{run}-"
+    width = len(str(topics - 1))
+    names = {f"{prefix}{i:0{width}d}": 1 for i in range(topics)}
+    extra: dict[str, Any] = {"join_s": float("nan"), "assigned": float("nan")}
+    with temporary_topics(admin, names, settings=stack.profile.topics) as create_s:
+        extra["create_s"] = create_s
+        extra["create_per_topic_ms"] = create_s / topics * 1000
+        extra.update(metadata_cost(admin, repeats=metadata_samples))
+        with ResourceMonitor(stack.services) as monitor:
+            spread = produce_spread(producer_conf, [(t, 0) for t in names], records, value_bytes=value_bytes)
+        extra["topics_msg_s"] = spread["msg_s"]
+        if join:
+            extra["join_s"], extra["assigned"] = regex_join_time(stack.kafka_config("consumer"), f"^{prefix}.*")
+        deleting = time.perf_counter()
+    extra["delete_s"] = time.perf_counter() - deleting
+    single = f"{topic_prefix}-{run}"
+    with temporary_topics(admin, {single: topics}, settings=stack.profile.topics) as create_one_s:
+        extra["create_one_topic_s"] = create_one_s
+        one = produce_spread(producer_conf, [(single, p) for p in range(topics)], records, value_bytes=value_bytes)
+        extra["partitions_msg_s"] = one["msg_s"]
+    params = {"topics": topics, "records": records, "value_bytes": value_bytes, "join": join}
+    return result_row(stack, experiment="topic_count", params=params, records=records,
+                      payload_bytes=records * value_bytes, seconds=spread["seconds"], resources=monitor.columns(),
+                      extra=extra)  # fmt: skip
+
+
 def topic_count_cost(
     stack: Stack,
     counts: Sequence[int],
@@ -406,49 +473,89 @@ def topic_count_cost(
     join: bool = True,
     repeats: int = 3,
 ) -> list[dict[str, Any]]:
-    """The cost of N topics, for each N in `counts`: one row per N.
+    """`topic_count` for each N in `counts`: one contract row per N (see `topic_count`).
 
-    For each N it creates N one-partition topics and measures the creation, a full
-    Metadata response, producing `records` spread over the N topics, and (with `join`)
-    the join of a consumer group subscribed with a regex matching the N topics; then it
-    deletes them, creates one topic with N partitions, and produces the same records
-    spread over its partitions. Other topics on the cluster add to the metadata figures.
-
-    Returns:
-        Rows with `topics`, `create_s`, `create_per_topic_ms`, `metadata_bytes`,
-        `metadata_s`, `list_topics_s`, `topics_msg_s`, `partitions_msg_s`,
-        `join_s`, `assigned`, `delete_s` and the parameters.
+    `repeats` is how many Metadata requests each figure is the median of.
 
     Usage: `pd.DataFrame(topic_count_cost(stack, [1, 100, 1000]))`.
     """
     bad = [n for n in counts if isinstance(n, bool) or not isinstance(n, int) or n < 1]
     if bad or not counts:
         raise TopicDesignError(f"topic counts must be whole numbers ≥ 1, got {list(counts)!r}")
-    admin, producer_conf = stack.kafka_config("admin"), stack.kafka_config("producer")
-    rows = []
-    for n in counts:
-        run = uuid.uuid4().hex[:8]
-        prefix = f"wb-count-{run}-"
-        width = len(str(n - 1))
-        names = {f"{prefix}{i:0{width}d}": 1 for i in range(n)}
-        row: dict[str, Any] = {"topics": n, "records": records, "value_bytes": value_bytes}
-        with temporary_topics(admin, names, settings=stack.profile.topics) as create_s:
-            row["create_s"] = create_s
-            row["create_per_topic_ms"] = create_s / n * 1000
-            row.update(metadata_cost(admin, repeats=repeats))
-            spread = produce_spread(producer_conf, [(t, 0) for t in names], records, value_bytes=value_bytes)
-            row["topics_msg_s"] = spread["msg_s"]
-            if join:
-                row["join_s"], row["assigned"] = regex_join_time(stack.kafka_config("consumer"), f"^{prefix}.*")
-            deleting = time.perf_counter()
-        row["delete_s"] = time.perf_counter() - deleting
-        single = f"wb-parts-{run}"
-        with temporary_topics(admin, {single: n}, settings=stack.profile.topics) as create_one_s:
-            row["create_one_topic_s"] = create_one_s
-            spread = produce_spread(producer_conf, [(single, p) for p in range(n)], records, value_bytes=value_bytes)
-            row["partitions_msg_s"] = spread["msg_s"]
-        rows.append(row)
-    return rows
+    return [topic_count(stack, topics=n, records=records, value_bytes=value_bytes, join=join,
+                        metadata_samples=repeats) for n in counts]  # fmt: skip
+
+
+#: The ways `device_read` reads one device's history.
+READ_METHODS = ("own topic", "keyed: its partition", "keyed: whole topic")
+
+
+def device_read(
+    stack: Stack,
+    *,
+    method: str = "own topic",
+    records_per_device: int = 100,
+    devices: int = 50,
+    partitions: int = 4,
+    value_bytes: int = 100,
+    topic_prefix: str = "wb-read",
+) -> dict[str, Any]:
+    """Read one device's history one way, one result row (the registered experiment `device_read`).
+
+    It writes `records_per_device` records for each of `devices` devices in the layout
+    `method` reads (a topic per device, or a keyed topic of `partitions` partitions),
+    then reads device 0's history: from its own topic, from its partition of the keyed
+    topic (filtering out other devices), or from the whole keyed topic.
+
+    Returns:
+        A contract row: `records` = records read (`scanned`), `msg_s` = records read per
+        second, `returned` (the device's own records), `total_records`.
+
+    Raises:
+        TopicDesignError: an unknown method, or a count below 1.
+        KafkaError: not every record written was acknowledged.
+    """
+    if method not in READ_METHODS:
+        raise TopicDesignError(f"method must be one of {list(READ_METHODS)}, got {method!r}")
+    if devices < 1 or partitions < 1 or records_per_device < 1:
+        raise TopicDesignError(f"devices, partitions and records_per_device must be ≥ 1, got {devices!r}, "
+                               f"{partitions!r}, {records_per_device!r}")  # fmt: skip
+    run = uuid.uuid4().hex[:8]
+    layout: TopicStrategy = (
+        TopicPerDevice(f"{topic_prefix}-{run}-")
+        if method == "own topic"
+        else KeyedTopic(f"{topic_prefix}-{run}", partitions)
+    )
+    ids = _device_ids(devices)
+    with temporary_topics(stack.kafka_config("admin"), layout.topics(ids), settings=stack.profile.topics):
+        _write_all(stack, layout, ids, records_per_device, value_bytes)
+        return _read_row(stack, layout, ids, method, records_per_device, partitions, value_bytes)
+
+
+def _device_ids(devices: int) -> list[str]:
+    return [f"dev{i:05d}" for i in range(devices)]
+
+
+def _write_all(stack: Stack, layout: TopicStrategy, ids: list[str], size: int, value_bytes: int) -> None:
+    written = write_devices(stack.kafka_config("producer"), layout, ids, size, value_bytes=value_bytes)
+    if written.acknowledged != size * len(ids):
+        raise KafkaError(f"{written.acknowledged} of {size * len(ids)} records acknowledged")
+
+
+def _read_row(
+    stack: Stack, layout: TopicStrategy, ids: list[str], method: str, size: int, partitions: int, value_bytes: int
+) -> dict[str, Any]:
+    from workbench.bench.contract import result_row
+    from workbench.bench.resources import ResourceMonitor
+
+    with ResourceMonitor(stack.services) as monitor:
+        read = read_device(stack.kafka_config("consumer"), layout, ids[0], full_scan=method == "keyed: whole topic")
+    params = {"method": method, "records_per_device": size, "devices": len(ids), "partitions": partitions,
+              "value_bytes": value_bytes}  # fmt: skip
+    return result_row(stack, experiment="device_read", params=params, records=read.scanned,
+                      payload_bytes=read.scanned * value_bytes, seconds=read.seconds, resources=monitor.columns(),
+                      extra={"total_records": size * len(ids), "returned": len(read.records),
+                             "scanned": read.scanned})  # fmt: skip
 
 
 def device_read_cost(
@@ -459,23 +566,22 @@ def device_read_cost(
     partitions: int = 4,
     value_bytes: int = 100,
 ) -> list[dict[str, Any]]:
-    """Read one device's history three ways as the data grows; one row per way and size.
+    """Read one device's history three ways as the data grows; one contract row per way and size.
 
     For each size it writes the same records twice, once to a keyed topic of
     `partitions` partitions and once to one topic per device, then reads device 0's
-    history from its own topic, from its partition of the keyed topic (filtering out
-    other devices), and from the whole keyed topic.
+    history each way of `READ_METHODS` (see `device_read`, which does one of them).
 
     Returns:
         Rows with `method`, `records_per_device`, `total_records`, `returned`,
-        `scanned`, `seconds` and `records_s` (scanned records per second).
+        `scanned`, `seconds` and `msg_s` (scanned records per second).
 
     Usage: `pd.DataFrame(device_read_cost(stack, devices=20))`.
     """
-    admin, producer_conf, consumer_conf = (stack.kafka_config(r) for r in ("admin", "producer", "consumer"))
+    admin = stack.kafka_config("admin")
     if devices < 1 or partitions < 1:
         raise TopicDesignError(f"devices and partitions must be ≥ 1, got {devices!r} and {partitions!r}")
-    ids = [f"dev{i:05d}" for i in range(devices)]
+    ids = _device_ids(devices)
     rows = []
     for size in records_per_device:
         run = uuid.uuid4().hex[:8]
@@ -484,27 +590,10 @@ def device_read_cost(
         topics = {**keyed.topics(ids), **per_device.topics(ids)}
         with temporary_topics(admin, topics, settings=stack.profile.topics):
             for written_layout in (keyed, per_device):
-                written = write_devices(producer_conf, written_layout, ids, size, value_bytes=value_bytes)
-                if written.acknowledged != size * devices:
-                    raise KafkaError(f"{written.acknowledged} of {size * devices} records acknowledged")
-            ways: list[tuple[str, TopicStrategy, bool]] = [
-                ("own topic", per_device, False),
-                ("keyed: its partition", keyed, False),
-                ("keyed: whole topic", keyed, True),
-            ]
-            for method, layout, full in ways:
-                read = read_device(consumer_conf, layout, ids[0], full_scan=full)
-                rows.append({
-                    "method": method,
-                    "records_per_device": size,
-                    "devices": devices,
-                    "partitions": partitions,
-                    "total_records": size * devices,
-                    "returned": len(read.records),
-                    "scanned": read.scanned,
-                    "seconds": read.seconds,
-                    "records_s": read.scanned / read.seconds if read.seconds > 0 else float("nan"),
-                })  # fmt: skip
+                _write_all(stack, written_layout, ids, size, value_bytes)
+            for method in READ_METHODS:
+                layout = per_device if method == "own topic" else keyed
+                rows.append(_read_row(stack, layout, ids, method, size, partitions, value_bytes))
     return rows
 
 

@@ -1,0 +1,55 @@
+"""The cheapest point of every registered experiment, and the check that its rows keep the contract.
+
+Shared by tests/integration/test_experiment_contract.py and its Spark half in
+tests/integration/streaming. Sizes are the smallest that still measure something: the
+tests check the shape of the rows, not the speed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from workbench.bench.contract import STANDARD_METRICS, contract_problems
+
+#: The cheapest point of each experiment; a new experiment needs a line here (see the first test).
+CHEAP: dict[str, dict[str, Any]] = {
+    "native_produce": {"records": 300, "partitions": 1},
+    "native_consume": {"records": 300, "partitions": 1},
+    "proxy_produce": {"records": 300, "partitions": 1, "max_seconds": 5.0},
+    "proxy_consume": {"records": 300, "partitions": 1, "max_seconds": 10.0},
+    "http_floor": {"records": 500, "concurrency": 1, "max_seconds": 5.0},
+    "format_produce": {"records": 200, "format": "avro"},
+    "registry_lookups": {"lookups": 50, "schemas": 2},
+    "end_to_end_latency": {"offered_msg_s": 200.0, "offered_seconds": 0.5, "partitions": 1},
+    "topic_count": {"topics": 3, "records": 300, "metadata_samples": 1},
+    "device_read": {"method": "keyed: its partition", "records_per_device": 5, "devices": 4, "partitions": 2},
+    "spark_ingest": {"records": 500, "sink": "noop"},
+    "spark_aggregate": {"records": 500, "shuffle_partitions": 2, "topic_partitions": 1, "devices": 5},
+    "spark_trigger_latency": {"offered_msg_s": 200, "produce_seconds": 1.0, "topic_partitions": 1},
+    "spark_topic_layout": {"layout": "topic per device", "devices": 2, "readings_seconds": 20},
+    "spark_restart": {"first": 400, "second": 200, "topic_partitions": 1},
+}
+
+#: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.
+NOT_MEASURED = {
+    "registry_lookups": ["bytes", "mb_s"],
+    "topic_count": ["latency_p50_ms"],
+    "device_read": ["latency_p99_ms"],
+    "spark_aggregate": ["bytes", "mb_s", "latency_p50_ms"],
+    "spark_restart": ["seconds", "msg_s", "mb_s", "latency_p99_ms", "client_cpu_s"],
+}
+
+
+def check_contract(name: str, rows: pd.DataFrame) -> None:
+    """Two repeats of one point, each a contract row, with the not-measured rule kept."""
+    assert len(rows) == 2 and rows["repeat"].tolist() == [0, 1]
+    for row in rows.to_dict("records"):
+        assert contract_problems(row) == [], (name, contract_problems(row))
+        assert row["experiment"] == name
+        assert all(isinstance(row[m], int | float) for m in STANDARD_METRICS)
+        for metric in NOT_MEASURED.get(name, []):
+            assert math.isnan(row[metric]), f"{name}: {metric} = {row[metric]!r}, expected NaN (not measured)"
+        assert row["records"] > 0

@@ -1,0 +1,232 @@
+"""A report's front page: each notebook's conclusions, its headline figures, and their trend.
+
+A team lead reads the front page each Monday: what the run says first (the output of the
+code cell under each notebook's "## What the run says" heading, taken from the executed
+copy), then the few figures a notebook is judged by, each with a small trend over the
+previous report runs of the same profile, a run marked where it was slower than the run
+before it with evidence (the rule of `workbench.compare`). The full result tables sit in
+collapsed sections below.
+
+Headline figures are declared here, per notebook: the results table, the metric, and
+whether more or less is better. A run's figure is the best point of that table in the
+run (the median over each point's repeats, then the best point), so one number stands
+for a run, and the regression mark compares the two runs point by point.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from workbench.compare import FASTER, SLOWER, Direction, compare_rows
+from workbench.config import Profile
+from workbench.errors import ConfigError
+from workbench.results import load as load_results
+
+__all__ = ["CONCLUSIONS_HEADING", "HEADLINES", "Headline", "conclusions_html", "headline_section", "trend"]
+
+#: The heading whose next code cell computes a notebook's conclusions.
+CONCLUSIONS_HEADING = "## What the run says"
+#: Report runs a trend goes back over.
+TREND_RUNS = 20
+
+
+@dataclass(frozen=True)
+class Headline:
+    """A figure a notebook is judged by: `metric` of results table `table`, better `direction`."""
+
+    table: str
+    metric: str
+    label: str
+    direction: Direction = "higher"
+
+
+HEADLINES: dict[str, tuple[Headline, ...]] = {
+    "00_quickstart": (
+        Headline("quickstart", "produce_msg_s", "produce msg/s"),
+        Headline("quickstart", "consume_msg_s", "consume msg/s"),
+    ),
+    "01_rest_proxy_tuning": (
+        Headline("proxy_produce", "msg_s", "proxy produce msg/s"),
+        Headline("end_to_end_latency", "latency_p99_ms", "end-to-end latency p99 ms", "lower"),
+    ),
+    "02_producer_tuning": (Headline("native_produce", "msg_s", "native produce msg/s"),),
+    "03_consumer_tuning": (
+        Headline("native_consume", "msg_s", "native consume msg/s"),
+        Headline("proxy_consume", "msg_s", "proxy consume msg/s"),
+    ),
+    "04_message_size": (
+        Headline("native_produce", "mb_s", "native produce MB/s"),
+        Headline("proxy_produce", "mb_s", "proxy produce MB/s"),
+    ),
+    "05_proxy_scale_out": (Headline("proxy_scale_out", "msg_s", "msg/s through the scaled-out proxies"),),
+    "06_topics_vs_partitions": (Headline("topics_vs_partitions", "topics_msg_s", "produce msg/s over N topics"),),
+    "07_per_device_topics": (Headline("per_device_reads", "msg_s", "records read per second"),),
+    "09_spark_ingestion": (
+        Headline("spark_parallelism", "msg_s", "Spark read msg/s"),
+        Headline("spark_trigger_latency", "latency_p95_ms", "record latency p95 ms", "lower"),
+    ),
+    "10_schema_formats": (
+        Headline("format_produce", "msg_s", "produce msg/s (any format)"),
+        Headline("registry_lookups", "latency_p50_ms", "registry lookup p50 ms", "lower"),
+    ),
+}
+
+
+def headlines_for(notebook: str, tables: Sequence[str]) -> list[Headline]:
+    """The notebook's declared headlines, or for a notebook not declared here the `msg_s` of
+    each table it recorded (tables without it have no headline)."""
+    if notebook in HEADLINES:
+        return list(HEADLINES[notebook])
+    return [Headline(table, "msg_s", f"{table} msg/s") for table in tables]
+
+
+# ---------------------------------------------------------------- conclusions
+
+
+def conclusions_html(executed: Path) -> str | None:
+    """The output of the code cell after the "What the run says" heading, as HTML.
+
+    None when the notebook has no such heading, was not executed that far, or printed nothing.
+    """
+    import nbformat
+
+    if not executed.exists():
+        return None
+    cells = nbformat.read(executed, as_version=4).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type == "markdown" and cell.source.lstrip().startswith(CONCLUSIONS_HEADING):
+            code = next((c for c in cells[i + 1 :] if c.cell_type == "code"), None)
+            parts = [_output_html(o) for o in (code.get("outputs", []) if code is not None else [])]
+            text = "".join(p for p in parts if p)
+            return text or None
+    return None
+
+
+def _output_html(output: Mapping[str, Any]) -> str:
+    from nbconvert.filters import markdown2html
+
+    if output.get("output_type") == "stream":
+        return f"<pre>{html.escape(str(output.get('text', '')))}</pre>"
+    data = output.get("data", {})
+    if "text/markdown" in data:
+        return str(markdown2html(str(data["text/markdown"])))
+    if "text/html" in data:
+        return str(data["text/html"])
+    if "text/plain" in data:
+        return f"<pre>{html.escape(str(data['text/plain']))}</pre>"
+    return ""
+
+
+# ---------------------------------------------------------------- headline figures and trends
+
+
+def _run_figure(rows: pd.DataFrame, headline: Headline) -> float:
+    """One number for a run: the median of each point's repeats, then the best point."""
+    from workbench.compare import _point_label
+
+    values = pd.to_numeric(rows[headline.metric], errors="coerce")
+    points = rows.apply(_point_label, axis=1) if len(rows) else pd.Series(dtype=str)
+    medians = values.groupby(points.to_numpy()).median().dropna()
+    if medians.empty:
+        return math.nan
+    return float(medians.max() if headline.direction == "higher" else medians.min())
+
+
+def _verdict(before: pd.DataFrame, after: pd.DataFrame, headline: Headline) -> str:
+    """`slower` / `faster` when some common point changed with evidence (slower wins), else the table's
+    most common verdict (`no evidence of change`, `too few repeats`), or `no common point`."""
+    try:
+        table = compare_rows(before, after, {headline.metric: headline.direction})
+    except ConfigError:
+        return "no common point"
+    if table.empty:
+        return "not measured"
+    verdicts = table["verdict"]
+    for verdict in (SLOWER, FASTER):
+        if (verdicts == verdict).any():
+            return f"{verdict} at {int((verdicts == verdict).sum())} of {len(verdicts)} point(s)"
+    return str(verdicts.mode().iloc[0])
+
+
+def trend(headline: Headline, run_ids: Sequence[str], profile: Profile) -> pd.DataFrame:
+    """The headline's figure per run (in `run_ids` order) and the verdict against the run before.
+
+    Returns:
+        `run_id`, `value` and `verdict` (against the previous run that measured it), one
+        line per run that recorded rows for the headline's table and metric.
+    """
+    rows = load_results(headline.table, profile=profile)
+    lines: list[dict[str, Any]] = []
+    if rows.empty or headline.metric not in rows.columns or "run_id" not in rows.columns:
+        return pd.DataFrame(lines, columns=["run_id", "value", "verdict"])
+    previous: pd.DataFrame | None = None
+    for run_id in run_ids:
+        mine = rows[rows["run_id"] == run_id]
+        value = _run_figure(mine, headline) if len(mine) else math.nan
+        if math.isnan(value):
+            continue
+        verdict = _verdict(previous, mine, headline) if previous is not None else "first run"
+        lines.append({"run_id": run_id, "value": value, "verdict": verdict})
+        previous = mine
+    return pd.DataFrame(lines, columns=["run_id", "value", "verdict"])
+
+
+def _trend_figure(points: pd.DataFrame, headline: Headline) -> str:
+    """A small plotly line of the figure over runs; slower runs as red crosses (plotly.js loaded by the page)."""
+    import plotly.graph_objects as go
+
+    slower = points["verdict"].str.startswith(SLOWER)
+    figure = go.Figure()
+    figure.add_scatter(x=points["run_id"], y=points["value"], mode="lines+markers", name=headline.label,
+                       text=points["verdict"], hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>")  # fmt: skip
+    if slower.any():
+        marked = points[slower]
+        figure.add_scatter(x=marked["run_id"], y=marked["value"], mode="markers", name="slower with evidence",
+                           marker={"symbol": "x", "size": 12, "color": "#cf222e"}, text=marked["verdict"],
+                           hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>")  # fmt: skip
+    figure.update_layout(title={"text": headline.label, "font": {"size": 13}}, height=220, width=440,
+                         margin={"l": 50, "r": 10, "t": 35, "b": 30}, showlegend=False,
+                         xaxis={"type": "category", "showticklabels": False, "title": "report runs, oldest first"},
+                         yaxis={"rangemode": "tozero"})  # fmt: skip
+    return str(figure.to_html(full_html=False, include_plotlyjs=False, config={"displayModeBar": False}))
+
+
+def headline_section(
+    notebook: str, tables: Sequence[str], run_id: str, run_ids: Sequence[str], profile: Profile
+) -> tuple[str, int]:
+    """The headline table of one notebook and a trend figure per headline with two runs or more.
+
+    Returns:
+        (HTML, number of trend figures drawn).
+    """
+    from workbench.numbers import format_number
+
+    lines, figures = [], []
+    for headline in headlines_for(notebook, tables):
+        points = trend(headline, list(run_ids), profile)
+        mine = points[points["run_id"] == run_id]
+        if mine.empty:
+            continue
+        now = mine.iloc[0]
+        before = points[points["run_id"] != run_id].tail(1)
+        was = format_number(float(before["value"].iloc[0])) if len(before) else "-"
+        css = {SLOWER: "failed", FASTER: "ok"}.get(str(now["verdict"]).split(" at ")[0], "")
+        better = "more is better" if headline.direction == "higher" else "less is better"
+        lines.append(f"<tr><td>{html.escape(headline.label)} <span class='meta'>({html.escape(headline.table)}."
+                     f"{html.escape(headline.metric)}, {better})</span></td><td>{format_number(float(now['value']))}"
+                     f"</td><td>{was}</td><td class='{css}'>{html.escape(str(now['verdict']))}</td></tr>")  # fmt: skip
+        if len(points) >= 2:
+            figures.append(_trend_figure(points, headline))
+    if not lines:
+        return "<p class='meta'>no headline figure recorded in this run</p>", 0
+    table = ("<table><tr><th>headline figure (best point)</th><th>this run</th><th>previous run</th>"
+             "<th>against the previous run</th></tr>" + "".join(lines) + "</table>")  # fmt: skip
+    trends = f"<div class='trends'>{''.join(figures)}</div>" if figures else ""
+    return table + trends, len(figures)
