@@ -22,13 +22,13 @@ it is written flat, with locals bound outside the loop.
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pybase64
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -113,7 +113,7 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
         if error is not None or ctx.schemas is None:
             raise error or no_registry(fmt)
         records, ids = await encode_schema_records(ctx.schemas, fmt, topic, data, records)
-    if fmt == "json":
+    if fmt == "json" and not _strings_only(records):
         check_exact_numbers(body)
     if url_partition is not None and not 0 <= url_partition < count:
         await ctx.metadata.check_partition(topic, url_partition)  # refreshes once, then 40402
@@ -171,6 +171,19 @@ def _records(data: Any, ceiling: int) -> list[Any]:
     return records
 
 
+def _strings_only(records: list[Any]) -> bool:
+    """Whether every key and value is a JSON string or null: then the body's digits are all
+    inside strings (or a partition, checked as an integer later), and the scan for integers
+    past 64 bits (`check_exact_numbers`, 0.6 ms per MB) has nothing to find."""
+    try:
+        return all(
+            (k is None or type(k) is str) and (v is None or type(v) is str)
+            for k, v in ((r.get("key"), r.get("value")) for r in records)
+        )
+    except AttributeError:  # a record that is not an object: refused by `_encode`
+        return False
+
+
 def _schema_error(fmt: str, data: dict[str, Any], records: list[Any]) -> RestError | None:
     """Upstream's answer to a schema-format request missing a schema it needs (None: none is)."""
     for index, record in enumerate(records):
@@ -213,7 +226,7 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
     default_partition = plan.default_partition
     crc32 = zlib.crc32
     dumps = orjson.dumps
-    b64decode = base64.b64decode
+    b64decode = pybase64.b64decode
     messages: list[dict[str, Any]] = []
     append = messages.append
     total = 0
@@ -292,7 +305,7 @@ def _values_only(records: list[Any], binary: bool, raw: bool = False) -> list[by
         if raw:
             return [r["value"] for r in records]
         if binary:
-            b64decode = base64.b64decode
+            b64decode = pybase64.b64decode
             return [None if (v := r["value"]) is None else b64decode(v, validate=True) for r in records]
         dumps = orjson.dumps
         return [None if (v := r["value"]) is None else dumps(v) for r in records]
