@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from workbench.bench.errors import BenchError
 
@@ -102,7 +104,8 @@ def run_wrk(
         method, body, headers: the one request every connection repeats (keep-alive).
         connections: connections held open, each with one request in flight.
         threads: wrk threads (at most `connections`).
-        lua: more Lua for the script (e.g. a `response` function that stops a thread).
+        lua: more Lua for the script, e.g. a `response` function that calls `wb_stop()` to
+            end the run early (wrk itself would sit out the rest of `seconds`).
         timeout_s: wrk's per-request timeout (a slower request counts as an error).
 
     Raises:
@@ -112,7 +115,11 @@ def run_wrk(
     threads = max(1, min(threads, connections))
     with tempfile.TemporaryDirectory(prefix="wb-wrk-") as folder:
         script = Path(folder) / "load.lua"
-        lines = [f"wrk.method = {_lua_string(method)}"]
+        stop_file = Path(folder) / "stopped"
+        lines = [
+            f"wrk.method = {_lua_string(method)}",
+            f"wb_stop = function() wrk.thread:stop(); io.open({_lua_string(str(stop_file))}, 'w'):close() end",
+        ]
         if body is not None:
             body_file = Path(folder) / "body"
             body_file.write_bytes(body)
@@ -126,7 +133,7 @@ def run_wrk(
         with out.open("wb") as sink:
             started = time.perf_counter()
             proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
-            _, status, usage = os.wait4(proc.pid, 0)
+            status, usage = _wait(proc, stop_file)
             elapsed = time.perf_counter() - started
             proc.returncode = os.waitstatus_to_exitcode(status)
         text = out.read_text(errors="replace")
@@ -150,6 +157,20 @@ def run_wrk(
         client_cpu_s=usage.ru_utime + usage.ru_stime,
         threads=threads,
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], stop_file: Path) -> tuple[int, Any]:
+    """Wait for wrk, interrupting it (SIGINT: it stops and reports) once the script has
+    written `stop_file`; (wait status, resource usage of the process)."""
+    interrupted = False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            return status, usage
+        if not interrupted and stop_file.exists():
+            proc.send_signal(signal.SIGINT)
+            interrupted = True
+        time.sleep(0.002)
 
 
 def _lua_string(text: str) -> str:

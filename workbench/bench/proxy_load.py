@@ -405,7 +405,7 @@ def proxy_consume(
 #: Stops wrk's thread at the first answer without records (or with an error).
 _STOP_WHEN_EMPTY = """
 response = function(status, headers, body)
-  if status ~= 200 or #body <= 2 then wrk.thread:stop() end
+  if status ~= 200 or #body <= 2 then wb_stop() end
 end
 """
 
