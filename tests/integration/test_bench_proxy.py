@@ -92,8 +92,11 @@ def test_proxy_produce_with_wrk_lands_every_acknowledged_record(stack: Stack) ->
 
 
 @needs_wrk
-def test_proxy_consume_with_wrk_reads_every_record(stack: Stack) -> None:
-    row = proxy_consume(stack, records=3_000, record_bytes=100, partitions=2, max_bytes=65_536, client="wrk")
+@pytest.mark.parametrize("format", ["binary", "json"])
+def test_proxy_consume_with_wrk_reads_every_record(stack: Stack, format: str) -> None:
+    row = proxy_consume(
+        stack, records=3_000, record_bytes=100, partitions=2, max_bytes=65_536, format=format, client="wrk"
+    )
     assert (row["records"], row["expected"]) == (3_000, 3_000)
     assert row["client"] == "wrk" and row["client_cpu_s"] > 0
     assert _bench_topics(stack) == []

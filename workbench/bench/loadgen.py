@@ -77,6 +77,8 @@ class WrkResult:
     errors: int
     #: Responses with a status other than 2xx/3xx (counted in `errors` too).
     bad_status: int
+    #: What the script passed to `wb_stop(why)` ("" when it did not stop the run).
+    stopped_because: str
     latency_ms: dict[str, float]
     client_cpu_s: float
     threads: int
@@ -118,7 +120,8 @@ def run_wrk(
         stop_file = Path(folder) / "stopped"
         lines = [
             f"wrk.method = {_lua_string(method)}",
-            f"wb_stop = function() wrk.thread:stop(); io.open({_lua_string(str(stop_file))}, 'w'):close() end",
+            f"wb_stop = function(why) wrk.thread:stop(); local f = io.open({_lua_string(str(stop_file))}, 'w'); "
+            "f:write(why or ''); f:close() end",
         ]
         if body is not None:
             body_file = Path(folder) / "body"
@@ -136,7 +139,8 @@ def run_wrk(
             status, usage = _wait(proc, stop_file)
             elapsed = time.perf_counter() - started
             proc.returncode = os.waitstatus_to_exitcode(status)
-        text = out.read_text(errors="replace")
+            text = out.read_text(errors="replace")
+        why = stop_file.read_text(errors="replace") if stop_file.exists() else ""
     report = next((line for line in text.splitlines() if line.startswith("WRK-RESULT ")), None)
     if report is None:
         raise BenchError(f"wrk gave no result (exit {proc.returncode}): {text.strip()[-300:]}")
@@ -148,6 +152,7 @@ def run_wrk(
         bytes_read=data["bytes"],
         errors=errors,
         bad_status=data["status"],
+        stopped_because=why,
         latency_ms={
             "latency_p50_ms": data["p50_us"] / 1000,
             "latency_p95_ms": data["p95_us"] / 1000,

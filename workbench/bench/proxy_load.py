@@ -350,7 +350,10 @@ def proxy_consume(
         config["consumer.request.timeout.ms"] = request_timeout_ms
     samples: Timeline = timeline if timeline is not None else []
     with bench_topic(stack, partitions, topic_prefix) as topic:
-        fill_topic(stack, topic, records, record_bytes)
+        if format == "json":
+            _fill_with_json(stack, topic, records, record_bytes)
+        else:
+            fill_topic(stack, topic, records, record_bytes)
         proxy = ProxyClient.for_stack(stack, balanced=balanced)
         assigned = [(topic, p) for p in range(partitions)]
         group = f"bench-{uuid.uuid4().hex[:8]}"
@@ -402,10 +405,27 @@ def proxy_consume(
     )
 
 
+def _fill_with_json(stack: Stack, topic: str, records: int, record_bytes: int) -> None:
+    """Like `fill_topic`, with keys and values a json consumer can show: JSON strings, the
+    values of exactly `record_bytes` bytes (the payload's text, quotes and line breaks made plain)."""
+    width = max(0, record_bytes - 2)
+    values = [b'"' + v.replace(b'"', b"'").replace(b"\n", b" ").replace(b"\\", b"/")[:width] + b'"'
+              for v in value_pool(max(1, width))]  # fmt: skip
+    keys = [b'"' + key + b'"' for key in key_pool()]
+    result = kafka.produce(
+        stack.kafka_config("producer"),
+        topic,
+        ((keys[i % len(keys)], values[i % len(values)]) for i in range(records)),
+        settings={"linger.ms": 20, "batch.size": 1_000_000, "message.max.bytes": max(1_000_000, record_bytes + 10_000)},
+    )
+    if result.acknowledged != records:
+        raise BenchError(f"filling {topic!r}: {result.acknowledged} of {records} acknowledged ({result.first_error})")
+
+
 #: Stops wrk's thread at the first answer without records (or with an error).
 _STOP_WHEN_EMPTY = """
 response = function(status, headers, body)
-  if status ~= 200 or #body <= 2 then wb_stop() end
+  if status ~= 200 then wb_stop(status .. " " .. string.sub(body, 1, 300)) elseif #body <= 2 then wb_stop() end
 end
 """
 
@@ -417,7 +437,7 @@ def _consume_with_wrk(consumer: Any, assigned: list[tuple[str, int]], timeout_ms
     result = run_wrk(f"{consumer.base_uri}/records?{query}", headers={"Accept": consumer._accept}, connections=1,
                      threads=1, seconds=max_seconds, lua=_STOP_WHEN_EMPTY)  # fmt: skip
     if result.bad_status:
-        raise BenchError(f"wrk's records requests failed ({result.bad_status} answers other than 200)")
+        raise BenchError(f"a records request failed: {result.stopped_because}")
     consumer.client.request("POST", f"{consumer.base_uri}/offsets", headers={"Content-Type": V2})  # all returned
     count = sum(consumer.committed(assigned).values())
     return count, max(result.seconds - timeout_ms / 1000, 1e-9), result.client_cpu_s, result.latency_ms
