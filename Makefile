@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lab check java nginx clean
+.PHONY: setup demo test lab check java nginx wrk clean
 
 ## setup: the virtual environment in .venv with the project and its Jupyter kernel
 setup: $(STAMP)
@@ -13,6 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory java
 	@$(MAKE) --no-print-directory nginx
+	@$(MAKE) --no-print-directory wrk
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed; found " + sys.version.split()[0])'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
@@ -41,6 +42,18 @@ nginx:
 	  if [ -n "$$guard" ]; then rm -f /usr/sbin/policy-rc.d; fi; \
 	else \
 	  echo "nginx is not installed (sudo apt-get install nginx-light); several proxies will be used round-robin by the client" >&2; \
+	fi
+
+## wrk: the compiled HTTP load generator of the proxy benchmarks (`client=wrk`, Debian
+## package); without it those benchmarks say so and the Python client still works.
+wrk:
+	@if command -v wrk >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing wrk (Debian package) for the proxy benchmarks' compiled load generator"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk) >/dev/null 2>&1 \
+	    || echo "wrk could not be installed; the proxy benchmarks will use client=python only" >&2; \
+	else \
+	  echo "wrk is not installed (sudo apt-get install wrk); the proxy benchmarks will use client=python only" >&2; \
 	fi
 
 ## demo: start the stack, run every notebook, write reports/<run>/index.html, stop the stack

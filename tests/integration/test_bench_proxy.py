@@ -6,6 +6,7 @@ import pytest
 
 from workbench import kafka
 from workbench.bench import BenchError, end_to_end_latency, http_floor, proxy_consume, proxy_produce
+from workbench.bench.loadgen import wrk_path
 from workbench.stack import Stack
 
 
@@ -72,3 +73,37 @@ def test_http_floor_answers_every_call_and_leaves_no_process(stack: Stack) -> No
     assert (row["records"], row["acknowledged"], row["calls"]) == (2_000, 2_000, 20)
     assert row["proxy_processes"] == 1 and row["proxy_cpu_s"] >= 0  # clock ticks: a tiny run may show 0
     assert {p.pid for p in psutil.Process().children(recursive=True)} == before
+
+
+needs_wrk = pytest.mark.skipif(wrk_path() is None, reason="wrk is not installed (make setup installs it as root)")
+
+
+@needs_wrk
+def test_proxy_produce_with_wrk_lands_every_acknowledged_record(stack: Stack) -> None:
+    row = proxy_produce(stack, records_per_call=50, record_bytes=64, concurrency=2, max_seconds=1, client="wrk")
+    assert row["client"] == "wrk" and row["failed"] == 0
+    assert row["acknowledged"] == row["records"] == row["calls"] * 50 > 0
+    # wrk stops with up to one call per connection in flight: those land without being counted
+    assert row["acknowledged"] <= row["landed"] <= row["acknowledged"] + 2 * 50
+    assert row["landed"] % 50 == 0
+    assert row["client_cpu_s"] > 0 and row["client_saturated"] in (True, False)
+    assert row["latency_p50_ms"] > 0
+    assert _bench_topics(stack) == []
+
+
+@needs_wrk
+@pytest.mark.parametrize("format", ["binary", "json"])
+def test_proxy_consume_with_wrk_reads_every_record(stack: Stack, format: str) -> None:
+    row = proxy_consume(
+        stack, records=3_000, record_bytes=100, partitions=2, max_bytes=65_536, format=format, client="wrk"
+    )
+    assert (row["records"], row["expected"]) == (3_000, 3_000)
+    assert row["client"] == "wrk" and row["client_cpu_s"] > 0
+    assert _bench_topics(stack) == []
+
+
+@needs_wrk
+def test_http_floor_with_wrk_counts_whole_calls(stack: Stack) -> None:
+    row = http_floor(stack, records_per_call=100, record_bytes=100, concurrency=2, max_seconds=1, client="wrk")
+    assert row["acknowledged"] == row["calls"] * 100 > 0
+    assert row["client"] == "wrk"

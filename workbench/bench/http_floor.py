@@ -24,7 +24,7 @@ from typing import Any
 
 from workbench.bench._run import result_row
 from workbench.bench.errors import BenchError
-from workbench.bench.proxy_load import _Job, _run_calls
+from workbench.bench.proxy_load import _check_client, _client_columns, _Job, _run_calls, _run_wrk
 from workbench.bench.resources import ResourceMonitor
 from workbench.stack import Stack
 from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
@@ -45,6 +45,7 @@ def http_floor(
     format: str = "json",
     max_seconds: float = 30.0,
     topic_prefix: str = "",
+    client: str = "python",
 ) -> dict[str, Any]:
     """Send produce calls to the bare HTTP app and measure MB/s and CPU (`proxy_cpu_s` is the app).
 
@@ -57,6 +58,7 @@ def http_floor(
         max_seconds: stop issuing calls after this long.
         topic_prefix: unused (no topic is made); taken so that `sweep` calls every
             experiment alike.
+        client: "python" or "wrk", as in `proxy_produce` (wrk runs for `max_seconds`).
 
     Returns:
         One row shaped like `proxy_produce`'s; nothing is written to Kafka.
@@ -67,16 +69,22 @@ def http_floor(
         raise BenchError("records, records_per_call and concurrency must each be at least 1")
     if format not in ("binary", "json"):
         raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
+    _check_client(client)
     calls = math.ceil(records / records_per_call)
     with _floor_app(records_per_call) as (url, pid):
         job = _Job([url], "floor", records_per_call, records_per_call, record_bytes, format, True, concurrency,
                    max_seconds)  # fmt: skip
         app = SimpleNamespace(kind="proxy", pid=pid)
         with ResourceMonitor({"http-floor": app}) as monitor:
-            started = time.perf_counter()
-            outcome = _run_calls(job, calls, last_is_short=False)
-            seconds = time.perf_counter() - started
+            if client == "wrk":
+                outcome, seconds = _run_wrk(job, 1)
+            else:
+                started = time.perf_counter()
+                outcome = _run_calls(job, calls, last_is_short=False)
+                seconds = time.perf_counter() - started
     sent = outcome.acknowledged
+    resources = monitor.columns()
+    resources["client_cpu_s"] += outcome.child_cpu_s
     return result_row(
         stack,
         experiment="http_floor",
@@ -86,14 +94,20 @@ def http_floor(
             "records_per_call": records_per_call,
             "concurrency": concurrency,
             "format": format,
+            "client": client,
         },
         records=sent,
         payload_bytes=sent * record_bytes,
         seconds=seconds,
         latencies=outcome.latencies,
         latency_of="HTTP produce call",
-        resources=monitor.columns(),
-        extra={"acknowledged": sent, "calls": len(outcome.latencies)},
+        resources=resources,
+        extra={
+            "acknowledged": sent,
+            "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
+            **_client_columns(client, resources["client_cpu_s"], seconds, 1),
+            **(outcome.latency_ms or {}),
+        },
     )
 
 

@@ -20,11 +20,12 @@ from typing import Any, NamedTuple
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
 from workbench.bench.errors import BenchError
+from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
 from workbench.bench.native import Timeline, fill_topic, timeline_cv
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.resources import ResourceMonitor
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
-from workbench.proxy.client import proxy_urls
+from workbench.proxy.client import V2, V2_ACCEPT, encode_topic, proxy_urls
 from workbench.stack import Stack
 
 __all__ = ["proxy_consume", "proxy_produce"]
@@ -45,6 +46,7 @@ def proxy_produce(
     balanced: bool = True,
     urls: Sequence[str] | None = None,
     topic_prefix: str = TOPIC_PREFIX,
+    client: str = "python",
 ) -> dict[str, Any]:
     """Produce through the REST proxy with `processes` x `concurrency` client threads.
 
@@ -62,10 +64,15 @@ def proxy_produce(
         balanced: through the balancer when the stack has one (else every proxy URL,
             rotated by the client).
         urls: base URLs to use instead of the stack's.
+        client: "python" (`ProxyClient` threads) or "wrk" (the compiled load generator,
+            `concurrency` connections on one wrk thread per client process; it runs for
+            `max_seconds`, whatever `records` says, and `acknowledged` counts the
+            records of its 2xx answers).
 
     Returns:
         One row; latency is one HTTP call's round trip; `client_cpu_s` includes the
-        client processes.
+        client processes, and `client_saturated` flags a run where the client used
+        (nearly) all the CPU it could, so measured itself more than the proxy.
 
     Usage: `proxy_produce(stack, records_per_call=500, session_reuse=True)`.
     """
@@ -73,6 +80,7 @@ def proxy_produce(
         raise BenchError("records, records_per_call, concurrency and processes must each be at least 1")
     if format not in ("binary", "json"):
         raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
+    _check_client(client)
     base_urls = list(urls) if urls else proxy_urls(stack, balanced=balanced)
     calls = math.ceil(records / records_per_call)
     shares = [calls // processes + (1 if i < calls % processes else 0) for i in range(processes)]
@@ -84,7 +92,9 @@ def proxy_produce(
     with bench_topic(stack, partitions, topic_prefix) as topic:
         job = job._replace(topic=topic)
         with ResourceMonitor(stack.services) as monitor:
-            if processes == 1:
+            if client == "wrk":
+                outcome, seconds = _run_wrk(job, processes)
+            elif processes == 1:
                 started = time.perf_counter()
                 outcome = _run_calls(job, calls)
                 seconds = time.perf_counter() - started
@@ -94,6 +104,7 @@ def proxy_produce(
     resources = monitor.columns()
     resources["client_cpu_s"] += outcome.child_cpu_s
     sent = outcome.acknowledged
+    client_columns = _client_columns(client, resources["client_cpu_s"], seconds, processes)
     return result_row(
         stack,
         experiment="proxy_produce",
@@ -106,6 +117,7 @@ def proxy_produce(
             "processes": processes,
             "format": format,
             "partitions": partitions,
+            "client": client,
         },
         records=sent,
         payload_bytes=sent * record_bytes,
@@ -117,10 +129,48 @@ def proxy_produce(
             "acknowledged": sent,
             "failed": outcome.failed,
             "landed": landed,
-            "calls": len(outcome.latencies),
+            "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
             "proxy_urls": len(base_urls),
+            **client_columns,
+            **(outcome.latency_ms or {}),
         },
     )
+
+
+def _check_client(client: str) -> None:
+    if client not in CLIENTS:
+        raise BenchError(f"client must be one of {', '.join(CLIENTS)}, got {client!r}")
+    if client == "wrk":
+        require_wrk()
+
+
+def _client_columns(client: str, client_cpu_s: float, seconds: float, processes: int) -> dict[str, Any]:
+    """`client_cpu_share` (cores busy) and `client_saturated`: a Python client process is
+    one interpreter (about one core, whatever its threads), wrk one thread per process."""
+    return {
+        "client_cpu_share": client_cpu_s / seconds if seconds > 0 else float("nan"),
+        "client_saturated": is_saturated(client_cpu_s, seconds, processes),
+    }
+
+
+def _run_wrk(job: _Job, processes: int) -> tuple[_Outcome, float]:
+    """Produce with wrk: `job.concurrency` keep-alive connections repeating one body for
+    `job.max_seconds`; only 2xx answers count as acknowledged (per-record errors in them
+    show as landed < acknowledged)."""
+    body = _bodies(job.records_per_call, job.record_bytes, job.format)
+    headers = {"Content-Type": f"application/vnd.kafka.{body.format}.v2+json", "Accept": V2_ACCEPT}
+    url = f"{job.urls[0].rstrip('/')}/topics/{encode_topic(job.topic)}"
+    result = run_wrk(url, method="POST", body=body.body, headers=headers, connections=job.concurrency * processes,
+                     threads=processes, seconds=job.max_seconds)  # fmt: skip
+    good = result.requests - result.bad_status
+    outcome = _Outcome(
+        acknowledged=good * job.records_per_call,
+        failed=result.bad_status * job.records_per_call,
+        child_cpu_s=result.client_cpu_s,
+        calls=result.requests,
+        latency_ms=result.latency_ms,
+    )
+    return outcome, result.seconds
 
 
 class _Job(NamedTuple):
@@ -143,6 +193,9 @@ class _Outcome:
     failed: int = 0
     latencies: list[float] = field(default_factory=list)
     child_cpu_s: float = 0.0
+    #: Set by wrk, which reports calls and latency percentiles rather than samples.
+    calls: int | None = None
+    latency_ms: dict[str, float] | None = None
 
 
 def _run_calls(job: _Job, calls: int, last_is_short: bool = True) -> _Outcome:
@@ -263,6 +316,7 @@ def proxy_consume(
     timeline: Timeline | None = None,
     sample_interval: float = 0.1,
     topic_prefix: str = TOPIC_PREFIX,
+    client: str = "python",
 ) -> dict[str, Any]:
     """Fill a topic natively, then read it all through one proxy consumer instance.
 
@@ -275,10 +329,20 @@ def proxy_consume(
             it holds that much; -1 makes every request wait its full timeout).
         request_timeout_ms: the instance's `consumer.request.timeout.ms`.
         timeline: receives (seconds, records so far) samples, for throughput over time.
+        client: "python" (`ProxyConsumer.poll`, which parses and decodes every record) or
+            "wrk" (one connection repeating the records request, reading the answers
+            without parsing them: the proxy's side alone). wrk stops at the first empty
+            answer, which waited `timeout_ms` (default 200 with wrk) for records that
+            never came; that wait is taken off the seconds. The records read are the
+            positions the instance reached, committed and read back. No timeline.
 
     Returns:
-        One row; latency is one records request.
+        One row; latency is one records request; `client_cpu_s`, `client_cpu_share` and
+        `client_saturated` as in `proxy_produce`.
     """
+    _check_client(client)
+    if client == "wrk" and timeout_ms is None:
+        timeout_ms = 200
     config: dict[str, Any] = {}
     if fetch_min_bytes is not None:
         config["fetch.min.bytes"] = fetch_min_bytes
@@ -286,21 +350,32 @@ def proxy_consume(
         config["consumer.request.timeout.ms"] = request_timeout_ms
     samples: Timeline = timeline if timeline is not None else []
     with bench_topic(stack, partitions, topic_prefix) as topic:
-        fill_topic(stack, topic, records, record_bytes)
-        client = ProxyClient.for_stack(stack, balanced=balanced)
+        if format == "json":
+            _fill_with_json(stack, topic, records, record_bytes)
+        else:
+            fill_topic(stack, topic, records, record_bytes)
+        proxy = ProxyClient.for_stack(stack, balanced=balanced)
         assigned = [(topic, p) for p in range(partitions)]
         group = f"bench-{uuid.uuid4().hex[:8]}"
         try:
-            with (
-                client.consumer(group, partitions=assigned, format=format, config=config) as consumer,
-                ResourceMonitor(stack.services) as monitor,
-            ):
-                count, seconds, polls = timed_reads(
-                    lambda: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
-                    records, max_seconds, sample_interval, samples,
-                )  # fmt: skip
+            with proxy.consumer(group, partitions=assigned, format=format, config=config) as consumer:
+                latency_ms: dict[str, float] = {}
+                with ResourceMonitor(stack.services) as monitor:
+                    if client == "wrk":
+                        count, seconds, child_cpu_s, latency_ms = _consume_with_wrk(
+                            consumer, assigned, timeout_ms or 0, max_bytes, max_seconds
+                        )
+                        polls: list[float] = []
+                    else:
+                        count, seconds, polls = timed_reads(
+                            lambda: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
+                            records, max_seconds, sample_interval, samples,
+                        )  # fmt: skip
+                        child_cpu_s = 0.0
         finally:
-            client.close()
+            proxy.close()
+    resources = monitor.columns()
+    resources["client_cpu_s"] += child_cpu_s
     return result_row(
         stack,
         experiment="proxy_consume",
@@ -313,15 +388,59 @@ def proxy_consume(
             "fetch_min_bytes": fetch_min_bytes,
             "request_timeout_ms": request_timeout_ms,
             "format": format,
+            "client": client,
         },
         records=count,
         payload_bytes=count * record_bytes,
         seconds=seconds,
         latencies=polls,
         latency_of="records request returning records",
-        resources=monitor.columns(),
-        extra={"expected": records, "msg_s_cv": timeline_cv(samples)},
+        resources=resources,
+        extra={
+            "expected": records,
+            "msg_s_cv": timeline_cv(samples) if samples else float("nan"),
+            **_client_columns(client, resources["client_cpu_s"], seconds, 1),
+            **latency_ms,
+        },
     )
+
+
+def _fill_with_json(stack: Stack, topic: str, records: int, record_bytes: int) -> None:
+    """Like `fill_topic`, with keys and values a json consumer can show: JSON strings, the
+    values of exactly `record_bytes` bytes (the payload's text, quotes and line breaks made plain)."""
+    width = max(0, record_bytes - 2)
+    values = [b'"' + v.replace(b'"', b"'").replace(b"\n", b" ").replace(b"\\", b"/")[:width] + b'"'
+              for v in value_pool(max(1, width))]  # fmt: skip
+    keys = [b'"' + key + b'"' for key in key_pool()]
+    result = kafka.produce(
+        stack.kafka_config("producer"),
+        topic,
+        ((keys[i % len(keys)], values[i % len(values)]) for i in range(records)),
+        settings={"linger.ms": 20, "batch.size": 1_000_000, "message.max.bytes": max(1_000_000, record_bytes + 10_000)},
+    )
+    if result.acknowledged != records:
+        raise BenchError(f"filling {topic!r}: {result.acknowledged} of {records} acknowledged ({result.first_error})")
+
+
+#: Stops wrk's thread at the first answer without records (or with an error).
+_STOP_WHEN_EMPTY = """
+response = function(status, headers, body)
+  if status ~= 200 then wb_stop(status .. " " .. string.sub(body, 1, 300)) elseif #body <= 2 then wb_stop() end
+end
+"""
+
+
+def _consume_with_wrk(consumer: Any, assigned: list[tuple[str, int]], timeout_ms: int, max_bytes: int | None,
+                      max_seconds: float) -> tuple[int, float, float, dict[str, float]]:  # fmt: skip
+    """Read with wrk until an empty answer: (records, seconds, wrk CPU s, latency columns)."""
+    query = "&".join(f"{k}={v}" for k, v in (("timeout", timeout_ms), ("max_bytes", max_bytes)) if v is not None)
+    result = run_wrk(f"{consumer.base_uri}/records?{query}", headers={"Accept": consumer._accept}, connections=1,
+                     threads=1, seconds=max_seconds, lua=_STOP_WHEN_EMPTY)  # fmt: skip
+    if result.bad_status:
+        raise BenchError(f"a records request failed: {result.stopped_because}")
+    consumer.client.request("POST", f"{consumer.base_uri}/offsets", headers={"Content-Type": V2})  # all returned
+    count = sum(consumer.committed(assigned).values())
+    return count, max(result.seconds - timeout_ms / 1000, 1e-9), result.client_cpu_s, result.latency_ms
 
 
 def _bodies(count: int, record_bytes: int, format: str) -> EncodedRecords:

@@ -9,11 +9,12 @@ encodes them with its Schema Registry.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
+
+import pybase64
 
 __all__ = [
     "EncodedRecords",
@@ -135,7 +136,7 @@ def encode_records(
 def decode_value(value: Any, format: str) -> Any:
     """A key or value from a records response: bytes for binary, unchanged for json."""
     if format == "binary" and value is not None:
-        return base64.b64decode(value)
+        return pybase64.b64decode(value)
     return value
 
 
@@ -146,7 +147,8 @@ def _b64(value: Any) -> str | None:
         value = value.encode()
     if not isinstance(value, bytes | bytearray | memoryview):
         raise ValueError(f"binary format needs bytes, str or None, got {type(value).__name__}")
-    return base64.b64encode(value).decode("ascii")
+    encoded: str = pybase64.b64encode_as_string(value)
+    return encoded
 
 
 def _same(value: Any) -> Any:

@@ -37,6 +37,7 @@ from urllib.parse import quote
 import orjson
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_STORED, Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
+from pybase64 import b64encode_as_string
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -53,7 +54,6 @@ from workbench.restproxy.formats import (
     FORMATS,
     SCHEMA_FORMATS,
     embedded_format,
-    encode_binary,
     media_type,
     no_registry,
     require_json_body_type,
@@ -398,7 +398,7 @@ class _Unrenderable(Exception):
 
 
 def _render_binary(data: bytes | None) -> str | None:
-    return encode_binary(data)
+    return None if data is None else b64encode_as_string(data)
 
 
 def _render_json(data: bytes | None) -> Any:
@@ -473,6 +473,38 @@ class _Gathered:
             self.full = True
         return True
 
+    def offer_all(self, messages: list[Message]) -> int:
+        """`offer` over a batch without errors, in one loop: how many were taken (the
+        rest are left, in order, for the next call). The per-record loop of a records
+        request, so its names are bound once."""
+        if self.full or self.poison is not None:
+            return 0
+        render, rows, taken, budget, min_bytes = self.render, self.rows, self.taken, self.budget, self.min_bytes
+        size = self.size
+        count = 0
+        for message in messages:
+            key, value = message.key(), message.value()
+            length = (len(key) if key is not None else 0) + (len(value) if value is not None else 0)
+            if rows and size + length > budget:
+                self.full = True
+                break
+            try:
+                key_out, value_out = render(key), render(value)
+            except _Unrenderable:
+                self.poison = message
+                break
+            rows.append({"topic": message.topic(), "key": key_out, "value": value_out,
+                         "partition": message.partition(), "offset": message.offset(),
+                         "timestamp": message.timestamp()[1]})  # fmt: skip
+            taken.append(message)
+            size += length
+            count += 1
+            if 0 < min_bytes <= size:
+                self.full = True
+                break
+        self.size = size
+        return count
+
     @property
     def done(self) -> bool:
         return self.full or self.poison is not None
@@ -495,6 +527,10 @@ def _fetch(instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: in
         if not messages:
             if gathered.rows:
                 break
+            continue
+        if not any(message.error() is not None for message in messages):  # the usual batch: records only
+            taken = gathered.offer_all(messages)
+            pending.extend(messages[taken:])  # kept, in order, for the next call
             continue
         for message in messages:
             error = message.error()

@@ -13,13 +13,13 @@ sets it to its embedded registry, see `schemas.py`); a proxy without one answers
 
 from __future__ import annotations
 
-import base64
 import binascii
 import json
 import re
 from typing import Any
 
 import orjson
+import pybase64
 
 from workbench.restproxy.errors import RestError
 
@@ -143,10 +143,11 @@ def decode_binary(data: Any, what: str) -> bytes | None:
     if not isinstance(data, str):
         raise RestError(400, 400, f"Bad Request: {what}={orjson.dumps(data).decode()[:64]} is not a base64 string.")
     try:
-        return base64.b64decode(data, validate=True)
+        decoded: bytes = pybase64.b64decode(data, validate=True)
+        return decoded
     except (binascii.Error, ValueError):
         raise RestError(400, 400, f"Bad Request: {what}={data[:64]} is not a (valid) base64 string.") from None
 
 
 def encode_binary(data: bytes | None) -> str | None:
-    return None if data is None else base64.b64encode(data).decode("ascii")
+    return None if data is None else pybase64.b64encode_as_string(data)

@@ -110,15 +110,12 @@ class BatchDelivery(Delivery):
 
     __slots__ = ("_values", "_waiting")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, messages: list[dict[str, Any]]) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, messages: list[dict[str, Any]],
+                 groups: dict[int, list[int]] | None = None) -> None:  # fmt: skip
         super().__init__(loop, len(messages))
         self._values = [m.get("value") for m in messages]
-        self._waiting: dict[int, deque[int]] = {}
-        for index, message in enumerate(messages):
-            queue = self._waiting.get(message["partition"])
-            if queue is None:
-                queue = self._waiting[message["partition"]] = deque()
-            queue.append(index)
+        groups = groups if groups is not None else _by_partition(messages)
+        self._waiting: dict[int, deque[int]] = {partition: deque(indexes) for partition, indexes in groups.items()}
 
     def forget(self, index: int, partition: int) -> None:
         """A record refused at enqueue: no report will come for it."""
@@ -147,6 +144,22 @@ class BatchDelivery(Delivery):
                 self._finish()
             else:
                 self.loop.call_soon_threadsafe(self._finish)
+
+
+def _by_partition(messages: list[dict[str, Any]]) -> dict[int, list[int]]:
+    """The indexes of `messages` per partition, in order."""
+    partitions = [m["partition"] for m in messages]
+    first = partitions[0] if partitions else 0
+    if partitions.count(first) == len(partitions):  # one partition (keyless records, a partition URL)
+        return {first: list(range(len(partitions)))} if partitions else {}
+    groups: dict[int, list[int]] = {}
+    for index, partition in enumerate(partitions):
+        group = groups.get(partition)
+        if group is None:
+            groups[partition] = [index]
+        else:
+            group.append(index)
+    return groups
 
 
 class AsyncProducer:
@@ -282,14 +295,9 @@ class AsyncProducer:
         grouping: each call names its partition.) Calls take at most `_YIELD_EVERY`
         records, and a large request yields between them, so it cannot hold the loop.
         """
-        delivery = BatchDelivery(asyncio.get_running_loop(), messages)
-        groups: dict[int, list[int]] = {}
-        for index, message in enumerate(messages):
-            group = groups.get(message["partition"])
-            if group is None:
-                groups[message["partition"]] = [index]
-            else:
-                group.append(index)
+        groups = _by_partition(messages)
+        delivery = BatchDelivery(asyncio.get_running_loop(), messages, groups)
+        whole = len(groups) == 1 and len(messages) <= _YIELD_EVERY  # one call takes the list as it is
         enqueued = 0
         deadline: float | None = None
         for partition, indexes in groups.items():
@@ -298,7 +306,7 @@ class AsyncProducer:
                     await asyncio.sleep(0)
                 pending = indexes[start : start + _YIELD_EVERY]
                 while pending:
-                    chunk = [messages[i] for i in pending]
+                    chunk = messages if whole and len(pending) == len(messages) else [messages[i] for i in pending]
                     try:
                         done = self._producer.produce_batch(topic, chunk, partition=partition,
                                                             on_delivery=delivery.report_any)  # fmt: skip
@@ -307,6 +315,8 @@ class AsyncProducer:
                         for message in chunk:
                             message["_error"] = _QUEUE_FULL_MARK
                     enqueued += done
+                    if done == len(chunk):  # all taken: no message carries an `_error` to look at
+                        break
                     retry = []
                     for index, message in zip(pending, chunk, strict=True):
                         error = message.pop("_error", None)

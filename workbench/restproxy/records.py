@@ -16,7 +16,6 @@ Content-Type other than application/json 415. An object that does not parse emit
 from __future__ import annotations
 
 import asyncio
-import base64
 import binascii
 import codecs
 import contextlib
@@ -29,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
+import pybase64
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
@@ -82,7 +82,7 @@ def _data(part: Any, what: str) -> tuple[bytes | None, dict[str, Any] | None]:
         if not isinstance(data, str):
             raise _RecordError(400, f"Bad Request: data={orjson.dumps(data).decode()[:64]} is not a base64 string.")
         try:
-            encoded = base64.b64decode(data, validate=True)
+            encoded = pybase64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
             raise _RecordError(400, f"Bad Request: data={data[:64]} is not a base64 string.") from None
     elif kind == "JSON":
@@ -132,7 +132,7 @@ def _prepare(record: Any, partitions: int, limit: int, encoded: dict[str, Any] |
             raise _RecordError(400, "Bad Request: headers must be a list of {name, value}")
         raw = header.get("value")
         try:
-            headers.append((header["name"], None if raw is None else base64.b64decode(raw, validate=True)))
+            headers.append((header["name"], None if raw is None else pybase64.b64decode(raw, validate=True)))
         except (binascii.Error, ValueError, TypeError):
             raise _RecordError(400, f"Bad Request: header value={str(raw)[:64]} is not a base64 string.") from None
     stamp = record.get("timestamp")
