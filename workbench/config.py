@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.errors import ConfigError
 
@@ -188,6 +188,7 @@ class Profile(_Section):
     name: str
     embedded: bool = True
     description: str = ""
+    learner: str = Field("", description="who the course's checks record progress for (`WORKBENCH_LEARNER`)")
     run_dir: Path = Path(".workbench/run")
     data_dir: Path = Path("data")
     results_dir: Path = Path("data/results")
@@ -200,6 +201,12 @@ class Profile(_Section):
     kafka: KafkaSettings = KafkaSettings()
     topics: TopicSettings = TopicSettings()
     source: Path | None = Field(None, description="the file this profile was read from")
+
+    @field_validator("learner", mode="before")
+    @classmethod
+    def _learner_as_text(cls, value: Any) -> Any:
+        """`WORKBENCH_LEARNER=007` is parsed as a YAML number; a name is text."""
+        return value if value is None or isinstance(value, str) else str(value)
 
     @model_validator(mode="after")
     def _cluster_needs_addresses(self) -> Profile:

@@ -34,7 +34,7 @@ def test_every_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cl
     names = sorted(p.stem for p in notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
     assert names == sorted(RECORDS)
 
-    report = run_report(profile, notebooks=names, overrides={"quick": True})
+    report = run_report(profile, notebooks=names, overrides={"quick": True, "solutions": True})
     assert not report.failed, [(run.name, str(run.error)) for run in report.failed]
     for notebook, experiment in RECORDS.items():
         rows = results.load(experiment, run_id=report.run_id, profile=profile)

@@ -10,7 +10,7 @@ from workbench.stack import Stack
 
 
 def test_quickstart_runs_and_records_its_results(stack: Stack, sandbox: Path) -> None:
-    report = run_report(stack.profile, notebooks=["00_quickstart"], overrides={"quick": True})
+    report = run_report(stack.profile, notebooks=["00_quickstart"], overrides={"quick": True, "solutions": True})
     assert not report.failed, report.failed[0].error
     assert report.index.exists() and (report.directory / "00_quickstart.html").exists()
 
