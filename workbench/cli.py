@@ -230,14 +230,18 @@ def course_command(
     learner: Annotated[str | None, typer.Option("--learner", "-l", help="only this learner")] = None,
 ) -> None:
     """What each learner passed, per exercise: `workbench course [collected.parquet ...]`."""
+    from rich.text import Text
+
     from workbench.config import load_profile
     from workbench.course import EXPERIMENT, load_progress, progress_table
 
     selected = load_profile(_select(profile))
     table = progress_table(load_progress(selected, files or ()), learner)
-    view = Table("exercise", "title", *table.columns, title=f"Course progress ({len(table.columns)} learner(s))")
+    view = Table("exercise", "title", title=f"Course progress ({len(table.columns)} learner(s))")
+    for name in table.columns:
+        view.add_column(name, no_wrap=True)
     for (label, title), row in table.iterrows():
-        view.add_row(label, title, *row.tolist())
+        view.add_row(label, title, *(Text(str(cell)) for cell in row.tolist()))  # "[solution]" is no markup
     out.print(view)
     if not len(table.columns):
         where = selected.path(selected.results_dir) / f"{EXPERIMENT}.parquet"
