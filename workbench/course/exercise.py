@@ -27,8 +27,10 @@ __all__ = [
     "catalogue",
     "find",
     "medians",
+    "number_text",
     "plain",
     "point_for",
+    "prediction",
     "register",
     "settings_text",
     "within",
@@ -184,6 +186,22 @@ def as_choice(answer: Any, options: Iterable[Any], what: str) -> Any:
         if matches:
             return matches[0]
     raise AnswerError(f"expected {what}, one of {options}; got {answer!r}")
+
+
+def number_text(value: float) -> str:
+    """A figure as a learner reads it: `4.05`, `56,735`."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}"
+
+
+def prediction(value: float, expected: float, passed: bool, unit: str, how: str) -> tuple[bool, str]:
+    """A predicted figure's verdict: a pass shows the run's figure, a miss only the direction and the method.
+
+    A miss that printed the right number would turn the second attempt into copying it.
+    """
+    said = f"{number_text(value)} {unit}"
+    if passed:
+        return True, f"{said}; this run gives {number_text(expected)} {unit} ({how})"
+    return False, f"{said} is {'too high' if value > expected else 'too low'}: {how}"
 
 
 def within(value: float, expected: float, tolerance: float) -> bool:

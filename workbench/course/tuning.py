@@ -17,6 +17,7 @@ from workbench.course.exercise import (
     medians,
     plain,
     point_for,
+    prediction,
     register,
     settings_text,
     within,
@@ -66,10 +67,8 @@ class MillionRecords(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         seconds, expected = as_number(answer, "a number of seconds"), 1_000_000 / figures["produce_msg_s"]
-        return within(seconds, expected, 0.10), (
-            f"{seconds:,.2f} s against {expected:,.2f} s from the measured {figures['produce_msg_s']:,.0f} msg/s "
-            "(records ÷ records per second)"
-        )
+        return prediction(seconds, expected, within(seconds, expected, 0.10), "s",
+                          "records ÷ the records per second the producer reached")  # fmt: skip
 
 
 _PROXY_KEYS = ("records_per_call", "concurrency")
@@ -140,10 +139,8 @@ class BufferFloor(Exercise):
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         predicted, measured = as_number(answer, "a number of milliseconds"), figures["p50_ms"]
         ok = abs(predicted - measured) <= max(0.25 * measured, 5.0)
-        return ok, (
-            f"you predicted {predicted:,.1f} ms; a one-record call took {measured:,.1f} ms (p50) with a "
-            f"{figures['linger_ms']:,} ms buffer: the proxy holds each record up to its buffer time"
-        )
+        return prediction(predicted, measured, ok, "ms", "the proxy holds a lone record up to its buffer time, so "
+                          "every one-record call takes at least that")  # fmt: skip
 
 
 _BATCH_KEYS = ("linger.ms", "batch.size")
@@ -153,7 +150,7 @@ _BATCH_KEYS = ("linger.ms", "batch.size")
 class DoubleTheDefault(Exercise):
     notebook, key, number = "02", "double_default", 1
     title = "linger.ms and batch.size that double the default's msg/s under a p99 bound"
-    section = "1 · `linger.ms` x `batch.size` (both charts)"
+    section = "1 · `linger.ms` × `batch.size` (both charts)"  # noqa: RUF001 (the heading's own sign)
     form = '{"linger.ms": …, "batch.size": …}, or None when no measured point reaches the goal'
 
     def figures(self, batching: pd.DataFrame) -> Figures:
@@ -200,7 +197,7 @@ class DoubleTheDefault(Exercise):
 class LingerTen(Exercise):
     notebook, key, number = "02", "linger_ten", 2
     title = "Predict linger.ms=10 at batch.size 1 MB from the sweep's neighbours"
-    section = "1 · `linger.ms` x `batch.size`, then 4 · The Kafka chapter's experiment"
+    section = "1 · `linger.ms` × `batch.size`, then 4 · The Kafka chapter's experiment"  # noqa: RUF001
     form = "a number of records per second"
 
     def figures(self, batching: pd.DataFrame, new: Mapping[str, Any]) -> Figures:
@@ -221,10 +218,8 @@ class LingerTen(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         predicted, measured = as_number(answer, "a number of records per second"), figures["measured_msg_s"]
-        return within(predicted, measured, 0.35), (
-            f"you predicted {predicted:,.0f} msg/s; section 4 measured {measured:,.0f} msg/s "
-            f"({predicted / measured:.2f}x)"
-        )
+        return prediction(predicted, measured, within(predicted, measured, 0.35), "msg/s",
+                          "read the 1 MB line of section 1 between `linger.ms` 5 and 20")  # fmt: skip
 
 
 _FETCH_KEYS = ("max.partition.fetch.bytes", "fetch.min.bytes")
@@ -354,9 +349,8 @@ class GigabyteInSmallRecords(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         seconds, expected = as_number(answer, "a number of seconds"), 1_000 / figures["mb_s"]
-        return within(seconds, expected, 0.15), (
-            f"{seconds:,.1f} s against {expected:,.1f} s from {figures['mb_s']:,.2f} MB/s (MB ÷ MB/s)"
-        )
+        how = f"1,000 MB ÷ the MB/s of {figures['record_bytes']:,} B records through the proxy"
+        return prediction(seconds, expected, within(seconds, expected, 0.15), "s", how)
 
 
 @register
