@@ -307,4 +307,5 @@ def _apply_env_overrides(raw: dict[str, Any], environ: os._Environ[str] | dict[s
             if not isinstance(child, dict):
                 raise ConfigError(env_name, ".".join(keys), "overrides a value that is not a section")
             node = child
-        node[keys[-1]] = yaml.safe_load(value) if value else value
+        text_field = len(keys) == 1 and Profile.model_fields[keys[0]].annotation is str
+        node[keys[-1]] = yaml.safe_load(value) if value and not text_field else value  # a name "007" stays text

@@ -237,3 +237,14 @@ def _env(profile: Profile) -> dict[str, str]:
 def test_an_unknown_exercise_names_the_notebooks_exercises(profile: Profile) -> None:
     with pytest.raises(course.AnswerError, match="double_default"):
         course.Exercises("02", profile).check("no_such", 1)
+
+
+def test_the_learner_is_the_parameter_then_the_profile_then_the_login(
+    profile: Profile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert course.learner_name(profile, " grace ") == "grace"
+    assert course.learner_name(profile) == "ada"  # $WORKBENCH_LEARNER, through the profile
+    monkeypatch.setenv("WORKBENCH_LEARNER", "007")
+    assert load_profile("local").learner == "007"
+    monkeypatch.delenv("WORKBENCH_LEARNER")
+    assert course.learner_name(load_profile("local")) not in ("", "ada")
