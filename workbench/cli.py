@@ -245,7 +245,8 @@ def course_command(
     out.print(view)
     if not len(table.columns):
         where = selected.path(selected.results_dir) / f"{EXPERIMENT}.parquet"
-        out.print(f"no checks recorded in {where}: run a notebook's exercises", markup=False, highlight=False)
+        who = f" for {learner!r}" if learner else ""
+        out.print(f"no checks recorded{who} in {where}: run a notebook's exercises", markup=False, highlight=False)
     for name in table.columns:
         passed = int(table[name].str.startswith("pass").sum())
         out.print(f"{name}: {passed} of {len(table)} exercises passed", markup=False, highlight=False)
