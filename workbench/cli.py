@@ -205,6 +205,37 @@ def compare_command(
     out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
 
 
+@app.command(name="course")
+def course_command(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="progress files collected from learners (course_progress.parquet)")
+    ] = None,
+    profile: ProfileOption = None,
+    learner: Annotated[str | None, typer.Option("--learner", "-l", help="only this learner")] = None,
+) -> None:
+    """What each learner passed, per exercise: `workbench course [collected.parquet ...]`."""
+    from rich.text import Text
+
+    from workbench.config import load_profile
+    from workbench.course import EXPERIMENT, load_progress, progress_table
+
+    selected = load_profile(_select(profile))
+    table = progress_table(load_progress(selected, files or ()), learner)
+    view = Table("exercise", "title", title=f"Course progress ({len(table.columns)} learner(s))")
+    for name in table.columns:
+        view.add_column(name, no_wrap=True)
+    for (label, title), row in table.iterrows():
+        view.add_row(label, title, *(Text(str(cell)) for cell in row.tolist()))  # "[solution]" is no markup
+    out.print(view)
+    if not len(table.columns):
+        where = selected.path(selected.results_dir) / f"{EXPERIMENT}.parquet"
+        who = f" for {learner!r}" if learner else ""
+        out.print(f"no checks recorded{who} in {where}: run a notebook's exercises", markup=False, highlight=False)
+    for name in table.columns:
+        passed = int(table[name].str.startswith("pass").sum())
+        out.print(f"{name}: {passed} of {len(table)} exercises passed", markup=False, highlight=False)
+
+
 runs_app = typer.Typer(help="The run catalogue: every report and bench run with its facts.")
 app.add_typer(runs_app, name="runs")
 

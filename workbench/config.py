@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from workbench.errors import ConfigError
 from workbench.secrets import ClientConf, is_secret_key, masked
@@ -61,7 +61,6 @@ ENV_VARIABLES = {
     "WORKBENCH_CONF_DIR": "the folder profiles are read from",
     "WORKBENCH_RUN_ID": "the run id a report gives the notebooks it runs",
     "WORKBENCH_CELL_TIMEOUT": "seconds a report lets one notebook cell run",
-    "WORKBENCH_LEARNER": "the learner's name the course's checks record",
 }
 
 #: librdkafka settings are plain dotted-key dictionaries, passed through untouched.
@@ -216,6 +215,7 @@ class Profile(_Section):
     name: str
     embedded: bool = True
     description: str = ""
+    learner: str = Field("", description="who the course's checks record progress for (`WORKBENCH_LEARNER`)")
     run_dir: Path = Path(".workbench/run")
     data_dir: Path = Path("data")
     results_dir: Path = Path("data/results")
@@ -228,6 +228,12 @@ class Profile(_Section):
     kafka: KafkaSettings = KafkaSettings()
     topics: TopicSettings = TopicSettings()
     source: Path | None = Field(None, description="the file this profile was read from")
+
+    @field_validator("learner", mode="before")
+    @classmethod
+    def _learner_as_text(cls, value: Any) -> Any:
+        """`WORKBENCH_LEARNER=007` is parsed as a YAML number; a name is text."""
+        return value if value is None or isinstance(value, str) else str(value)
 
     @model_validator(mode="after")
     def _cluster_needs_addresses(self) -> Profile:
@@ -251,7 +257,6 @@ class Environment:
     conf_dir: Path | None = None
     run_id: str | None = None
     cell_timeout_s: float | None = None
-    learner: str | None = None
     java_home: Path | None = None
     #: `WORKBENCH_<SECTION>__<KEY>` profile overrides, by variable name.
     overrides: Mapping[str, str] = field(default_factory=dict)
@@ -280,7 +285,6 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         conf_dir=Path(env[f"{ENV_PREFIX}CONF_DIR"]).resolve() if env.get(f"{ENV_PREFIX}CONF_DIR") else None,
         run_id=env.get(f"{ENV_PREFIX}RUN_ID") or None,
         cell_timeout_s=_seconds(env, f"{ENV_PREFIX}CELL_TIMEOUT"),
-        learner=env.get(f"{ENV_PREFIX}LEARNER") or None,
         java_home=Path(env["JAVA_HOME"]) if env.get("JAVA_HOME") else None,
         overrides=overrides,
     )
@@ -381,4 +385,5 @@ def _apply_env_overrides(raw: dict[str, Any], overrides: Mapping[str, str]) -> N
             if not isinstance(child, dict):
                 raise ConfigError(env_name, ".".join(keys), "overrides a value that is not a section")
             node = child
-        node[keys[-1]] = yaml.safe_load(value) if value else value
+        text_field = len(keys) == 1 and Profile.model_fields[keys[0]].annotation is str
+        node[keys[-1]] = yaml.safe_load(value) if value and not text_field else value  # a name "007" stays text

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from course_outcomes import assert_every_exercise_passes
+
 from workbench import results
 from workbench.report import run_report
 from workbench.stack import Stack
@@ -11,9 +13,12 @@ from workbench.stack import Stack
 
 def test_spark_ingestion_notebook_runs_and_records_its_results(stack: Stack, tmp_path: Path) -> None:
     report = run_report(
-        stack.profile, notebooks=["09_spark_ingestion"], overrides={"quick": True, "work_dir": str(tmp_path)}
+        stack.profile,
+        notebooks=["09_spark_ingestion"],
+        overrides={"quick": True, "solutions": True, "work_dir": str(tmp_path)},
     )
     assert not report.failed, report.failed[0].error
+    assert_every_exercise_passes(report, stack.profile, ["09_spark_ingestion"])
 
     restart = results.load("spark_restart", run_id=report.run_id, profile=stack.profile)
     assert len(restart) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from course_outcomes import assert_every_exercise_passes
 
 from workbench import results
 from workbench.report import Report, run_report
@@ -16,7 +17,7 @@ NOTEBOOKS = ["06_topics_vs_partitions", "07_per_device_topics", "08_partition_si
 @pytest.fixture(scope="module")
 def report(stack: Stack, sandbox: Path) -> Report:
     """One quick report over the three topic notebooks."""
-    return run_report(stack.profile, notebooks=NOTEBOOKS, overrides={"quick": True})
+    return run_report(stack.profile, notebooks=NOTEBOOKS, overrides={"quick": True, "solutions": True})
 
 
 def _html(report: Report, name: str) -> str:
@@ -26,6 +27,10 @@ def _html(report: Report, name: str) -> str:
 def test_all_three_notebooks_run_without_error(report: Report) -> None:
     assert not report.failed, report.failed[0].error
     assert [run.name for run in report.runs] == NOTEBOOKS
+
+
+def test_every_exercise_of_the_three_passes_with_its_reference_answer(stack: Stack, report: Report) -> None:
+    assert_every_exercise_passes(report, stack.profile, NOTEBOOKS)
 
 
 def test_topics_vs_partitions_measures_each_quick_count(stack: Stack, report: Report) -> None:

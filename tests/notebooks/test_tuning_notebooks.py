@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from course_outcomes import assert_every_exercise_passes
 
 from workbench import results
 from workbench.report import run_report
@@ -27,8 +28,9 @@ NOTEBOOKS = {
 
 @pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
 def test_notebook_runs_quick_and_records_its_results(stack: Stack, notebook: str) -> None:
-    report = run_report(stack.profile, notebooks=[notebook], overrides={"quick": True})
+    report = run_report(stack.profile, notebooks=[notebook], overrides={"quick": True, "solutions": True})
     assert not report.failed, report.failed[0].error
+    assert_every_exercise_passes(report, stack.profile, [notebook])
     for experiment in NOTEBOOKS[notebook]:
         rows = results.load(experiment, run_id=report.run_id, profile=stack.profile)
         assert len(rows) > 0, f"{notebook} recorded no {experiment!r} rows"

@@ -1,0 +1,251 @@
+"""What an exercise is: a question put in the run's own numbers, a reference answer and a check.
+
+An exercise never compares with a number fixed in advance. It reads the figures it
+needs from what the notebook just measured (`figures`), states the question with them
+(`question`), derives the reference answer from them (`solve`) and judges an answer
+against them (`judge`). Measurements a profile could not make raise `NotMeasured`, so
+the exercise is skipped with a reason instead of failing; an answer that is not even
+of the right kind raises `AnswerError`, which the check turns into a failed attempt
+with a hint, never a traceback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from workbench.errors import WorkbenchError
+
+__all__ = [
+    "AnswerError",
+    "Exercise",
+    "NotMeasured",
+    "as_choice",
+    "as_number",
+    "as_point",
+    "catalogue",
+    "find",
+    "medians",
+    "number_text",
+    "plain",
+    "point_for",
+    "prediction",
+    "register",
+    "settings_text",
+    "within",
+]
+
+Figures = dict[str, Any]
+
+_REGISTRY: dict[tuple[str, str], Exercise] = {}
+
+
+class AnswerError(WorkbenchError):
+    """The answer is not of the form the exercise asks for (the message says which form)."""
+
+
+class NotMeasured(WorkbenchError):
+    """The run did not measure what the exercise needs, e.g. a profile without a REST proxy."""
+
+
+class Exercise:
+    """One exercise of one notebook; subclasses fill in the class attributes and four methods.
+
+    Attributes:
+        notebook: the notebook's number, `"02"`.
+        key: the exercise's name within it, `"double_default"`.
+        number: its place in the notebook, so `"02.1"` names it in tables.
+        title: one line a progress table can show.
+        section: the section of the notebook to re-read when the answer is wrong.
+        form: the answer's expected form, shown with the question and in every error.
+    """
+
+    notebook: ClassVar[str]
+    key: ClassVar[str]
+    number: ClassVar[int]
+    title: ClassVar[str]
+    section: ClassVar[str]
+    form: ClassVar[str]
+
+    @property
+    def label(self) -> str:
+        """`"02.1"`: notebook and place, the name a teacher sees."""
+        return f"{self.notebook}.{self.number}"
+
+    #: The measured figures the exercise uses, read from the notebook's results (a method
+    #: whose parameters are the notebook's variables); raises `NotMeasured` when the run
+    #: could not make the measurement.
+    figures: Callable[..., Figures]
+
+    def question(self, figures: Figures) -> str:
+        """The question in this run's numbers (Markdown), without its answer."""
+        raise NotImplementedError
+
+    def solve(self, figures: Figures) -> Any:
+        """The reference answer derived from the figures."""
+        raise NotImplementedError
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        """Whether the answer is right, and why, in the run's numbers.
+
+        Raises:
+            AnswerError: the answer is not of the expected form.
+        """
+        raise NotImplementedError
+
+
+def register(cls: type[Exercise]) -> type[Exercise]:
+    """Class decorator: add an exercise to the course."""
+    exercise = cls()
+    _REGISTRY[(exercise.notebook, exercise.key)] = exercise
+    return cls
+
+
+def _load_definitions() -> None:
+    from workbench.course import ingestion, topics, tuning  # noqa: F401  (they register on import)
+
+
+def find(notebook: str, key: str) -> Exercise:
+    """The exercise `key` of notebook `notebook` (`"02"` or `"02_producer_tuning"`).
+
+    Raises:
+        AnswerError: no such exercise; the message lists the notebook's exercises.
+    """
+    _load_definitions()
+    number = str(notebook)[:2]
+    exercise = _REGISTRY.get((number, key))
+    if exercise is None:
+        known = sorted(k for n, k in _REGISTRY if n == number)
+        raise AnswerError(f"notebook {number} has no exercise {key!r}; its exercises: {known}")
+    return exercise
+
+
+def catalogue() -> list[Exercise]:
+    """Every exercise of the course, in notebook and exercise order."""
+    _load_definitions()
+    return sorted(_REGISTRY.values(), key=lambda e: (e.notebook, e.number))
+
+
+def as_number(answer: Any, what: str = "a number") -> float:
+    """A finite number from an int, a float or numeric text ("1,200" included).
+
+    Raises:
+        AnswerError: anything else, `True`/`False` and NaN included.
+    """
+    value: Any = answer
+    if isinstance(answer, str):
+        try:
+            value = float(answer.replace(",", "").replace("_", "").strip())
+        except ValueError:
+            raise AnswerError(f"expected {what}, got the text {answer!r}") from None
+    if isinstance(value, bool) or (not isinstance(value, int | float) and not hasattr(value, "__float__")):
+        raise AnswerError(f"expected {what}, got {type(answer).__name__} {answer!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise AnswerError(f"expected {what}, got {answer!r}") from None
+    if not math.isfinite(number):
+        raise AnswerError(f"expected {what}, got {answer!r}")
+    return number
+
+
+def as_point(answer: Any, names: Sequence[str]) -> dict[str, float]:
+    """A settings mapping with exactly `names` as keys and numbers as values.
+
+    Raises:
+        AnswerError: not a mapping, missing or unknown keys, or a value that is no number.
+    """
+    form = "{" + ", ".join(f'"{n}": …' for n in names) + "}"
+    if not isinstance(answer, Mapping):
+        raise AnswerError(f"expected a dictionary {form}, got {type(answer).__name__} {answer!r}")
+    missing = [n for n in names if n not in answer]
+    unknown = [str(k) for k in answer if k not in names]
+    if missing or unknown:
+        raise AnswerError(f"expected the keys {list(names)}; missing {missing}, unknown {unknown}")
+    return {n: as_number(answer[n], f"a number for {n!r}") for n in names}
+
+
+def as_choice(answer: Any, options: Iterable[Any], what: str) -> Any:
+    """One of `options` (text compared without case or surrounding blanks, numbers by value).
+
+    Raises:
+        AnswerError: not one of them; the message lists them.
+    """
+    options = list(options)
+    if isinstance(answer, str) and any(isinstance(o, str) for o in options):
+        matches = [o for o in options if isinstance(o, str) and o.lower() == answer.strip().lower()]
+        if matches:
+            return matches[0]
+    elif answer is not None and not isinstance(answer, bool):
+        try:
+            number = as_number(answer)
+        except AnswerError:
+            number = None
+        matches = [o for o in options if not isinstance(o, str) and number is not None and float(o) == number]
+        if matches:
+            return matches[0]
+    raise AnswerError(f"expected {what}, one of {options}; got {answer!r}")
+
+
+def number_text(value: float) -> str:
+    """A figure as a learner reads it: `4.05`, `56,735`."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.2f}"
+
+
+def prediction(value: float, expected: float, passed: bool, unit: str, how: str) -> tuple[bool, str]:
+    """A predicted figure's verdict: a pass shows the run's figure, a miss only the direction and the method.
+
+    A miss that printed the right number would turn the second attempt into copying it.
+    """
+    said = f"{number_text(value)} {unit}"
+    if passed:
+        return True, f"{said}; this run gives {number_text(expected)} {unit} ({how})"
+    return False, f"{said} is {'too high' if value > expected else 'too low'}: {how}"
+
+
+def within(value: float, expected: float, tolerance: float) -> bool:
+    """Whether `value` is within a relative `tolerance` of `expected` (0.1: ±10 %)."""
+    return abs(value - expected) <= tolerance * abs(expected)
+
+
+def plain(value: Any) -> Any:
+    """A numpy or pandas scalar as the Python value it stands for (whole floats as ints)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def medians(frame: Any, keys: Sequence[str], metrics: Sequence[str], missing: str) -> list[dict[str, Any]]:
+    """One dict per measured point of a sweep: its settings and the medians of `metrics` over repeats.
+
+    Raises:
+        NotMeasured: with `missing` as the reason, when the frame holds no such points.
+    """
+    columns = [*keys, *metrics]
+    if frame is None or not hasattr(frame, "columns") or len(frame) == 0 or any(c not in frame for c in columns):
+        raise NotMeasured(missing)
+    grouped = frame.dropna(subset=list(metrics)).groupby(list(keys), sort=True)[list(metrics)].median().reset_index()
+    if grouped.empty:
+        raise NotMeasured(missing)
+    return [{c: plain(row[c]) for c in columns} for _, row in grouped.iterrows()]
+
+
+def point_for(answer: Any, points: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, Any] | None:
+    """The measured point whose settings are the answer's, or None when it was not measured.
+
+    Raises:
+        AnswerError: the answer is not a settings mapping with exactly `keys`.
+    """
+    chosen = as_point(answer, keys)
+    for point in points:
+        if all(float(point[k]) == chosen[k] for k in keys):
+            return dict(point)
+    return None
+
+
+def settings_text(points: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> str:
+    """The measured values of each setting, for a question: `linger.ms` ∈ {0, 5, 20}."""
+    return "; ".join(f"`{k}` ∈ {{{', '.join(f'{v:,}' for v in sorted({p[k] for p in points}))}}}" for k in keys)

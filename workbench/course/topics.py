@@ -1,0 +1,203 @@
+"""Exercises of the topic-design notebooks (06-08), each judged with the run's own figures."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from workbench.course.exercise import (
+    Exercise,
+    Figures,
+    NotMeasured,
+    as_number,
+    plain,
+    prediction,
+    register,
+    within,
+)
+
+__all__ = ["CreateTenThousand", "KeysMoved", "MetadataAtFiveThousand", "OneDevicesPartition", "PartitionsForTarget"]
+
+
+def _rows(frame: Any, columns: Sequence[str], missing: str) -> pd.DataFrame:
+    """The frame's rows that have every column measured."""
+    if frame is None or not hasattr(frame, "columns") or any(c not in frame for c in columns):
+        raise NotMeasured(missing)
+    rows = frame.dropna(subset=list(columns))
+    if rows.empty:
+        raise NotMeasured(missing)
+    return rows
+
+
+@register
+class MetadataAtFiveThousand(Exercise):
+    notebook, key, number = "06", "metadata_5000", 1
+    title = "Predict the Metadata response at 5,000 topics from the per-topic slope"
+    section = "The experiment (the `metadata_bytes` column) and What the run says"
+    form = "a size in kilobytes (1 KB = 1,000 bytes)"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        rows = _rows(frame, ["topics", "metadata_bytes"], "the Metadata size is not measurable on this listener")
+        if len(rows) < 2:
+            raise NotMeasured("the per-topic slope needs two topic counts at least")
+        small, large = rows.iloc[0], rows.iloc[-1]
+        slope = (large["metadata_bytes"] - small["metadata_bytes"]) / (large["topics"] - small["topics"])
+        return {"topics": plain(large["topics"]), "metadata_bytes": plain(large["metadata_bytes"]),
+                "slope_bytes": float(slope)}  # fmt: skip
+
+    def _expected_kb(self, figures: Figures) -> float:
+        return float(figures["metadata_bytes"] + figures["slope_bytes"] * (5_000 - figures["topics"])) / 1e3
+
+    def question(self, figures: Figures) -> str:
+        return (
+            "The table above gives the full Metadata response's size for each topic count. Extrapolate from the "
+            "measured per-topic slope: how many **KB** would it be at **5,000 topics**? Within 10 % passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(self._expected_kb(figures), 1)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        kb, expected = as_number(answer, "a size in KB"), self._expected_kb(figures)
+        how = (f"{figures['metadata_bytes']:,} B at {figures['topics']:,} topics, plus the per-topic slope for each "
+               "topic added")  # fmt: skip
+        return prediction(kb, expected, within(kb, expected, 0.10), "KB", how)
+
+
+@register
+class CreateTenThousand(Exercise):
+    notebook, key, number = "06", "create_10000", 2
+    title = "Predict the seconds to create 10,000 topics"
+    section = "The experiment (`create_s` per topic count)"
+    form = "a number of seconds"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        rows = _rows(frame, ["topics", "create_s"], "no topic creation was timed")
+        large = rows.iloc[-1]
+        return {"topics": plain(large["topics"]), "create_s": float(large["create_s"])}
+
+    def _expected_s(self, figures: Figures) -> float:
+        return float(figures["create_s"]) / float(figures["topics"]) * 10_000
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"Creating {figures['topics']:,} topics was timed above. Assuming the cost per topic stays the same, "
+            "how many **seconds** would creating **10,000** topics take? Within 20 % passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(self._expected_s(figures), 2)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        seconds, expected = as_number(answer, "a number of seconds"), self._expected_s(figures)
+        return prediction(seconds, expected, within(seconds, expected, 0.20), "s",
+                          f"the seconds for {figures['topics']:,} topics, scaled to 10,000")  # fmt: skip
+
+
+@register
+class OneDevicesPartition(Exercise):
+    notebook, key, number = "07", "partition_scan", 1
+    title = "Predict how many records a keyed read of one device's partition scans"
+    section = "Reading one device's history as the data grows, and the note after What the run says"
+    form = "a number of records"
+
+    def figures(self, reads: pd.DataFrame) -> Figures:
+        rows = _rows(reads, ["method", "records_per_device", "devices", "partitions", "scanned"],
+                     "the one-device reads were not measured")  # fmt: skip
+        biggest = rows[rows["records_per_device"] == rows["records_per_device"].max()]
+        part = biggest[biggest["method"] == "keyed: its partition"]
+        if part.empty:
+            raise NotMeasured("the keyed partition read was not measured")
+        row = part.iloc[0]
+        return {name: plain(row[name]) for name in ("records_per_device", "devices", "partitions", "scanned")}
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"{figures['devices']:,} devices with {figures['records_per_device']:,} records each share a keyed "
+            f"topic of {figures['partitions']} partitions. Reading **one device's** history from its own "
+            "partition: predict how many **records** the consumer scans. Within 50 % passes (the hash does not "
+            "share devices out evenly)."
+        )
+
+    def solve(self, figures: Figures) -> int:
+        return int(figures["scanned"])
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        predicted, scanned = as_number(answer, "a number of records"), figures["scanned"]
+        return prediction(predicted, scanned, within(predicted, scanned, 0.50), "records",
+                          "a device's partition holds itself and, on average, (devices - 1) / partitions other "
+                          "devices, all of which the read scans")  # fmt: skip
+
+
+@register
+class PartitionsForTarget(Exercise):
+    notebook, key, number = "08", "partitions_500", 1
+    title = "The minimum partition count for 500 MB/s from the measured t_p and t_c"
+    section = "One partition's throughput, measured (the formula)"
+    form = "a whole number of partitions"
+
+    def figures(self, plan: Any) -> Figures:
+        try:
+            t_p, t_c = float(plan.produce_per_partition), float(plan.consume_per_partition)
+        except (AttributeError, TypeError, ValueError):
+            raise NotMeasured("no partition plan was computed") from None
+        if not (t_p > 0 and t_c > 0):
+            raise NotMeasured("the per-partition rates were not measured")
+        return {"t_p": t_p, "t_c": t_c, "target": 500.0}
+
+    def question(self, figures: Figures) -> str:
+        return (
+            "A topic must carry **500 MB/s**. With the t_p and t_c measured above and no margin, what is the "
+            "**minimum** number of partitions?"
+        )
+
+    def solve(self, figures: Figures) -> int:
+        return int(max(math.ceil(figures["target"] / figures["t_p"]), math.ceil(figures["target"] / figures["t_c"])))
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        count, reference = as_number(answer, "a whole number of partitions"), self.solve(figures)
+        formula = (f"max(⌈500 / {figures['t_p']:,.2f}⌉, ⌈500 / {figures['t_c']:,.2f}⌉) = {reference:,}; "
+                   "the slower side decides")  # fmt: skip
+        if count == reference:
+            return True, formula
+        return False, ("too few: " if count < reference else "enough, but not the minimum: ") + formula
+
+
+@register
+class KeysMoved(Exercise):
+    notebook, key, number = "08", "keys_moved", 2
+    title = "Predict the share of keys that move when 6 partitions become 9"
+    section = "Adding partitions later moves keys"
+    form = "a fraction (0.25) or a percentage as text ('25%')"
+
+    def figures(self, keys: Sequence[str]) -> Figures:
+        from workbench.topics import moved_keys
+
+        if not keys:
+            raise NotMeasured("no keys to move")
+        report = moved_keys(keys, 6, 9)
+        return {"keys": len(keys), "moved_fraction": float(report.moved_fraction)}
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"The topic of the {figures['keys']:,} keys above grows from **6** to **9** partitions. What share of "
+            "the keys lands on another partition? The check computes it with the producer's own partitioner "
+            "(within 3 percentage points passes)."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(float(figures["moved_fraction"]), 3)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        text = answer.strip() if isinstance(answer, str) else None
+        share = as_number(text.rstrip("%") if text else answer, "a fraction or a percentage")
+        share = share / 100 if (text and text.endswith("%")) or share > 1 else share
+        moved = figures["moved_fraction"]
+        ok = abs(share - moved) <= 0.03
+        how = "a key keeps its partition only when its hash leaves the same remainder divided by 6 and by 9"
+        if ok:
+            return True, f"{share:.1%}; {moved:.1%} of the keys moved ({how}; ideally 1 - 6/18 = 66.7 %)"
+        return False, f"{share:.1%} is {'too high' if share > moved else 'too low'}: {how}"
