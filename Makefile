@@ -72,6 +72,7 @@ lab: setup
 check: setup
 	$(BIN)/ruff check workbench tests
 	$(BIN)/mypy
+	$(BIN)/mypy --explicit-package-bases tests
 
 clean:
 	rm -rf $(VENV) .workbench reports .pytest_cache .mypy_cache .ruff_cache

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -170,7 +171,7 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
                          "--bootstrap-servers", bootstrap], env)  # fmt: skip
             urls[name] = f"http://127.0.0.1:{proxy_port}"
         for name, url in urls.items():
-            wait(lambda url=url: probe_http(url).healthy, f"the foreign proxy {name}")
+            wait(partial(lambda address: probe_http(address).healthy, url), f"the foreign proxy {name}")
         profile = {
             "description": "someone else's cluster: a broker and proxies the workbench did not start",
             "embedded": False,

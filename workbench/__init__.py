@@ -19,6 +19,7 @@ from workbench.errors import (
     StackError,
     WorkbenchError,
 )
+from workbench.notebook import notebook_setup
 
 try:
     __version__ = version("workbench")
@@ -35,4 +36,5 @@ __all__ = [
     "WorkbenchError",
     "__version__",
     "load_profile",
+    "notebook_setup",
 ]

@@ -21,7 +21,17 @@ import pandas as pd
 
 from workbench.config import Profile, environment, load_profile, project_root
 
-__all__ = ["compare", "current_run_id", "experiments", "load", "param_columns", "record", "run_metadata", "spread"]
+__all__ = [
+    "compare",
+    "current_run_id",
+    "experiments",
+    "knee",
+    "load",
+    "param_columns",
+    "record",
+    "run_metadata",
+    "spread",
+]
 
 RUN_ID_ENV = "WORKBENCH_RUN_ID"
 
@@ -156,6 +166,18 @@ def spread(frame: pd.DataFrame, metric: str = "msg_s", by: Sequence[str] | None 
     grouped = frame.groupby(keys, dropna=False, sort=False)[metric]
     out = grouped.agg(["min", "median", "max", "count"]).rename(columns={"count": "n"}).reset_index()
     return out
+
+
+def knee(frame: pd.DataFrame, x: str, y: str = "mb_s", share: float = 0.9) -> tuple[Any, float]:
+    """The smallest `x` whose median `y` reaches `share` of the best median, and that best.
+
+    Where a curve flattens: past it, larger records (or batches, or calls) buy little.
+
+    Usage: `size, best = knee(rows, "record_bytes")` → the smallest record size at 90 % of the best MB/s.
+    """
+    medians = frame.groupby(x)[y].median()
+    best = float(medians.max())
+    return medians[medians >= share * best].index.min(), best
 
 
 def compare(

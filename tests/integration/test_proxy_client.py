@@ -7,7 +7,7 @@ round), with exact counts.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from urllib.parse import urlparse
 
 import psutil
@@ -20,9 +20,9 @@ from workbench.stack import Stack
 
 
 @pytest.fixture
-def proxy(stack: Stack) -> ProxyClient:
+def proxy(stack: Stack) -> Iterator[ProxyClient]:
     with ProxyClient.for_stack(stack) as client:
-        yield client  # type: ignore[misc]
+        yield client
 
 
 def _dead_url() -> str:

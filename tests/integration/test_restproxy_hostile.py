@@ -496,7 +496,7 @@ def partition_cases() -> list[Case]:
             codes=(40402,),
         )
     )
-    for key, value in (
+    for key, number in (
         ("negative", b"-1"),
         ("int32-overflow", b"2147483648"),
         ("word", b'"abc"'),
@@ -508,7 +508,7 @@ def partition_cases() -> list[Case]:
                 f"record-partition-{key}",
                 "POST",
                 "/topics/{t}",
-                produce_body(b'{"value":1,"partition":' + value + b"}"),
+                produce_body(b'{"value":1,"partition":' + number + b"}"),
             )
         )
     cases += [

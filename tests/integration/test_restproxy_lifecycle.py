@@ -274,7 +274,7 @@ def test_java_compatible_partitioner_for_keyed_records(
     body = orjson.dumps({"records": [{"key": k, "value": i} for i, k in enumerate(keys)] + [{"value": "no key"}]})
     offsets = requests.post(f"{url}/topics/{name}", data=body, headers={"Content-Type": JSON_V2}).json()["offsets"]
     assert all(o["error_code"] is None for o in offsets) and len(offsets) == 31
-    native: dict[bytes, int] = {}
+    native: dict[bytes | None, int | None] = {}
     producer = Producer({**stack.kafka_config("producer"), "partitioner": "murmur2_random"})
     for key in keys:
         producer.produce(

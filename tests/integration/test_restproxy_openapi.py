@@ -288,7 +288,7 @@ def test_fuzz(method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuz
         @settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None, deadline=None,
                   phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
         @given(case=operation.as_strategy(mode))
-        def send(case: schemathesis.Case) -> None:
+        def send(case: schemathesis.Case[Any]) -> None:
             _send(case, fuzz_target, http, failures)
 
         try:
@@ -300,7 +300,7 @@ def test_fuzz(method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuz
     assert not failures, f"{len(failures)} distinct failures:\n{report}"
 
 
-def _send(case: schemathesis.Case, target: Target, http: requests.Session, failures: dict[tuple[str, ...], str]
+def _send(case: schemathesis.Case[Any], target: Target, http: requests.Session, failures: dict[tuple[str, ...], str]
           ) -> None:  # fmt: skip
     label = case.operation.label
     curl = case.as_curl_command()
@@ -330,7 +330,7 @@ def _server_errors(status: int, body: bytes) -> list[tuple[int, str]]:
     return found
 
 
-def _restore(case: schemathesis.Case, status: int, target: Target) -> None:
+def _restore(case: schemathesis.Case[Any], status: int, target: Target) -> None:
     """A fuzzed DELETE of the real topic or consumer instance: make it again for the cases after it."""
     if case.method.upper() != "DELETE" or status != 204:
         return

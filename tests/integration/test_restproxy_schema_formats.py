@@ -65,8 +65,8 @@ def error(response: requests.Response, status: int, code: int) -> str:
     return str(response.json()["message"])
 
 
-def native_values(stack: Stack, topic: str, deserialize: Callable[[bytes, Any], Any],
-                  key_deserialize: Callable[[bytes, Any], Any] | None = None) -> list[Any]:  # fmt: skip
+def native_values(stack: Stack, topic: str, deserialize: Callable[[bytes | None, Any], Any],
+                  key_deserialize: Callable[[bytes | None, Any], Any] | None = None) -> list[Any]:  # fmt: skip
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     rows = []
@@ -99,8 +99,8 @@ def proxy_records(http: requests.Session, proxy: str, topic: str, fmt: str, coun
         http.delete(base, headers={"Content-Type": V2}, timeout=60)
 
 
-def wire_id(payload: bytes) -> int:
-    assert payload[0] == 0
+def wire_id(payload: bytes | None) -> int:
+    assert payload is not None and payload[0] == 0
     return int.from_bytes(payload[1:5], "big")
 
 
@@ -205,7 +205,7 @@ def test_protobuf_through_the_proxy_is_read_natively(
     decoded = native_values(stack, name, ProtobufDeserializer(reading, {"use.deprecated.format": False}))
     assert [{"device": m.device, "t": m.t} for m in decoded] == values
     stored = list(kafka.read_records(stack.kafka_config("consumer"), name))
-    assert {wire_id(r.value) for r in stored} == {schema_id} and {r.value[5] for r in stored} == {0}
+    assert {wire_id(r.value) for r in stored} == {schema_id} and {(r.value or b"")[5:6] for r in stored} == {b"\x00"}
     rows = proxy_records(http, proxy, name, "protobuf", len(values))
     assert [r["value"] for r in rows] == values
 
@@ -284,7 +284,7 @@ def test_v3_produce_with_schemas(stack: Stack, http: requests.Session, proxy: st
     cluster = http.get(f"{proxy}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
     url = f"{proxy}/v3/clusters/{cluster}/topics/{name}/records"
     first = {"device": "a", "t": 1.0, "unit": None}
-    records = [
+    records: list[dict[str, Any]] = [
         {"value": {"type": "AVRO", "schema": AVRO, "data": first}},
         {"value": {"schema_version": 1, "data": {"device": "b", "t": 2.0, "unit": {"string": "K"}}}},
         {"value": {"data": {"device": "c", "t": 3.0}}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 import pytest
@@ -89,8 +90,9 @@ def test_partition_offsets_are_true_log_ends(http: requests.Session, proxy: str,
 
 def test_produce_json_records(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic(partitions=3)
-    body = {"records": [{"value": {"n": 1}}, {"key": "k", "value": [1, 2]}, {"key": None, "value": 0, "partition": 2},
-                        {"value": False}, {"key": {"a": 1}}]}  # fmt: skip
+    records: list[dict[str, Any]] = [{"value": {"n": 1}}, {"key": "k", "value": [1, 2]},
+                                     {"key": None, "value": 0, "partition": 2}, {"value": False}, {"key": {"a": 1}}]
+    body = {"records": records}
     response = post(http, f"{proxy}/topics/{name}", body)
     assert response.status_code == 200
     assert response.headers["content-type"] == V2
@@ -115,7 +117,7 @@ def test_keyed_records_land_where_librdkafka_puts_them(stack: Stack, http: reque
     by_key: dict[str, set[int]] = {}
     for key, offset in zip(keys, result["offsets"], strict=True):
         by_key.setdefault(key, set()).add(offset["partition"])
-    native: dict[bytes, int] = {}
+    native: dict[bytes | None, int | None] = {}
     from confluent_kafka import Producer
 
     producer = Producer(stack.kafka_config("producer"))

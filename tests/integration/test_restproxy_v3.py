@@ -6,6 +6,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -82,7 +83,7 @@ def test_streaming_produce_returns_one_result_per_record(stack: Stack, http: req
                                                          cluster: str, topic: Callable[..., str]) -> None:  # fmt: skip
     name = topic(partitions=2)
     n = 300
-    lines = [{"value": {"type": "JSON", "data": {"i": i}}} for i in range(n)]
+    lines: list[dict[str, Any]] = [{"value": {"type": "JSON", "data": {"i": i}}} for i in range(n)]
     lines[5] = {"key": {"type": "STRING", "data": "k"}, "value": {"type": "BINARY", "data": "aGk="},
                 "partition_id": 1, "headers": [{"name": "h", "value": "dg=="}]}  # fmt: skip
 

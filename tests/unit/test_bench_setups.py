@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.bench import BenchError, missing_setup, proxy_counts, proxy_setup
+from workbench.bench import BenchError, missing_setup, proxy_counts, proxy_setup, setup_sweep
 from workbench.config import Profile
 from workbench.stack import Stack
 
@@ -44,3 +44,18 @@ def test_a_variant_stands_in_for_proxies_started_with_other_settings() -> None:
         pass
     with proxy_setup(active, {"producer.linger.ms": 3000}, fallback=True) as fallback:
         assert fallback.stack is active and fallback.note and "proxy.variants" in fallback.note
+
+
+def test_knee_is_the_smallest_size_at_ninety_percent_of_the_best() -> None:
+    import pandas as pd
+
+    from workbench.results import knee
+
+    rows = pd.DataFrame({"record_bytes": [100, 100, 1_000, 10_000, 100_000], "mb_s": [10, 12, 50, 95, 100]})
+    assert knee(rows, "record_bytes") == (10_000, 100.0)
+    assert knee(rows, "record_bytes", share=0.5) == (1_000, 100.0)
+
+
+def test_setup_sweep_refuses_a_key_that_is_neither_a_count_nor_a_property() -> None:
+    with pytest.raises(BenchError, match=r"set-up keys are 'proxy_instances' or proxy properties prefixed 'proxy\.'"):
+        setup_sweep(None, "proxy_produce", [{"linger.ms": 0}])  # type: ignore[arg-type]

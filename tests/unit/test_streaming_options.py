@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, parse_options
@@ -73,7 +75,9 @@ def test_a_given_group_id_is_used_else_one_is_generated_from_the_prefix() -> Non
         ({"subscribe": "a", "failOnDataLoss": "maybe"}, True, "must be true or false"),
     ],
 )
-def test_bad_options_are_refused_with_the_official_message(options: dict, streaming: bool, message: str) -> None:
+def test_bad_options_are_refused_with_the_official_message(
+    options: dict[str, Any], streaming: bool, message: str
+) -> None:
     merged = {k: v for k, v in {**BASE, **options}.items() if v is not None}
     with pytest.raises(KafkaOptionError, match=message):
         parse_options(merged, streaming=streaming)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ def test_device_topics_name_one_topic_per_device() -> None:
     assert device_topics("tele", 2) == {"device-000": "tele-device-000", "device-001": "tele-device-001"}
 
 
-def _reading(device: str, event_ms: int, temperature: float = 20.0) -> dict:
+def _reading(device: str, event_ms: int, temperature: float = 20.0) -> dict[str, Any]:
     return {"device_id": device, "event_ms": event_ms, "seq": 0, "temperature": temperature, "humidity": 50.0,
             "battery": 90.0}  # fmt: skip
 

@@ -23,7 +23,9 @@ def test_no_experiment_creates_a_topic_without_the_profiles_settings() -> None:
         if relative in ALLOWED or relative.startswith("restproxy/"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            func = node.func if isinstance(node, ast.Call) else None
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
             if isinstance(func, ast.Attribute) and func.attr in CREATE and getattr(func.value, "id", "") == "kafka":
                 offenders.append(f"{relative}:{node.lineno}")
     assert offenders == [], f"use stack.create_topics instead: {offenders}"

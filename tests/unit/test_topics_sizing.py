@@ -12,6 +12,7 @@ from workbench.topics import (
     producer_buffer_memory,
     proxy_heap,
     replication_latency,
+    sizing,
     unavailability_window,
 )
 
@@ -105,3 +106,14 @@ def test_capacity_row_sweeps_to_a_million_topics_with_plain_numbers() -> None:
     assert row["unavailability_s"] == pytest.approx(500.0)
     assert row["proxy_processes"] == 1
     assert all(isinstance(v, int | float) for v in row.values())
+
+
+def test_plan_text_gives_the_count_its_formula_and_its_costs() -> None:
+    text = sizing.plan_text(40, 4, 8, 0.5, brokers=3, replication_factor=3, consumers=100)
+    assert text.startswith("**15 partitions**: ")
+    assert text.count("\n- ") == 6  # buffer memory, file handles, replication, unavailability, heap, processes
+
+
+def test_plan_text_refuses_more_replicas_than_brokers_in_words() -> None:
+    text = sizing.plan_text(40, 4, 8, brokers=2, replication_factor=3)
+    assert text == "replication factor 3 needs at least 3 brokers"

@@ -27,7 +27,7 @@ from workbench.bench.native import (
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.registry import registry_lookups
 from workbench.bench.resources import ResourceMonitor, cpu_per_mb
-from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, side_stack
+from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
 from workbench.results import compare, spread
 
@@ -57,6 +57,7 @@ __all__ = [
     "proxy_produce",
     "proxy_setup",
     "registry_lookups",
+    "setup_sweep",
     "side_stack",
     "spread",
     "sweep",

@@ -20,13 +20,21 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.bench.errors import BenchError
 from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "side_stack"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: A set-up key that is the number of proxies rather than a proxy property.
+INSTANCES = "proxy_instances"
+#: How a set-up names a proxy property: `{"proxy.producer.linger.ms": 0}`.
+PROPERTY_PREFIX = "proxy."
+
+__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "setup_sweep", "side_stack"]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
@@ -200,3 +208,60 @@ def side_stack(
         yield side
     finally:
         stacks.down(copy)
+
+
+def setup_sweep(
+    stack: Stack,
+    experiment: str,
+    setups: Sequence[Mapping[str, Any]],
+    *,
+    repeat: int = 1,
+    fixed: Mapping[str, Any] | None = None,
+    label: str = "setup",
+) -> tuple[pd.DataFrame, list[str]]:
+    """`experiment` against proxies set up each way: a sweep whose points are stack settings.
+
+    A set-up is `{"proxy_instances": 2}` and/or proxy properties with a `proxy.` prefix
+    (`{"proxy.producer.linger.ms": 0}`); each point runs against `proxy_setup`'s proxies for
+    it, `repeat` times. Rows look like `sweep`'s: the set-up's keys as columns, `point`,
+    `repeat`, `params` naming the set-up's keys, and `proxy_setup` saying what provided the
+    proxies. Set-ups this profile cannot provide are not measured; the second value says
+    which and what the profile would need (`missing_setup`'s lines).
+
+    Raises:
+        BenchError: an unknown experiment or parameter, or a set-up key that is neither.
+
+    Usage:
+        frame, unmeasured = setup_sweep(active, "proxy_produce", [{"proxy_instances": n} for n in (1, 2, 4)],
+                                        fixed={"records": 20_000})
+    """
+    import pandas as pd
+
+    from workbench.bench.sweep import sweep
+
+    frames, unmeasured = [], []
+    for index, setup in enumerate(setups):
+        properties, instances = _setup_parts(setup)
+        missing = missing_setup(stack, properties, instances=instances)
+        if missing is not None:
+            unmeasured.append(f"{_describe(setup)}: {missing}")
+            continue
+        with proxy_setup(stack, properties, instances=instances, label=f"{label}{index}") as proxies:
+            frame = sweep(experiment, None, repeat=repeat, stack=proxies.stack, fixed=fixed, record=False,
+                          progress=False)  # fmt: skip
+        frames.append(frame.assign(**dict(setup), point=index, proxy_setup=proxies.via, params=",".join(setup)))
+    return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), unmeasured
+
+
+def _setup_parts(setup: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+    unknown = [k for k in setup if k != INSTANCES and not k.startswith(PROPERTY_PREFIX)]
+    if unknown:
+        raise BenchError(f"set-up keys are {INSTANCES!r} or proxy properties prefixed {PROPERTY_PREFIX!r} "
+                         f"(proxy.producer.linger.ms); got {unknown}")  # fmt: skip
+    properties = {k[len(PROPERTY_PREFIX) :]: v for k, v in setup.items() if k.startswith(PROPERTY_PREFIX)}
+    return properties, int(setup.get(INSTANCES, 1))
+
+
+def _describe(setup: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in setup.items())
+

@@ -38,6 +38,7 @@ __all__ = [
     "capacity",
     "open_file_handles",
     "partitions_needed",
+    "plan_text",
     "producer_buffer_memory",
     "proxy_heap",
     "replication_latency",
@@ -137,6 +138,38 @@ def partitions_needed(
     return PartitionPlan(
         target, produce_per_partition, consume_per_partition, for_produce, for_consume, minimum, margin, recommended
     )
+
+
+def plan_text(
+    target: float,
+    produce_per_partition: float,
+    consume_per_partition: float,
+    margin: float = 0.0,
+    *,
+    brokers: int = 3,
+    replication_factor: int = 3,
+    consumers: int = 0,
+) -> str:
+    """The recommended partition count with its formula, then what that count costs (Markdown).
+
+    What the sizing notebook's calculator shows for each setting of its sliders.
+
+    Raises:
+        TopicDesignError: as `partitions_needed`.
+    """
+    if replication_factor > brokers:
+        return f"replication factor {replication_factor} needs at least {replication_factor} brokers"
+    plan = partitions_needed(target, produce_per_partition, consume_per_partition, margin)
+    heap, proxies = proxy_heap(consumers)
+    costs = [
+        producer_buffer_memory(plan.recommended),
+        open_file_handles(plan.recommended, brokers, replication_factor),
+        replication_latency(plan.recommended, brokers, replication_factor),
+        unavailability_window(plan.recommended, brokers),
+        heap,
+        proxies,
+    ]
+    return f"**{plan.recommended} partitions**: {plan.formula}\n\n" + "\n".join(f"- {c}" for c in costs)
 
 
 def producer_buffer_memory(partitions: float, bytes_per_partition: float = 32 * KIB) -> Estimate:

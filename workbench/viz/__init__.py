@@ -14,7 +14,7 @@ from workbench.viz.figures import (
     throughput_over_time,
     throughput_vs,
 )
-from workbench.viz.streaming_figures import progress_figure, watch_query
+from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
 from workbench.viz.topic_figures import (
     capacity_figure,
     device_read_figure,
@@ -22,7 +22,7 @@ from workbench.viz.topic_figures import (
     partition_plan_figure,
     topic_count_figure,
 )
-from workbench.viz.widgets import control, panel
+from workbench.viz.widgets import control, panel, partition_calculator
 
 __all__ = [
     "bars",
@@ -31,11 +31,13 @@ __all__ = [
     "configure_renderers",
     "control",
     "device_read_figure",
+    "follow_query",
     "format_number",
     "growth_figure",
     "latency_vs_load",
     "live_throughput",
     "panel",
+    "partition_calculator",
     "partition_plan_figure",
     "progress_figure",
     "throughput_over_time",

@@ -16,7 +16,7 @@ from workbench.viz.figures import TEMPLATE
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
 
-__all__ = ["progress_figure", "watch_query"]
+__all__ = ["follow_query", "progress_figure", "watch_query"]
 
 
 def progress_figure(frame: pd.DataFrame, *, title: str = "Streaming query progress") -> go.Figure:
@@ -63,3 +63,17 @@ def watch_query(
     if handle is not None:
         handle.update(progress_figure(frame, title=title))
     return frame
+
+
+def follow_query(*, timeout_s: float = 60.0, title: str = "Streaming query progress") -> Callable[..., None]:
+    """A callback `(query, done)` that watches a query until `done()`: what an experiment's
+    `on_query` takes, so the notebook shows the query live while the experiment drives it.
+
+    Usage: `experiments.trigger_latency(..., on_query=viz.follow_query(timeout_s=70))`.
+    """
+
+    def follow(query: StreamingQuery, done: Callable[[], bool]) -> None:
+        watch_query(query, until=done, timeout_s=timeout_s, title=title)
+
+    return follow
+

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["control", "panel"]
+__all__ = ["control", "panel", "partition_calculator"]
 
 
 def control(name: str, choices: Sequence[Any] | bool) -> Any:
@@ -85,3 +85,42 @@ def panel(
 
     button.on_click(on_click)
     return w.VBox([w.HBox([*controls.values()]), w.HBox([button, status]), output])
+
+
+def partition_calculator(
+    target: float,
+    produce_per_partition: float,
+    consume_per_partition: float,
+    *,
+    margin: float = 0.5,
+    brokers: int = 3,
+    replication_factor: int = 3,
+    consumers: int = 0,
+) -> Any:
+    """Sliders over `topics.sizing.plan_text`: the partition count and its costs as they move.
+
+    The measured per-partition rates are the starting point; the slider ranges reach twice
+    them (at least 500), so a learner can ask "what if my partitions were faster?".
+    """
+    import ipywidgets as w
+    from IPython.display import Markdown
+
+    from workbench.topics.sizing import plan_text
+
+    def show(target: float, t_p: float, t_c: float, margin: float, brokers: int, replication_factor: int,
+             consumers: int) -> Markdown:  # fmt: skip
+        return Markdown(plan_text(target, t_p, t_c, margin, brokers=brokers, replication_factor=replication_factor,
+                                  consumers=consumers))  # fmt: skip
+
+    top = max(500.0, 2 * produce_per_partition, 2 * consume_per_partition)
+    return w.interactive(
+        show,
+        target=w.FloatSlider(value=target, min=1.0, max=max(2000.0, 2 * target), step=1.0),
+        t_p=w.FloatSlider(value=round(produce_per_partition, 1), min=0.5, max=top, step=0.5),
+        t_c=w.FloatSlider(value=round(consume_per_partition, 1), min=0.5, max=top, step=0.5),
+        margin=w.FloatSlider(value=margin, min=0.0, max=3.0, step=0.1),
+        brokers=w.IntSlider(value=brokers, min=1, max=50),
+        replication_factor=w.IntSlider(value=replication_factor, min=1, max=5),
+        consumers=w.IntSlider(value=consumers, min=0, max=10_000, step=10),
+    )
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import psutil
@@ -28,7 +29,7 @@ def _executor_jvms(active: stack.Stack) -> dict[int, str]:
     return found
 
 
-def _where(_: object) -> object:
+def _where(_: Iterable[int]) -> Iterator[tuple[str, int]]:
     import psutil
 
     import workbench
@@ -45,7 +46,7 @@ def main(profile_path: str, work_dir: str) -> None:
     try:
         context = spark.sparkContext
         tasks = sorted(set(context.parallelize(range(8), 8).mapPartitions(_where).collect()))
-        tracker = context._jsc.sc().statusTracker()  # type: ignore[union-attr]
+        tracker = context._jsc.sc().statusTracker()
         executors = sorted(f"{i.host()}:{i.port()}" for i in tracker.getExecutorInfos())
         driver = f"{context.getConf().get('spark.driver.host')}:{context.getConf().get('spark.driver.port')}"
         jvms = _executor_jvms(active)
@@ -55,7 +56,7 @@ def main(profile_path: str, work_dir: str) -> None:
             "master": context.master,
             "driver_pid": context._gateway.proc.pid,  # type: ignore[union-attr]
             # Spark's own list of executors (the driver is not one of them).
-            "executor_ids": sorted(filter(None, context._jsc.sc().getExecutorIds().mkString(",").split(","))),  # type: ignore[union-attr]
+            "executor_ids": sorted(filter(None, context._jsc.sc().getExecutorIds().mkString(",").split(","))),
             "driver_rpc": driver,
             "executors": executors,
             "executor_jvms": {str(k): v for k, v in jvms.items()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +21,9 @@ from workbench.streaming.pipelines import (
 from workbench.streaming.telemetry import generate_readings, produce_readings
 
 
-def test_windowed_aggregation_matches_pandas(spark: SparkSession, stack: Stack, topic, tmp_path: Path) -> None:
+def test_windowed_aggregation_matches_pandas(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], tmp_path: Path
+) -> None:
     # One partition, so each micro-batch is a slice of the produced order and pandas can
     # replay exactly the batches Spark ran, watermark and late drops included.
     name = topic(partitions=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.errors import PySparkException
@@ -42,7 +43,9 @@ def _wait_for(condition: Callable[[], bool], what: str, query: StreamingQuery) -
         time.sleep(0.2)
 
 
-def test_available_now_reads_every_record_exactly_once(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+def test_available_now_reads_every_record_exactly_once(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+) -> None:
     name = topic(partitions=3)
     before_ms = int(time.time() * 1000) - 1_000  # the producer's and this clock may differ by a tick
     _produce(stack, name, 6_000)
@@ -54,7 +57,9 @@ def test_available_now_reads_every_record_exactly_once(spark: SparkSession, stac
         query.awaitTermination()
     table = spark.table("available_now")
     rows = table.select("key", "value", "partition", "offset", "timestampType").collect()
-    first_ms, last_ms = table.selectExpr("unix_millis(min(timestamp))", "unix_millis(max(timestamp))").first()
+    bounds = table.selectExpr("unix_millis(min(timestamp))", "unix_millis(max(timestamp))").first()
+    assert bounds is not None
+    first_ms, last_ms = bounds
 
     assert len(rows) == 6_000
     assert {(r.partition, r.offset) for r in rows} == _all_offsets(stack, name)
@@ -65,7 +70,7 @@ def test_available_now_reads_every_record_exactly_once(spark: SparkSession, stac
 
 
 def test_restart_from_checkpoint_neither_skips_nor_repeats(
-    spark: SparkSession, stack: Stack, topic, tmp_path: Path
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], tmp_path: Path
 ) -> None:
     name = topic(partitions=2)
     _produce(stack, name, 3_000)
@@ -89,7 +94,9 @@ def test_restart_from_checkpoint_neither_skips_nor_repeats(
     assert {(r.partition, r.offset) for r in result.collect()} == _all_offsets(stack, name)
 
 
-def test_max_offsets_per_trigger_bounds_each_batch(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+def test_max_offsets_per_trigger_bounds_each_batch(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+) -> None:
     name = topic(partitions=2)
     for partition in (0, 1):
         records = ((None, f"v{partition}-{i}") for i in range(1_000))
@@ -106,7 +113,7 @@ def test_max_offsets_per_trigger_bounds_each_batch(spark: SparkSession, stack: S
 
 
 def test_subscribe_pattern_picks_up_a_topic_created_after_the_start(
-    spark: SparkSession, stack: Stack, topic, checkpoint
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     prefix = f"pattern{time.monotonic_ns() % 1_000_000}"
     first = topic(partitions=2, prefix=prefix)
@@ -128,7 +135,9 @@ def test_subscribe_pattern_picks_up_a_topic_created_after_the_start(
     assert counts == {first: 100, second: 50}
 
 
-def test_batch_read_honours_offsets_json_and_min_partitions(spark: SparkSession, stack: Stack, topic) -> None:
+def test_batch_read_honours_offsets_json_and_min_partitions(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=2)
     _produce(stack, name, 1_000)
     ends = kafka.end_offsets(stack.kafka_config("admin"), name)
@@ -144,7 +153,9 @@ def test_batch_read_honours_offsets_json_and_min_partitions(spark: SparkSession,
     assert window.count() == 10 + ends[(name, 1)]
 
 
-def test_headers_round_trip_and_are_null_when_absent(spark: SparkSession, stack: Stack, topic) -> None:
+def test_headers_round_trip_and_are_null_when_absent(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=1)
     client = kafka.producer(stack.kafka_config("producer"))
     client.produce(name, value=b"with", headers=[("source", b"sensor"), ("empty", None)])
@@ -172,7 +183,7 @@ def test_headers_round_trip_and_are_null_when_absent(spark: SparkSession, stack:
     ],
 )
 def test_bad_options_raise_clear_errors(
-    spark: SparkSession, stack: Stack, options: dict[str, str], message: str
+    spark: SparkSession, stack: Stack, options: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(KafkaOptionError, match=message):
         kafka_source(spark, stack, **options)
@@ -185,7 +196,9 @@ def test_bad_options_fail_clearly_through_spark_itself(spark: SparkSession, stac
         spark.readStream.format(FORMAT_NAME).options(**options).load()
 
 
-def test_starting_offsets_must_name_every_partition(spark: SparkSession, stack: Stack, topic, checkpoint) -> None:
+def test_starting_offsets_must_name_every_partition(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+) -> None:
     name = topic(partitions=2)
     frame = kafka_source(spark, stack, subscribe=name, startingOffsets={name: {"0": 0}})
     query = write_memory(frame, "partial_offsets", checkpoint=checkpoint)

@@ -1,0 +1,45 @@
+"""What every notebook does before its first experiment, in one call.
+
+Each notebook used to repeat the same block: make figures render both in JupyterLab and
+in a papermill report, load the profile its `profile` parameter names (empty: the
+environment's or `local`), and start or find its stack.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal, overload
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+
+__all__ = ["notebook_setup"]
+
+
+@overload
+def notebook_setup(profile: str = "", *, start: Literal[True] = True) -> Stack: ...
+
+
+@overload
+def notebook_setup(profile: str = "", *, start: bool) -> Stack | None: ...
+
+
+def notebook_setup(profile: str = "", *, start: bool = True) -> Stack | None:
+    """Configure figure rendering and return the profile's stack, started if needed.
+
+    Args:
+        profile: the notebook's `profile` parameter: a name in conf/ or a YAML path;
+            empty takes `$WORKBENCH_PROFILE`, else `local`.
+        start: False for a notebook that can run from figures alone (returns None).
+
+    Raises:
+        ConfigError: the profile is missing or invalid (one line naming file and key).
+        StackError: an embedded service did not start.
+
+    Usage: `active = notebook_setup(profile)` in a notebook's first code cell.
+    """
+    from workbench import stack, viz
+    from workbench.config import load_profile
+
+    viz.configure_renderers()
+    settings = load_profile(profile or None)
+    return stack.up(settings) if start else None
