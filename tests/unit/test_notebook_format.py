@@ -70,7 +70,8 @@ def _thin(node: ast.stmt) -> bool:
             and course_call(getattr(node.body[0], "value", None), {"exercises.solution"})
         )
     if assigns(node, "answer"):
-        return isinstance(node.value, ast.Constant) and node.value.value is Ellipsis
+        value = getattr(node, "value", None)
+        return isinstance(value, ast.Constant) and value.value is Ellipsis
     return assigns(node, "exercises") and course_call(getattr(node, "value", None), {"course.Exercises"})
 
 
