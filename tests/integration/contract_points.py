@@ -16,6 +16,7 @@ from workbench.bench.contract import STANDARD_METRICS, contract_problems
 
 #: The cheapest point of each experiment; a new experiment needs a line here (see the first test).
 CHEAP: dict[str, dict[str, Any]] = {
+    "native_round_trip": {"records": 300, "partitions": 1},
     "native_produce": {"records": 300, "partitions": 1},
     "native_consume": {"records": 300, "partitions": 1},
     "proxy_produce": {"records": 300, "partitions": 1, "max_seconds": 5.0},
@@ -35,6 +36,7 @@ CHEAP: dict[str, dict[str, Any]] = {
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.
 NOT_MEASURED = {
+    "native_round_trip": ["latency_p50_ms"],
     "registry_lookups": ["bytes", "mb_s"],
     "topic_count": ["latency_p50_ms"],
     "device_read": ["latency_p99_ms"],

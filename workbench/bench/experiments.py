@@ -21,7 +21,7 @@ from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
-from workbench.bench.native import native_consume, native_produce
+from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.registry import registry_lookups
 
@@ -100,6 +100,11 @@ def _article(word: str) -> str:
 EXPERIMENTS: dict[str, Experiment] = {
     e.name: e
     for e in (
+        Experiment(
+            "native_round_trip",
+            native_round_trip,
+            "whether every acknowledged record comes back exactly once, and how fast each way",
+        ),
         Experiment(
             "native_produce",
             native_produce,

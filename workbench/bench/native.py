@@ -229,6 +229,7 @@ def native_round_trip(
     value_bytes: int = 100,
     producer_settings: dict[str, Any] | None = None,
     keep_topic: bool = False,
+    topic_prefix: str = "",
 ) -> dict[str, Any]:
     """Produce `records` to a fresh topic with one Python producer, then read them all back.
 
@@ -237,43 +238,53 @@ def native_round_trip(
     relies on: every acknowledged record is in the log, once.
 
     Returns:
-        One row: parameters, counts and msg/s, MB/s for each direction.
+        One contract row: `msg_s`/`mb_s` are the produce direction (what `records` and
+        `seconds` describe); `consume_msg_s`, `consume_mb_s`, `read_back` and
+        `end_offsets_total` the way back.
     """
-    topic = f"bench-native-{uuid.uuid4().hex[:8]}"
+    topic = f"{topic_prefix or 'bench'}-native-{uuid.uuid4().hex[:8]}"
     producer_conf = stack.kafka_config("producer")
     stack.create_topics({topic: partitions})
     try:
-        value = os.urandom(value_bytes // 2).hex().encode()[:value_bytes].ljust(value_bytes, b"0")
-        keys = [f"device-{i:05d}".encode() for i in range(1000)]
-        produced = kafka.produce(
-            producer_conf,
-            topic,
-            ((keys[i % len(keys)], value) for i in range(records)),
-            settings={"linger.ms": 5, **(producer_settings or {})},
-        )
-        started = time.perf_counter()
-        seen = {(r.partition, r.offset) for r in kafka.read_records(stack.kafka_config("consumer"), topic)}
-        read_seconds = time.perf_counter() - started
+        with ResourceMonitor(stack.services) as monitor:
+            value = os.urandom(value_bytes // 2).hex().encode()[:value_bytes].ljust(value_bytes, b"0")
+            keys = [f"device-{i:05d}".encode() for i in range(1000)]
+            produced = kafka.produce(
+                producer_conf,
+                topic,
+                ((keys[i % len(keys)], value) for i in range(records)),
+                settings={"linger.ms": 5, **(producer_settings or {})},
+            )
+            started = time.perf_counter()
+            seen = {(r.partition, r.offset) for r in kafka.read_records(stack.kafka_config("consumer"), topic)}
+            read_seconds = time.perf_counter() - started
         ends = kafka.end_offsets(producer_conf, topic)
     finally:
         if not keep_topic:
             kafka.delete_topics(producer_conf, [topic])
     megabytes = records * value_bytes / 1e6
-    return {
-        "records": records,
-        "partitions": partitions,
-        "value_bytes": value_bytes,
-        "acknowledged": produced.acknowledged,
-        "failed": produced.failed,
-        "read_back": len(seen),
-        "end_offsets_total": sum(ends.values()),
-        "produce_seconds": produced.seconds,
-        "produce_msg_s": records / produced.seconds,
-        "produce_mb_s": megabytes / produced.seconds,
-        "consume_seconds": read_seconds,
-        "consume_msg_s": len(seen) / read_seconds if read_seconds else float("nan"),
-        "consume_mb_s": len(seen) * value_bytes / 1e6 / read_seconds if read_seconds else float("nan"),
-    }
+    read_rate = len(seen) / read_seconds if read_seconds else float("nan")
+    return result_row(
+        stack,
+        experiment="native_round_trip",
+        params={"records": records, "partitions": partitions, "value_bytes": value_bytes},
+        records=records,
+        payload_bytes=records * value_bytes,
+        seconds=produced.seconds,
+        resources=monitor.columns(),
+        extra={
+            "acknowledged": produced.acknowledged,
+            "failed": produced.failed,
+            "read_back": len(seen),
+            "end_offsets_total": sum(ends.values()),
+            "produce_seconds": produced.seconds,
+            "produce_msg_s": records / produced.seconds,
+            "produce_mb_s": megabytes / produced.seconds,
+            "consume_seconds": read_seconds,
+            "consume_msg_s": read_rate,
+            "consume_mb_s": read_rate * value_bytes / 1e6,
+        },
+    )
 
 
 def _producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
