@@ -38,7 +38,7 @@ def test_quickstart_runs_and_records_its_results(stack: Stack, sandbox: Path, mo
     progress = results.load(course.EXPERIMENT, run_id=report.run_id, profile=stack.profile)
     assert list(progress["learner"]) == ["ada"]
     assert json.loads(progress["measured"].iloc[0]) == {"produce_msg_s": pytest.approx(row["produce_msg_s"])}
-    assert "Pass" in html and "Results: course_progress" in report.index.read_text()
+    assert "Pass" in html and "<summary>course_progress (" in report.index.read_text()
     shown = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "course", "--learner", "ada"],
         capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "200"},
