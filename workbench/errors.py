@@ -10,6 +10,8 @@
     ├── RestError               inside the embedded proxy: rendered as a Confluent error body
     ├── BenchError              a benchmark was given bad parameters (bench.errors)
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
+    ├── AnswerError             a course answer is not of the form its exercise asks (course)
+    ├── NotMeasured             the run did not measure what a course exercise needs (course)
     └── NotebookRunError        a notebook failed under papermill; its executed copy is kept
 
 Messages say what happened, the offending value and the way out, in one line, so the
