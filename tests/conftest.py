@@ -8,6 +8,7 @@ process (the CLI, papermill kernels, proxies) inherits the same sandbox.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -44,21 +45,97 @@ _OVERRIDES = {
 }
 
 
+#: Where the workers tell the controller which tests form one unit of work (see `_group`).
+_GROUPS_ENV = "WORKBENCH_TESTS_XDIST_GROUPS"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.update(_OVERRIDES)
+    # Set by the controller; its workers, started after this, inherit it.
+    os.environ.setdefault(_GROUPS_ENV, str(_SANDBOX / "xdist-groups.json"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_SANDBOX, ignore_errors=True)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with its tier, taken from the folder it lives in."""
+#: Session fixtures started once per run rather than once per worker: every test using
+#: one goes to the same worker (a second Spark JVM costs seconds of CPU and a GB).
+ONE_WORKER_FIXTURES = {"spark": "spark"}
+
+#: Order in which units of work are handed to the workers, longest first, so that no
+#: worker picks up a minutes-long unit when the others are nearly done: the Spark tests
+#: (the standalone cluster, the shared session's tests, notebook 09), the notebooks, the rest.
+_RANK = {"spark": 0, "notebooks": 1, "integration": 2, "unit": 3}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark each test with its tier, taken from the folder it lives in; put the long tiers
+    first; and, in an xdist worker, write down which tests form one unit of work."""
     tiers = {"unit": pytest.mark.unit, "integration": pytest.mark.integration, "notebooks": pytest.mark.notebook}
+    rank: dict[str, int] = {}
+    groups: dict[str, str] = {}
     for item in items:
         parts = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts
         if parts and parts[0] in tiers:
             item.add_marker(tiers[parts[0]])
+        group = _group(item)
+        if group is not None:
+            groups[item.nodeid] = group
+        spark = group is not None and group.startswith("spark")
+        rank[item.nodeid] = _RANK.get("spark" if spark else (parts[0] if parts else ""), len(_RANK))
+    items.sort(key=lambda item: rank[item.nodeid])  # stable: a module's tests stay in order
+    if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":  # every worker collects the same tests
+        path = Path(os.environ[_GROUPS_ENV])
+        partial = path.with_suffix(".partial")
+        partial.write_text(json.dumps(groups))
+        partial.replace(path)
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The unit of work a test belongs to, or None when it may run in any worker.
+
+    `make test` runs the tests in parallel workers (pytest-xdist); each worker is a session
+    of its own, with its own sandbox, stack and ports. A `@pytest.mark.xdist_group("name")`
+    puts tests together by hand. Otherwise, tests using a fixture of `ONE_WORKER_FIXTURES`
+    share one worker for the run, and tests sharing a module-, class- or package-scoped
+    fixture stay in one worker, so the fixture is still made once.
+    """
+    marker = item.get_closest_marker("xdist_group")
+    if marker is not None:
+        return str(marker.args[0] if marker.args else marker.kwargs.get("name", "default"))
+    names = set(getattr(item, "fixturenames", ()))
+    for fixture, group in ONE_WORKER_FIXTURES.items():
+        if fixture in names:
+            return group
+    info = getattr(item, "_fixtureinfo", None)
+    definitions = info.name2fixturedefs.values() if info is not None else ()
+    scopes = {defs[-1].scope for defs in definitions if defs}
+    if "package" in scopes:
+        return str(Path(item.nodeid.split("::")[0]).parent)
+    if scopes & {"module", "class"}:
+        return item.nodeid.split("::")[0]
+    return None
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Hand out units of work (see `_group`) one at a time, in collection order.
+
+    xdist's own `--dist loadgroup` cannot see `xdist_group` marks under pytest 9 (it
+    renames a node attribute pytest no longer reads), so the controller takes the groups
+    from the file the first worker wrote while collecting."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        groups: dict[str, str] | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.groups is None:  # read once, when every worker has finished collecting
+                path = Path(os.environ[_GROUPS_ENV])
+                self.groups = json.loads(path.read_text()) if path.exists() else {}
+            return self.groups.get(nodeid, nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

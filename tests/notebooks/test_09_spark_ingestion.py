@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from course_outcomes import assert_every_exercise_passes
 
 from workbench import results
 from workbench.report import run_report
 from workbench.stack import Stack
+
+# Notebook 09 against the embedded stack and against the foreign cluster run in one
+# worker, one after the other: two Spark applications at most at any time (see conftest.py).
+pytestmark = pytest.mark.xdist_group("spark-notebooks")
 
 
 def test_spark_ingestion_notebook_runs_and_records_its_results(stack: Stack, tmp_path: Path) -> None:

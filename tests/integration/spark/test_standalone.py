@@ -12,10 +12,15 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 import yaml
 
 from workbench import load_profile, stack
 from workbench.config import conf_dir
+
+# In the worker of the shared SparkSession's tests, one after the other: Spark's Python
+# workers fail to connect back when several Spark applications start at once on two cores.
+pytestmark = pytest.mark.xdist_group("spark")
 
 
 def test_standalone_cluster_runs_the_source_on_executors_and_restarts_exactly_once(tmp_path: Path) -> None:
