@@ -126,7 +126,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from the file the first worker wrote while collecting."""
     from xdist.scheduler import LoadScopeScheduling
 
-    class GroupScheduling(LoadScopeScheduling):
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist ships no types
         groups: dict[str, str] | None = None
 
         def _split_scope(self, nodeid: str) -> str:
