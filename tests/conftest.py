@@ -46,7 +46,7 @@ _OVERRIDES = {
 
 
 #: Where the workers tell the controller which tests form one unit of work (see `_group`).
-_GROUPS_ENV = "WORKBENCH_TESTS_XDIST_GROUPS"
+_GROUPS_ENV = "WB_TESTS_XDIST_GROUPS"
 
 
 def pytest_configure(config: pytest.Config) -> None:

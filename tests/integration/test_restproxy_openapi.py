@@ -56,8 +56,8 @@ V2 = "application/vnd.kafka.v2+json"
 #: Every fuzzed request has an answer within this, or it counts as a hang.
 REQUEST_TIMEOUT_S = 15.0
 #: Examples per operation and generation mode (valid, invalid): ~50 s on 2 cores. Derandomized,
-#: so every run sends the same cases; set WORKBENCH_FUZZ_EXAMPLES higher for a deeper local run.
-MAX_EXAMPLES = int(os.environ.get("WORKBENCH_FUZZ_EXAMPLES", "25"))
+#: so every run sends the same cases; set WB_TESTS_FUZZ_EXAMPLES higher for a deeper local run.
+MAX_EXAMPLES = int(os.environ.get("WB_TESTS_FUZZ_EXAMPLES", "25"))
 #: Relaxed: v3 topic creation is fuzzed for real, but never with more partitions than this:
 #: the session's broker is shared with every other test.
 MAX_FUZZED_PARTITIONS = 4
