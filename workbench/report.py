@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import logging
 import os
 import shutil
 import sys
@@ -245,6 +246,10 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
+    # When a kernel exits under load, a zmq stream of its client can close with a callback
+    # still pending, and tornado logs that as a traceback on stderr. The notebook's outcome
+    # is already known (a dead kernel is caught below), so that log line says nothing to a user.
+    logging.getLogger("tornado.general").setLevel(logging.CRITICAL)
     started = time.perf_counter()
     error = None
     sockets = tempfile.mkdtemp(prefix="wb-kernel-")  # short: Unix socket paths are limited

@@ -309,6 +309,9 @@ def v3_create_cases() -> list[Case]:
         "partitions-negative": orjson.dumps({"topic_name": f"{name}-a", "partitions_count": -1}),
         "partitions-int32-overflow": orjson.dumps({"topic_name": f"{name}-b", "partitions_count": 2**31}),
         "replication-negative": orjson.dumps({"topic_name": f"{name}-c", "replication_factor": -5}),
+        # Past librdkafka's bounds its create_topics raises: each was a 500 before.
+        "partitions-past-librdkafka": orjson.dumps({"topic_name": f"{name}-h", "partitions_count": 100_001}),
+        "replication-past-librdkafka": orjson.dumps({"topic_name": f"{name}-i", "replication_factor": 17_059}),
         "configs-not-list": orjson.dumps({"topic_name": f"{name}-d", "configs": "x"}),
         "config-name-nul": orjson.dumps({"topic_name": f"{name}-e", "configs": [{"name": "a\x00", "value": "1"}]}),
         "deep-2000": b'{"topic_name":"' + name.encode() + b'-f","configs":' + deep_array(2000) + b"}",

@@ -46,7 +46,7 @@ READS = pd.DataFrame([{"method": m, "records_per_device": n, "devices": 10, "par
                                                        ("keyed: whole topic", 10 * n))])  # fmt: skip
 LIMITED = pd.DataFrame({"max_offsets_per_trigger": [None, 5_000], "max_batch_rows": [20_000, 5_000],
                         "median_batch_ms": [1_700.0, 650.0]})  # fmt: skip
-SHUFFLES = _grid(["shuffle_partitions"], [(1, 5_000.0), (8, 3_000.0)], ["rows_s"])
+SHUFFLES = _grid(["shuffle_partitions"], [(1, 5_000.0), (8, 3_000.0)], ["msg_s"])
 FORMATS = pd.DataFrame({
     "point_label": [f"native · {f}" for f in ("binary", "json", "avro", "jsonschema", "protobuf")],
     "wire_bytes": [200, 200, 120, 205, 110],

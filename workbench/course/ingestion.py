@@ -84,8 +84,8 @@ class FastestShuffle(Exercise):
     form = "a number of shuffle partitions, one of those measured"
 
     def figures(self, shuffles: pd.DataFrame) -> Figures:
-        points = medians(shuffles, ["shuffle_partitions"], ["rows_s"], "section 3 measured no aggregation")
-        return {"rows_s": {str(p["shuffle_partitions"]): p["rows_s"] for p in points}}
+        points = medians(shuffles, ["shuffle_partitions"], ["msg_s"], "section 3 measured no aggregation")
+        return {"rows_s": {str(p["shuffle_partitions"]): p["msg_s"] for p in points}}
 
     def question(self, figures: Figures) -> str:
         counts = ", ".join(sorted(figures["rows_s"], key=int))

@@ -23,13 +23,17 @@ from workbench.restproxy.context import Context, empty_response, int_param, json
 from workbench.restproxy.errors import RestError
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
-from workbench.restproxy.validation import INT32_MAX, check_topic
+from workbench.restproxy.validation import check_topic
 
 __all__ = ["ROUTES", "check_cluster", "check_v3_accept"]
 
 JSON = "application/json"
 
 log = logging.getLogger("workbench.restproxy")
+
+#: What librdkafka accepts in a NewTopic (Kafka itself allows more; the client refuses first).
+MAX_PARTITIONS = 100_000
+MAX_REPLICATION = 10_000
 
 
 def check_cluster(ctx: Context, cluster: str) -> None:
@@ -133,7 +137,9 @@ async def create_topic(ctx: Context, request: Request, cluster: str) -> Response
     name = check_topic(body["topic_name"], 400, 40002)  # Kafka's InvalidTopicException, as upstream maps it
     partitions = body.get("partitions_count")
     replication = body.get("replication_factor")
-    for key, value, high in (("partitions_count", partitions, INT32_MAX), ("replication_factor", replication, 32767)):
+    # librdkafka's own bounds: past them `create_topics` raises instead of asking the broker.
+    bounds = (("partitions_count", partitions, MAX_PARTITIONS), ("replication_factor", replication, MAX_REPLICATION))
+    for key, value, high in bounds:
         if value is not None and (type(value) is not int or not 1 <= value <= high):
             raise RestError(422, 42206, f"Payload error. {key} must be an integer from 1 to {high}, got {value!r}")
     configs = body.get("configs") or []
