@@ -23,6 +23,7 @@ Relative paths in a profile are relative to the project root (the parent of `con
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,17 @@ class ProxySettings(_Section):
     urls: list[str] = Field(default_factory=list, description="cluster proxies' base URLs")
     auth: ProxyAuth | None = None
     variants: dict[str, ProxyVariant] = Field(default_factory=dict, description="cluster proxies with other settings")
+
+    @field_validator("overrides")
+    @classmethod
+    def _overrides_fit_the_environment(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """They reach the proxies as `KAFKA_REST_<NAME>` variables: dotted names, scalar values, no NUL."""
+        for key, item in value.items():
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}", key):
+                raise ValueError(f"property name {key[:80]!r} is not a dotted name like producer.linger.ms")
+            if not isinstance(item, str | int | float | bool) or "\x00" in str(item):
+                raise ValueError(f"{key}: a property value is one string or number, got {str(item)[:80]!r}")
+        return value
 
 
 class BalancerSettings(_Section):
@@ -344,9 +356,14 @@ def load_profile(name: str | None = None) -> Profile:
     except ValidationError as exc:
         error = exc.errors()[0]
         key = ".".join(str(part) for part in error["loc"]) or None
-        shown = "(secret)" if key and is_secret_key(key) else repr(error.get("input"))
+        shown = "(secret)" if key and is_secret_key(key) else _clipped(repr(error.get("input")))
         given = f" (got {shown})" if key and "input" in error else ""
         raise ConfigError(file, key, f"{error['msg']}{given}") from None
+
+
+def _clipped(text: str, limit: int = 120) -> str:
+    """An echoed value, short enough for a one-line error."""
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 def _profile_file(name: str) -> Path:

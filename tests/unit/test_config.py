@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from workbench.config import conf_dir, environment, load_profile
 from workbench.errors import ConfigError
@@ -122,3 +123,22 @@ def test_profile_proxy_overrides_reach_the_proxies_as_kafka_rest_variables(tmp_p
     file.write_text("proxy:\n  overrides:\n    producer.linger.ms: 0\n")
     env = ProxyInstance(load_profile(str(file)), index=0).env()
     assert env["KAFKA_REST_PRODUCER_LINGER_MS"] == "0" and env["KAFKA_REST_ID"] == "proxy-0"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "fragment"),
+    [
+        ({"": 1}, "is not a dotted name"),
+        ({"producer.linger.ms": "a\x00b"}, "a property value is one string or number"),
+        ({"producer.linger.ms": [1, 2]}, "a property value is one string or number"),
+        ({"x" * 10_000: 1}, "is not a dotted name"),
+    ],
+)
+def test_proxy_overrides_that_cannot_become_environment_variables_are_refused(
+    tmp_path: Path, overrides: dict[str, object], fragment: str
+) -> None:
+    file = tmp_path / "p.yaml"
+    file.write_text(yaml.safe_dump({"proxy": {"overrides": overrides}}))
+    with pytest.raises(ConfigError, match=r"proxy\.overrides") as refused:
+        load_profile(str(file))
+    assert fragment in str(refused.value) and len(str(refused.value)) < 400
