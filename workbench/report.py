@@ -247,9 +247,10 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
     from papermill.exceptions import PapermillExecutionError
 
     # When a kernel exits under load, a zmq stream of its client can close with a callback
-    # still pending, and tornado logs that as a traceback on stderr. The notebook's outcome
-    # is already known (a dead kernel is caught below), so that log line says nothing to a user.
-    logging.getLogger("tornado.general").setLevel(logging.CRITICAL)
+    # still pending, and tornado or asyncio log that as a traceback on stderr. The notebook's
+    # outcome is already known (a dead kernel is caught below), so those lines say nothing to a user.
+    for noisy in ("tornado", "asyncio"):
+        logging.getLogger(noisy).setLevel(logging.CRITICAL)
     started = time.perf_counter()
     error = None
     sockets = tempfile.mkdtemp(prefix="wb-kernel-")  # short: Unix socket paths are limited
