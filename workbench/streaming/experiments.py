@@ -40,7 +40,9 @@ __all__ = [
     "per_device_topics",
     "rate_limit_runs",
     "restart_check",
+    "reader_alone",
     "shuffle_sweep",
+    "source_vs_ceiling",
     "spark_aggregate",
     "spark_ingest",
     "spark_restart",
@@ -48,6 +50,7 @@ __all__ = [
     "spark_topic_layout",
     "spark_trigger_latency",
     "telemetry_topic",
+    "trigger_floor",
     "trigger_latency",
     "warm_up",
 ]
@@ -192,6 +195,78 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     rate = count / seconds if seconds > 0 else NAN
     return {"sink": sink, "records": count, "batches": NAN, "max_batch_rows": NAN, "exec_s": seconds,
             "wall_s": seconds, "msg_s": rate, "wall_msg_s": rate, "median_batch_ms": NAN}  # fmt: skip
+
+
+def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
+    """The source's own `read_range` over every partition of `topic`, in this process, without Spark.
+
+    Read against `consumer_ceiling` it shows what building Arrow batches costs; read
+    against the Spark rate, what the hand-over to the JVM and the batch's planning cost.
+    """
+    from workbench.streaming import source_options
+    from workbench.streaming.offsets import OffsetRange
+    from workbench.streaming.options import parse_options
+    from workbench.streaming.source import kafka_schema, read_range
+
+    options = parse_options(source_options(stack, subscribe=topic, startingOffsets="earliest"), streaming=False)
+    conf = stack.kafka_config("consumer")
+    ends = kafka.end_offsets(conf, topic)
+    starts = kafka.reported_offsets(conf, list(ends), "earliest")
+    schema, count = kafka_schema(), 0
+    started = time.perf_counter()
+    for (name, partition), end in sorted(ends.items()):
+        for batch in read_range(options, OffsetRange(name, partition, starts[(name, partition)], end), schema):
+            count += batch.num_rows
+    seconds = time.perf_counter() - started
+    return {"records": count, "msg_s": count / seconds if seconds > 0 else NAN}
+
+
+def source_vs_ceiling(
+    spark: SparkSession,
+    stack: Stack,
+    work_dir: Path,
+    *,
+    records: int = 1_000_000,
+    partitions: Sequence[int] = (1, 2, 4),
+    repeats: int = 3,
+    value_bytes: int = 200,
+) -> pd.DataFrame:
+    """The Spark source (noop sink) as a share of its ceiling, the plain consumer with the GC paused.
+
+    For each partition count one topic is written, then read `repeats` times in turn by
+    the ceiling (`consumer_ceiling(pause_gc=True)`), the source through Spark
+    (AvailableNow, one task per partition) and the source's reader alone in this process
+    (`reader_alone`): same topic, same records, one after the other, so the ratio holds
+    even where the machine's load moves the rates. Call `warm_up` first.
+
+    Returns:
+        One row per repeat: `ceiling_msg_s`, `spark_msg_s` (rows / triggerExecution),
+        `reader_msg_s`, `ratio` (Spark / ceiling), `reader_ratio`, `spark_tasks`, the
+        rows each read (all must equal `records`) and the 1-minute load average
+        before the repeat.
+    """
+    import os
+
+    rows: list[dict[str, Any]] = []
+    for count in partitions:
+        with telemetry_topic(stack, records=records, partitions=count, value_bytes=value_bytes) as topic:
+            frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
+            tasks = kafka_source(spark, stack, streaming=False, subscribe=topic,
+                                 startingOffsets="earliest").rdd.getNumPartitions()  # fmt: skip
+            for repeat in range(repeats):
+                load = os.getloadavg()[0]
+                ceiling = consumer_ceiling(stack, topic, pause_gc=True)
+                measured, _ = ingest(spark, frame, work_dir)
+                alone = reader_alone(stack, topic)
+                rows.append({
+                    "topic_partitions": count, "repeat": repeat, "records": records, "spark_tasks": tasks,
+                    "ceiling_msg_s": ceiling["msg_s"], "spark_msg_s": measured["msg_s"], "reader_msg_s": alone["msg_s"],
+                    "ratio": measured["msg_s"] / ceiling["msg_s"], "reader_ratio": alone["msg_s"] / ceiling["msg_s"],
+                    "ceiling_rows": ceiling["records"], "spark_rows": measured["records"],
+                    "reader_rows": alone["records"], "median_batch_ms": measured["median_batch_ms"],
+                    "load_1m": load,
+                })  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 #: Readers `spark_ingest` compares: Spark's sinks, and one plain consumer (the ceiling).
@@ -420,6 +495,32 @@ def _latency_point(
                      seconds=produced[0] if produced else NAN, latencies=latency.to_numpy(),
                      latency_of="Kafka timestamp → batch commit, per record", extra=extra)  # fmt: skip
     return row, busy.assign(trigger=interval)
+
+
+def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: int, seconds: float) -> dict[str, Any]:
+    """Spark's own micro-batch floor: its `rate` source into the `noop` sink under `trigger`.
+
+    No Kafka, no Python source, nothing written: what one micro-batch of `rate` rows/s
+    costs in this session is Spark's planning, task and commit work alone. Returns the
+    median `triggerExecution` of the batches that read rows (`floor_ms`) and of its phases.
+    """
+    name = f"floor_{uuid.uuid4().hex[:8]}"
+    frame = spark.readStream.format("rate").option("rowsPerSecond", rate).load()
+    writer = frame.writeStream.format("noop").option("checkpointLocation", str(work_dir / name))
+    query = writer.trigger(processingTime=trigger).start()
+    with stopping(query):
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and query.exception() is None:
+            time.sleep(0.1)
+        if query.exception() is not None:
+            raise query.exception()
+        progress = progress_frame(query)
+    shutil.rmtree(work_dir / name, ignore_errors=True)
+    busy = progress[progress["rows"] > 0].iloc[1:]  # the first batch also starts the query
+    median = float(busy["trigger_ms"].median()) if len(busy) else NAN
+    return {"floor_ms": median, "floor_batches": len(busy),
+            **{f"floor_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NAN
+               for phase in DURATIONS}}  # fmt: skip
 
 
 def trigger_latency(

@@ -33,11 +33,11 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import Any, TypeVar, cast
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
@@ -403,7 +403,8 @@ def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType)
         while expected < offsets.end:
             with gc_paused():  # the Messages are dropped inside: see gc_paused
                 messages = consumer.consume(num_messages=min(offsets.end - expected, _CHUNK), timeout=0.5)
-                good = [m for m in messages if m.error() is None]
+                # Errors (a partition-EOF event, mostly) are rare: one C pass finds there are none.
+                good = [m for m in messages if m.error() is None] if any(map(Message.error, messages)) else messages
                 if len(good) != len(messages):
                     done = _handle_errors([m for m in messages if m.error() is not None], offsets, expected, options)
                     if done:
@@ -450,24 +451,26 @@ def _handle_errors(errors: list[Message], offsets: OffsetRange, expected: int, o
 
 
 def _to_batch(messages: list[Message], offsets: OffsetRange, schema: pa.Schema, headers: bool) -> pa.RecordBatch:
+    """One Arrow batch from one `consume()` batch, with as little Python work per record as can be.
+
+    Each column is pulled by mapping the unbound `Message` method over the batch (C loops,
+    no per-record bytecode) and handed to Arrow or NumPy whole; the topic, partition,
+    offsets (when contiguous) and keys (when all null) need no call per record at all.
+    Measured in `source_vs_ceiling`'s notes: about half the former per-record cost.
+    """
     count = len(messages)
-    stamps = [m.timestamp() for m in messages]
-    kinds = {kind for kind, _ in stamps}
-    # librdkafka numbers timestamp types 0/1/2 (none, create, log append); Kafka's Java
-    # client, and so Spark, numbers them -1/0/1. A partition almost always has one kind.
-    if len(kinds) == 1:
-        kind_column = pa.array(np.full(count, kinds.pop() - 1, dtype=np.int32))
-    else:
-        kind_column = pa.array([kind - 1 for kind, _ in stamps], pa.int32())
-    millis = pa.array([ms for _, ms in stamps], pa.int64())
+    # (type, ms) pairs flattened into one int64 array: librdkafka numbers timestamp types
+    # 0/1/2 (none, create, log append); Kafka's Java client, and so Spark, -1/0/1.
+    stamps = np.fromiter(chain.from_iterable(map(Message.timestamp, messages)), np.int64, 2 * count).reshape(count, 2)
+    keys = list(map(Message.key, messages))
     columns = [
-        pa.array([m.key() for m in messages], pa.binary()),
-        pa.array([m.value() for m in messages], pa.binary()),
-        pa.array([offsets.topic] * count, pa.string()),
+        pa.nulls(count, pa.binary()) if keys.count(None) == count else pa.array(keys, pa.binary()),
+        pa.array(list(map(Message.value, messages)), pa.binary()),
+        pa.repeat(pa.scalar(offsets.topic, pa.string()), count),
         pa.array(np.full(count, offsets.partition, dtype=np.int32)),
         _offsets(messages),
-        pc.multiply(millis, 1000).cast(pa.timestamp("us", tz="UTC")),
-        kind_column,
+        pa.array(stamps[:, 1] * 1000, pa.timestamp("us", tz="UTC")),
+        pa.array((stamps[:, 0] - 1).astype(np.int32)),
     ]
     if headers:
         columns.append(pa.array([_headers(m.headers()) for m in messages], schema.field("headers").type))
@@ -479,7 +482,7 @@ def _offsets(messages: list[Message]) -> pa.Array:
     first, last = _offset(messages[0]), _offset(messages[-1])
     if last - first + 1 == len(messages):
         return pa.array(np.arange(first, last + 1, dtype=np.int64))
-    return pa.array([m.offset() for m in messages], pa.int64())
+    return pa.array(list(map(Message.offset, messages)), pa.int64())
 
 
 def _headers(headers: Any) -> list[dict[str, Any]] | None:
