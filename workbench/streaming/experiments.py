@@ -512,8 +512,9 @@ def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: in
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and query.exception() is None:
             time.sleep(0.1)
-        if query.exception() is not None:
-            raise query.exception()
+        failure = query.exception()
+        if failure is not None:
+            raise RuntimeError(f"Spark's rate -> noop query failed: {failure}")
         progress = progress_frame(query)
     shutil.rmtree(work_dir / name, ignore_errors=True)
     busy = progress[progress["rows"] > 0].iloc[1:]  # the first batch also starts the query
