@@ -14,7 +14,9 @@ from workbench.streaming.source import _to_batch, kafka_schema
 RANGE = OffsetRange("t", 3, 10, 20)
 
 
-def _message(offset: int, key: bytes | None = None, kind: int = 1, headers: list[tuple[str, bytes]] | None = None) -> Message:
+def _message(
+    offset: int, key: bytes | None = None, kind: int = 1, headers: list[tuple[str, str | bytes | None]] | None = None
+) -> Message:
     return Message(topic="t", partition=3, offset=offset, key=key, value=b"v%d" % offset,
                    timestamp=(kind, 1_700_000_000_000 + offset), headers=headers)  # fmt: skip
 
