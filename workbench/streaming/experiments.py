@@ -39,6 +39,7 @@ __all__ = [
     "parallelism_sweep",
     "per_device_topics",
     "rate_limit_runs",
+    "real_time_refusal",
     "restart_check",
     "reader_alone",
     "shuffle_sweep",
@@ -471,6 +472,7 @@ def _latency_point(
         writer = frame.writeStream.format("memory").queryName(table)
         query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
         with stopping(query):
+            _wait_started(query)
             producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate, produced),
                                         daemon=True)  # fmt: skip
             producer.start()
@@ -485,7 +487,12 @@ def _latency_point(
         shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
     latency = _latencies(records, busy) / 1000
+    floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
     extra = {
+        **floor,
+        # p50 against Spark's own floor, same session and trigger. With back-to-back batches a
+        # source costing nothing would give about 1.5 (a record waits half a batch, then one).
+        "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NAN,
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
         "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NAN,
         **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NAN for phase in DURATIONS},
@@ -497,31 +504,33 @@ def _latency_point(
     return row, busy.assign(trigger=interval)
 
 
-def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: int, seconds: float) -> dict[str, Any]:
+def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: int, batches: int = 4) -> dict[str, Any]:
     """Spark's own micro-batch floor: its `rate` source into the `noop` sink under `trigger`.
 
-    No Kafka, no Python source, nothing written: what one micro-batch of `rate` rows/s
-    costs in this session is Spark's planning, task and commit work alone. Returns the
-    median `triggerExecution` of the batches that read rows (`floor_ms`) and of its phases.
+    No Kafka, no Python, nothing kept: what one micro-batch of `rate` rows/s costs in
+    this session is Spark's planning, task and commit work alone, the least any source's
+    batch can take. Runs until `batches` batches after the first (which also starts the
+    query) have read rows. Returns their median `triggerExecution` (`floor_ms`) and the
+    median of each of its phases (`floor_<phase>_ms`).
     """
     name = f"floor_{uuid.uuid4().hex[:8]}"
     frame = spark.readStream.format("rate").option("rowsPerSecond", rate).load()
     writer = frame.writeStream.format("noop").option("checkpointLocation", str(work_dir / name))
     query = writer.trigger(processingTime=trigger).start()
+    deadline = time.monotonic() + PATIENCE_S
     with stopping(query):
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline and query.exception() is None:
-            time.sleep(0.1)
-        failure = query.exception()
-        if failure is not None:
-            raise RuntimeError(f"Spark's rate -> noop query failed: {failure}")
+        while len([p for p in query.recentProgress if p["numInputRows"]]) <= batches:
+            failure = query.exception()
+            if failure is not None:
+                raise RuntimeError(f"Spark's rate -> noop query failed: {failure}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"rate -> noop ran fewer than {batches} batches in {PATIENCE_S:.0f} s")
+            time.sleep(0.05)
         progress = progress_frame(query)
     shutil.rmtree(work_dir / name, ignore_errors=True)
-    busy = progress[progress["rows"] > 0].iloc[1:]  # the first batch also starts the query
-    median = float(busy["trigger_ms"].median()) if len(busy) else NAN
-    return {"floor_ms": median, "floor_batches": len(busy),
-            **{f"floor_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NAN
-               for phase in DURATIONS}}  # fmt: skip
+    busy = progress[progress["rows"] > 0].iloc[1:]
+    return {"floor_ms": float(busy["trigger_ms"].median()),
+            **{f"floor_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS}}  # fmt: skip
 
 
 def trigger_latency(
@@ -560,6 +569,48 @@ def trigger_latency(
     return pd.DataFrame(summary), pd.concat(batches, ignore_index=True)
 
 
+def _drop(_row: Any) -> None:
+    """A foreach sink that keeps nothing."""
+
+
+def real_time_refusal(spark: SparkSession, stack: Stack, work_dir: Path) -> str | None:
+    """What Spark answers when this stack's Kafka source is asked for real-time mode (Spark 4.1+).
+
+    Real-time mode keeps one long-running task per input partition and takes only sources
+    on its allow-list (in 4.1-4.3, Spark's own Kafka table); a Python data source, whose
+    reader plans finite offset ranges per micro-batch, is not on it. Returns Spark's error
+    message, or None when the query was accepted (the official connector: it is stopped
+    again at once).
+    """
+    from pyspark.errors import PySparkException
+
+    topic = f"spark-rtm-{uuid.uuid4().hex[:8]}"
+    stack.create_topics({topic: 1})
+    checkpoint = work_dir / topic
+    try:
+        frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
+        # A sink real-time mode takes (`noop` is not on its allow-list), so only the source is in question.
+        writer = frame.writeStream.foreach(_drop).outputMode("update").option("checkpointLocation", str(checkpoint))
+        spark.sparkContext.setLogLevel("OFF")  # the refusal is logged with a stack trace: it is the result here
+        real_time: dict[str, Any] = {"realTime": "5 seconds"}  # PySpark's typed overloads do not list it
+        try:
+            query = writer.trigger(**real_time).start()
+        except TypeError:
+            return f"Spark {spark.version} has no real-time mode (it came with 4.1)"
+        except PySparkException as exc:
+            return str(exc).splitlines()[0]
+        with stopping(query):
+            deadline = time.monotonic() + 30
+            while query.isActive and not query.recentProgress and time.monotonic() < deadline:
+                time.sleep(0.1)
+            failure = query.exception()
+        return str(failure).splitlines()[0] if failure is not None else None
+    finally:
+        spark.sparkContext.setLogLevel("ERROR")
+        kafka.delete_topics(stack.kafka_config("admin"), [topic])
+        shutil.rmtree(checkpoint, ignore_errors=True)
+
+
 def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int, took: list[float]) -> None:
     """Small bursts every 50 ms, so records carry timestamps spread over the run; appends its seconds to `took`."""
     client = kafka.producer(conf, {"linger.ms": 5})
@@ -573,6 +624,22 @@ def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int, to
         time.sleep(0.05)
     client.flush(60)
     took.append(time.perf_counter() - started)
+
+
+def _wait_started(query: Any) -> None:
+    """Until the query has run its first (empty) trigger: its start-up is not a record's latency.
+
+    Starting a query with a Python source launches the source's Python runner and plans
+    the first batch, a second or more on a busy machine; records produced meanwhile would
+    measure that start-up, not the micro-batch.
+    """
+    deadline = time.monotonic() + PATIENCE_S
+    while not query.recentProgress:
+        if query.exception() is not None:
+            raise RuntimeError(f"query failed before its first trigger: {query.exception()}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"query ran no trigger within {PATIENCE_S:.0f} s")
+        time.sleep(0.05)
 
 
 def _wait_rows(spark: SparkSession, query: Any, table: str, total: int) -> None:

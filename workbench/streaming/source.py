@@ -18,7 +18,9 @@ How a micro-batch works, and why:
   rate-limited batches as it takes, then stops.
 - `partitions(start, end)` turns the two offsets into ranges, one task each, split further
   by `minPartitions`; new partitions (and, with a pattern, new topics) start at their
-  earliest offset.
+  earliest offset. A batch smaller than `ONE_TASK_BELOW` records (and no `minPartitions`)
+  is one task reading its ranges in turn: a task's fixed cost dwarfs such a read, and
+  the low-latency queries that make small batches pay it on every trigger.
 - `read(range)` runs on an executor: a consumer is created there (the reader is pickled,
   and Kafka clients cannot be), assigned to the partition at `start` with no group join,
   and stops at `end` exactly. Records come out as Arrow record batches, which Spark takes
@@ -100,6 +102,11 @@ _DATA_LOSS_HINT = (
 )
 #: Records asked of librdkafka per `consume()` call, and so per Arrow batch at most.
 _CHUNK = 50_000
+#: A micro-batch of fewer records is read by one task, its ranges one after another.
+#: Each task costs Spark and its Python worker a fixed ~100 ms and more (on 2 cores, measured
+#: by `experiments.trigger_latency`), while reading 10,000 records takes ~20 ms: for the small
+#: batches of a low-latency query, one task per partition is mostly that fixed cost.
+ONE_TASK_BELOW = 10_000
 
 
 def kafka_schema(include_headers: bool = False) -> StructType:
@@ -151,15 +158,15 @@ def _check_schema(schema: StructType, options: SourceOptions) -> None:
 
 
 class KafkaRangePartition(InputPartition):
-    """One Spark task: the records `[start, end)` of one topic-partition."""
+    """One Spark task: the records `[start, end)` of one topic-partition, or of a few read in turn."""
 
-    def __init__(self, offset_range: OffsetRange) -> None:
-        super().__init__(tuple(offset_range))
-        self.range = offset_range
+    def __init__(self, *ranges: OffsetRange) -> None:
+        super().__init__(tuple(tuple(r) for r in ranges))
+        self.ranges = ranges
 
     def __repr__(self) -> str:
-        r = self.range
-        return f"KafkaRangePartition({r.topic}[{r.partition}] {r.start}..{r.end})"
+        shown = ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in self.ranges)
+        return f"KafkaRangePartition({shown})"
 
 
 class _Broker:
@@ -331,6 +338,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             if beyond:
                 raise KafkaError(f"AvailableNow planned past its target offsets: {beyond}")
         ranges = split_ranges(plan_ranges(begin, stop), self.options.min_partitions)
+        if self.options.min_partitions is None and len(ranges) > 1 and sum(r.size for r in ranges) < ONE_TASK_BELOW:
+            return [KafkaRangePartition(*ranges)]
         return [KafkaRangePartition(r) for r in ranges]
 
     def _data_loss(self, message: str) -> None:
@@ -340,7 +349,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRangePartition)
-        return read_range(self.options, partition.range, self.schema)
+        return _read_ranges(self.options, partition.ranges, self.schema)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: like the official source, offsets live only in the checkpoint."""
@@ -368,7 +377,12 @@ class KafkaBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRangePartition)
-        return read_range(self.options, partition.range, self.schema)
+        return _read_ranges(self.options, partition.ranges, self.schema)
+
+
+def _read_ranges(options: SourceOptions, ranges: Sequence[OffsetRange], schema: StructType) -> Iterator[pa.RecordBatch]:
+    for offsets in ranges:
+        yield from read_range(options, offsets, schema)
 
 
 def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType) -> Iterator[pa.RecordBatch]:
