@@ -1,4 +1,4 @@
-"""How the Kafka source turns one `consume()` batch into an Arrow batch in Spark's schema."""
+"""How the Kafka source plans a micro-batch into tasks and turns one `consume()` batch into Arrow."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from confluent_kafka import Message
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from workbench.streaming.offsets import OffsetRange
-from workbench.streaming.source import _to_batch, kafka_schema
+from workbench.streaming.options import parse_options
+from workbench.streaming.source import ONE_TASK_BELOW, KafkaStreamReader, _to_batch, kafka_schema
 
 RANGE = OffsetRange("t", 3, 10, 20)
 
@@ -59,3 +60,27 @@ def test_headers_are_null_without_any_and_keep_their_order_with_some() -> None:
     batch = _batch([_message(10), _message(11, headers=[("a", b"1"), ("b", b"2")])], headers=True)
 
     assert batch.column("headers").to_pylist() == [None, [{"key": "a", "value": b"1"}, {"key": "b", "value": b"2"}]]
+
+
+def _planned(start: dict[str, int], end: dict[str, int], **options: str) -> list[tuple[OffsetRange, ...]]:
+    parsed = parse_options({"kafka.bootstrap.servers": "host:9092", "subscribe": "t", **options}, streaming=True)
+    reader = KafkaStreamReader(parsed, kafka_schema())
+    return [p.ranges for p in reader.partitions({"t": start}, {"t": end})]
+
+
+def test_a_small_batch_is_one_task_reading_every_range_of_it() -> None:
+    assert _planned({"0": 0, "1": 5, "2": 9}, {"0": 100, "1": 5, "2": 300}) == [
+        (OffsetRange("t", 0, 0, 100), OffsetRange("t", 2, 9, 300))
+    ]
+
+
+def test_a_large_batch_or_min_partitions_keeps_one_task_per_range() -> None:
+    large = {"0": ONE_TASK_BELOW, "1": 1}
+    assert _planned({"0": 0, "1": 0}, large) == [
+        (OffsetRange("t", 0, 0, ONE_TASK_BELOW),),
+        (OffsetRange("t", 1, 0, 1),),
+    ]
+    assert _planned({"0": 0, "1": 0}, {"0": 10, "1": 10}, minPartitions="2") == [
+        (OffsetRange("t", 0, 0, 10),),
+        (OffsetRange("t", 1, 0, 10),),
+    ]

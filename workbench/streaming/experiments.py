@@ -554,10 +554,15 @@ def trigger_latency(
         on_query: called with each running query (the notebook passes `viz.watch_query`);
             it should return when the producer is done.
 
+    The producer starts once the query has run its first trigger, so a query's start-up
+    is not counted as latency. After each run, Spark's own floor under the same interval
+    is measured in the same session (`trigger_floor`: rate source into noop).
+
     Returns:
         A `spark_trigger_latency` row per interval (records read, batches, median batch ms
         and of each of its phases, latency percentiles in ms, `msg_s` the producer
-        reached against `offered_msg_s`) and the per-batch progress of every run.
+        reached against `offered_msg_s`, `floor_ms` and its phases, `p50_over_floor`)
+        and the per-batch progress of every run.
     """
     summary, batches = [], []
     for interval in intervals:
