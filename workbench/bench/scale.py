@@ -27,6 +27,8 @@ from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 #: A set-up key that is the number of proxies rather than a proxy property.
@@ -34,7 +36,7 @@ INSTANCES = "proxy_instances"
 #: How a set-up names a proxy property: `{"proxy.producer.linger.ms": 0}`.
 PROPERTY_PREFIX = "proxy."
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "setup_sweep", "side_stack"]
+__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "setup_sweep", "side_profile", "side_stack"]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
@@ -166,6 +168,25 @@ def _satisfies(key: str, has: Any, wanted: Any) -> bool:
     return str(has) == str(wanted)
 
 
+def side_profile(profile: Profile, run_dir: Path, *, instances: int, overrides: Mapping[str, Any]) -> Profile:
+    """The profile of a side stack: its own run directory and free ports for every service.
+
+    The side stack runs beside the profile's own stack, which holds the profile's ports,
+    so each port of the copy is 0 (a free one at start), whatever the profile fixed.
+    """
+    return profile.model_copy(
+        update={
+            "run_dir": run_dir,
+            "broker": profile.broker.model_copy(update={"port": 0}),
+            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
+            "balancer": profile.balancer.model_copy(update={"port": 0}),
+            "schema_registry": profile.schema_registry.model_copy(update={"port": 0}),
+            # proxies only: no second Spark cluster
+            "spark": profile.spark.model_copy(update={"workers": 0, "master_port": 0, "master_ui_port": 0}),
+        }
+    )
+
+
 @contextmanager
 def side_stack(
     profile: Profile, *, instances: int = 1, proxy_settings: Mapping[str, Any] | None = None, label: str = "side"
@@ -194,15 +215,7 @@ def side_stack(
 
     run_dir = profile.path(profile.run_dir) / "side" / f"{label}-{uuid.uuid4().hex[:6]}"
     overrides = {**profile.proxy.overrides, **(proxy_settings or {})}  # the proxies get them as KAFKA_REST_*
-    copy = profile.model_copy(
-        update={
-            "run_dir": run_dir,
-            "broker": profile.broker.model_copy(update={"port": 0}),
-            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
-            "balancer": profile.balancer.model_copy(update={"port": 0}),
-            "spark": profile.spark.model_copy(update={"workers": 0}),  # proxies only: no second Spark cluster
-        }
-    )
+    copy = side_profile(profile, run_dir, instances=instances, overrides=overrides)
     side = stacks.up(copy)
     try:
         yield side
