@@ -79,4 +79,4 @@ def test_a_side_stack_takes_free_ports_for_every_service_whatever_the_profile_fi
     }
     assert ports and set(ports.values()) == {0}, ports
     assert copy.proxy.instances == 2 and copy.proxy.overrides == {"producer.linger.ms": 0}
-    assert copy.run_dir == tmp_path / "side" and copy.spark.workers == 0
+    assert copy.run_dir == tmp_path / "side" and copy.spark.workers == 0 and not copy.schema_registry.enabled

@@ -172,7 +172,9 @@ def side_profile(profile: Profile, run_dir: Path, *, instances: int, overrides: 
     """The profile of a side stack: its own run directory and free ports for every service.
 
     The side stack runs beside the profile's own stack, which holds the profile's ports,
-    so each port of the copy is 0 (a free one at start), whatever the profile fixed.
+    so each port of the copy is 0 (a free one at start), whatever the profile fixed. It
+    is there to measure proxies with other settings, in binary and JSON: it starts no
+    Schema Registry and no Spark cluster of its own.
     """
     return profile.model_copy(
         update={
@@ -180,8 +182,7 @@ def side_profile(profile: Profile, run_dir: Path, *, instances: int, overrides: 
             "broker": profile.broker.model_copy(update={"port": 0}),
             "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
             "balancer": profile.balancer.model_copy(update={"port": 0}),
-            "schema_registry": profile.schema_registry.model_copy(update={"port": 0}),
-            # proxies only: no second Spark cluster
+            "schema_registry": profile.schema_registry.model_copy(update={"enabled": False, "port": 0}),
             "spark": profile.spark.model_copy(update={"workers": 0, "master_port": 0, "master_ui_port": 0}),
         }
     )
