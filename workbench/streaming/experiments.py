@@ -82,18 +82,22 @@ def telemetry_topic(
         kafka.delete_topics(conf, [name])
 
 
-def warm_up(spark: SparkSession, stack: Stack, work_dir: Path) -> None:
+def warm_up(spark: SparkSession, stack: Stack, work_dir: Path, *, compile_hot_paths: bool = True) -> None:
     """Run the source and the aggregation once, untimed, so measured runs start warm.
 
     The first query of a session starts Python workers and imports pyspark, pyarrow and
     confluent-kafka in them (3-4x slower than later runs). The first large read is still
     slower while the JVM compiles its hot paths (measured: the first 1 M-row read ran at
-    60-70 % of the next ones after a 2,000-row warm-up), hence a second, larger read.
+    60-70 % of the next ones after a 2,000-row warm-up), hence a second, larger read,
+    which a quick run (thousands of rows per point, dominated by fixed costs) skips with
+    `compile_hot_paths=False`.
     """
     with telemetry_topic(stack, records=2_000, partitions=2) as topic:
         frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
         ingest(spark, frame, work_dir)
         ingest(spark, device_windows(parse_readings(frame)), work_dir)
+    if not compile_hot_paths:
+        return
     with telemetry_topic(stack, records=200_000, partitions=1) as topic:
         ingest(spark, kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest"), work_dir)
 
