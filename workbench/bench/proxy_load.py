@@ -10,6 +10,7 @@ short; the rates are computed from what was actually sent.
 from __future__ import annotations
 
 import math
+import os
 import threading
 import time
 import uuid
@@ -18,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
 from workbench.bench.errors import BenchError
 from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
-from workbench.bench.native import Timeline, fill_topic, timeline_cv
+from workbench.bench.native import fill_topic
 from workbench.bench.payload import key_pool, value_pool
-from workbench.bench.resources import ResourceMonitor
+from workbench.bench.resources import ResourceMonitor, cpu_seconds
+from workbench.bench.timeline import Timeline, timed_reads, timeline_cv
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
 from workbench.proxy.client import V2, V2_ACCEPT, encode_topic, proxy_urls
 from workbench.stack import Stack
@@ -245,15 +247,12 @@ def _run_calls(job: _Job, calls: int, last_is_short: bool = True) -> _Outcome:
 
 def _client_process(job: _Job, calls: int, last_is_short: bool, ready: Any, start: Any, results: Any) -> None:
     """A client process: build its bodies, say it is ready, wait for the start, run, report."""
-    import psutil
-
     try:
         ready.put(True)
         start.wait()
-        before = psutil.Process().cpu_times()
+        before = cpu_seconds(os.getpid())
         outcome = _run_calls(job, calls, last_is_short)
-        after = psutil.Process().cpu_times()  # the load's CPU only, not the start-up imports
-        outcome.child_cpu_s = (after.user + after.system) - (before.user + before.system)
+        outcome.child_cpu_s = cpu_seconds(os.getpid()) - before  # the load's CPU only, not the start-up imports
         results.put(outcome)
     except BaseException as exc:
         results.put(BenchError(f"client process failed: {type(exc).__name__}: {exc}"))
