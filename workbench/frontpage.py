@@ -129,10 +129,10 @@ def _output_html(output: Mapping[str, Any]) -> str:
 
 def _run_figure(rows: pd.DataFrame, headline: Headline) -> float:
     """One number for a run: the median of each point's repeats, then the best point."""
-    from workbench.compare import _point_label
+    from workbench.compare import point_label
 
     values = pd.to_numeric(rows[headline.metric], errors="coerce")
-    points = rows.apply(_point_label, axis=1) if len(rows) else pd.Series(dtype=str)
+    points = rows.apply(point_label, axis=1) if len(rows) else pd.Series(dtype=str)
     medians = values.groupby(points.to_numpy()).median().dropna()
     if medians.empty:
         return math.nan

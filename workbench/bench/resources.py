@@ -16,6 +16,8 @@ from typing import Any
 
 import psutil
 
+from workbench.stack import ServiceRecord
+
 __all__ = ["ResourceMonitor", "cpu_per_mb", "cpu_seconds", "role_of"]
 
 #: Roles the result columns are named after; several processes of a role are summed.
@@ -69,11 +71,11 @@ class ResourceMonitor:
         row.update(monitor.columns())
     """
 
-    def __init__(self, services: Mapping[str, Any] | None, *, interval: float = 0.1) -> None:
+    def __init__(self, services: Mapping[str, ServiceRecord] | None, *, interval: float = 0.1) -> None:
         self.interval = interval
         self._processes: dict[str, list[psutil.Process]] = defaultdict(list)
         for name, record in (services or {}).items():
-            role = role_of(getattr(record, "kind", ""), name)
+            role = role_of(record.kind, name)
             if role is None:
                 continue
             try:

@@ -85,7 +85,8 @@ class ProxyConsumer:
         self.instance_id: str | None = None
         self.base_uri: str | None = None
         self._positions: dict[tuple[str, int], int] = {}
-        self._accept = f"application/vnd.kafka.{format}.v2+json"
+        #: The Accept header of its records requests (for a load generator that repeats them).
+        self.records_accept = f"application/vnd.kafka.{format}.v2+json"
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -154,7 +155,7 @@ class ProxyConsumer:
         A records request moves the consumer's position, so it is never retried.
         """
         params = {k: v for k, v in (("timeout", timeout_ms), ("max_bytes", max_bytes)) if v is not None}
-        response = self._call("GET", "/records", params=params, headers={"Accept": self._accept}, retry=False)
+        response = self._call("GET", "/records", params=params, headers={"Accept": self.records_accept}, retry=False)
         out = []
         for item in orjson.loads(response.content) if response.content else []:
             record = ProxyRecord(
