@@ -63,7 +63,7 @@ TOO_FEW = "too few repeats"
 Direction = Literal["higher", "lower"]
 
 #: Columns of a result row that are rates: more is better.
-_HIGHER = ("msg_s", "mb_s", "lookups_s", "records_s", "rows_s")
+_HIGHER = ("msg_s", "mb_s", "lookups_s")
 #: The figures a scheduled report is judged by: throughput and tail latency.
 HEADLINE = ("msg_s", "mb_s", "latency_p99_ms")
 #: Bookkeeping columns that end like a metric but are not one.

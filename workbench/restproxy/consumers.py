@@ -61,7 +61,7 @@ from workbench.restproxy.formats import (
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import SchemaFormats
-from workbench.restproxy.settings import Settings
+from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.validation import (
     INT32_MAX,
     INT64_MAX,
@@ -112,7 +112,7 @@ class ConsumerInstance:
 class ConsumerManager:
     """All consumer instances of this process, their worker pool and their expiry."""
 
-    def __init__(self, settings: Settings, schemas: SchemaFormats | None = None) -> None:
+    def __init__(self, settings: RestProxySettings, schemas: SchemaFormats | None = None) -> None:
         self.settings = settings
         #: The Schema Registry client the avro/jsonschema/protobuf formats decode with.
         self.schemas = schemas
@@ -373,7 +373,7 @@ def _seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> No
             instance.delivered.pop((topic, partition), None)
 
 
-def _seek_to_end(instance: ConsumerInstance, settings: Settings, partitions: list[Partition]) -> None:
+def _seek_to_end(instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition]) -> None:
     from workbench.errors import KafkaError
     from workbench.kafka.offsets import end_offsets
 
