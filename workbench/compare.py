@@ -37,7 +37,9 @@ from workbench.errors import ConfigError
 
 __all__ = [
     "Comparison",
+    "Direction",
     "FASTER",
+    "HEADLINE",
     "NO_EVIDENCE",
     "SLOWER",
     "TOO_FEW",

@@ -29,7 +29,16 @@ from workbench.config import Profile
 from workbench.errors import ConfigError
 from workbench.results import load as load_results
 
-__all__ = ["CONCLUSIONS_HEADING", "HEADLINES", "Headline", "conclusions_html", "headline_section", "trend"]
+__all__ = [
+    "CONCLUSIONS_HEADING",
+    "HEADLINES",
+    "Headline",
+    "TREND_RUNS",
+    "conclusions_html",
+    "headline_section",
+    "headlines_for",
+    "trend",
+]
 
 #: The heading whose next code cell computes a notebook's conclusions.
 CONCLUSIONS_HEADING = "## What the run says"

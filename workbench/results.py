@@ -22,6 +22,7 @@ import pandas as pd
 from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
+    "RUN_ID_ENV",
     "compare",
     "current_run_id",
     "experiments",

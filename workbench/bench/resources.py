@@ -18,7 +18,7 @@ import psutil
 
 from workbench.stack import ServiceRecord
 
-__all__ = ["ResourceMonitor", "cpu_per_mb", "cpu_seconds", "role_of"]
+__all__ = ["ROLES", "ResourceMonitor", "cpu_per_mb", "cpu_seconds", "role_of"]
 
 #: Roles the result columns are named after; several processes of a role are summed.
 ROLES = ("broker", "proxy", "balancer")

@@ -34,7 +34,16 @@ INSTANCES = "proxy_instances"
 #: How a set-up names a proxy property: `{"proxy.producer.linger.ms": 0}`.
 PROPERTY_PREFIX = "proxy."
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "setup_sweep", "side_stack"]
+__all__ = [
+    "INSTANCES",
+    "PROPERTY_PREFIX",
+    "ProxySetup",
+    "missing_setup",
+    "proxy_counts",
+    "proxy_setup",
+    "setup_sweep",
+    "side_stack",
+]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}

@@ -10,7 +10,7 @@ import pandas as pd
 
 from workbench.course.exercise import Exercise, Figures, NotMeasured, as_choice, as_number, medians, register
 
-__all__ = ["FastestShuffle", "MaxOffsetsUnderASecond", "SmallerFormat"]
+__all__ = ["BATCH_BUDGET_MS", "FastestShuffle", "MaxOffsetsUnderASecond", "SmallerFormat"]
 
 #: The time every micro-batch must stay under, in milliseconds.
 BATCH_BUDGET_MS = 1_000.0

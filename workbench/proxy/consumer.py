@@ -27,7 +27,7 @@ __all__ = ["ProxyConsumer"]
 
 log = logging.getLogger("workbench.proxy")
 
-V2 = "application/vnd.kafka.v2+json"
+_V2 = "application/vnd.kafka.v2+json"
 
 
 class ProxyConsumer:
@@ -137,7 +137,7 @@ class ProxyConsumer:
             return
         uri, self.base_uri = self.base_uri, None
         try:
-            self.client.request("DELETE", uri, headers={"Content-Type": V2})
+            self.client.request("DELETE", uri, headers={"Content-Type": _V2})
         except ProxyError as exc:
             if exc.status != 404:
                 raise

@@ -35,8 +35,10 @@ from typing import Any
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
 __all__ = [
+    "PROTOC_TIMEOUT_S",
     "ParsedSchema",
     "Reference",
+    "Resolved",
     "SCHEMA_TYPES",
     "identity",
     "parse_schema",

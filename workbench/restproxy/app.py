@@ -42,7 +42,15 @@ from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.v3 import check_v3_accept
 from workbench.restproxy.validation import check_path
 
-__all__ = ["MetadataFactory", "ProducerFactory", "create_app", "kafka_metadata", "kafka_producer"]
+__all__ = [
+    "Dispatcher",
+    "MetadataFactory",
+    "ProducerFactory",
+    "ProxyApp",
+    "create_app",
+    "kafka_metadata",
+    "kafka_producer",
+]
 
 log = logging.getLogger("workbench.restproxy")
 

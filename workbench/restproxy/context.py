@@ -26,7 +26,18 @@ if TYPE_CHECKING:
     from workbench.restproxy.producer import AsyncProducer
     from workbench.restproxy.schemas import SchemaFormats
 
-__all__ = ["Context", "int_param", "json_response", "parse_json", "parse_json_body", "read_body", "read_json"]
+__all__ = [
+    "Context",
+    "PARSE_IN_THREAD_BYTES",
+    "empty_response",
+    "int_param",
+    "json_response",
+    "object_body",
+    "parse_json",
+    "parse_json_body",
+    "read_body",
+    "read_json",
+]
 
 
 @dataclass

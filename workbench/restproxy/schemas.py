@@ -39,7 +39,7 @@ import requests
 
 from workbench.restproxy.errors import RestError
 
-__all__ = ["SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
+__all__ = ["CACHE_MAX", "SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
 
 log = logging.getLogger("workbench.restproxy")
 

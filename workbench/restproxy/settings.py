@@ -37,7 +37,15 @@ from workbench.errors import ConfigError
 from workbench.kafka import java_names
 from workbench.secrets import ClientConf, SecretStr
 
-__all__ = ["RestProxySettings", "load_restproxy_settings", "parse_properties"]
+__all__ = [
+    "ENV_PREFIX",
+    "IGNORED",
+    "KNOWN",
+    "PASS_THROUGH",
+    "RestProxySettings",
+    "load_restproxy_settings",
+    "parse_properties",
+]
 
 log = logging.getLogger("workbench.restproxy")
 
