@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +13,7 @@ from workbench import results
 from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points, latency_summary
 from workbench.bench.command import parse_params, read_grid
 from workbench.bench.payload import key_pool, value_pool
+from workbench.bench.resources import cpu_seconds
 from workbench.bench.timeline import mean_rate, timeline_cv, timeline_rates
 from workbench.config import load_profile
 from workbench.errors import ConfigError
@@ -101,6 +103,14 @@ def test_a_timeline_rate_is_since_the_previous_reading_and_the_first_reading_has
     assert mean_rate(readings) == pytest.approx(400 / 1.5)
     assert mean_rate(readings[:1]) != mean_rate(readings[:1])
     assert timeline_rates([]).empty
+
+
+def test_cpu_seconds_reads_a_process_by_pid_and_a_gone_one_as_zero() -> None:
+    before = cpu_seconds(os.getpid())
+    sum(i * i for i in range(300_000))  # some CPU of our own
+    after = cpu_seconds(os.getpid(), descendants=True)
+    assert 0 < before < after
+    assert cpu_seconds(4_194_304 + 1) == 0.0  # past Linux's largest PID: no such process
 
 
 def _rows(run_value: list[float], point: str) -> list[dict[str, object]]:
