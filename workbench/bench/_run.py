@@ -1,18 +1,17 @@
-"""What every load generator shares: a throw-away topic, timed reads, the result row (see `contract`)."""
+"""What every load generator shares: a throw-away topic and the result row (see `contract`)."""
 
 from __future__ import annotations
 
 import gc
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from workbench import kafka
 from workbench.bench.contract import result_row
 from workbench.stack import Stack
 
-__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row", "timed_reads"]
+__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row"]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
@@ -30,32 +29,3 @@ def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, ke
         if not keep:
             kafka.delete_topics(conf, [name])
         gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)
-
-
-def timed_reads(
-    read: Callable[[], int], records: int, max_seconds: float, sample_interval: float, timeline: list[tuple[float, int]]
-) -> tuple[int, float, list[float]]:
-    """Call `read` (returns how many records it got) until `records` arrived or time is up.
-
-    Appends `(seconds since start, records so far)` to `timeline` every `sample_interval`,
-    so throughput over time can be plotted, and returns (records read, seconds, the
-    duration of each read that returned records).
-    """
-    polls: list[float] = []
-    count = 0
-    started = last_sample = time.perf_counter()
-    timeline.append((0.0, 0))
-    deadline = started + max_seconds
-    while count < records and time.perf_counter() < deadline:
-        before = time.perf_counter()
-        got = read()
-        after = time.perf_counter()
-        if got:
-            polls.append(after - before)
-            count += got
-        if after - last_sample >= sample_interval:
-            timeline.append((after - started, count))
-            last_sample = after
-    seconds = time.perf_counter() - started
-    timeline.append((seconds, count))
-    return count, seconds, polls

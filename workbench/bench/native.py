@@ -18,16 +18,14 @@ from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPa
 from confluent_kafka import KafkaError as RdKafkaError
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
 from workbench.bench.errors import BenchError
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.resources import ResourceMonitor
+from workbench.bench.timeline import Timeline, timed_reads, timeline_cv
 from workbench.stack import Stack
 
-__all__ = ["fill_topic", "native_consume", "native_produce", "native_round_trip", "timeline_cv", "timeline_rates"]
-
-#: A timeline sample: (seconds since the load started, records so far).
-Timeline = list[tuple[float, int]]
+__all__ = ["fill_topic", "native_consume", "native_produce", "native_round_trip"]
 
 
 def native_produce(
@@ -189,36 +187,6 @@ def fill_topic(stack: Stack, topic: str, records: int, record_bytes: int) -> Non
     )
     if result.acknowledged != records:
         raise BenchError(f"filling {topic!r}: {result.acknowledged} of {records} acknowledged ({result.first_error})")
-
-
-def timeline_rates(samples: Timeline, **labels: Any) -> Any:
-    """A timeline as a table of `t`, `total` and the `msg_s` rate since the previous sample.
-
-    Extra keyword arguments become constant columns, to tell timelines apart in one plot.
-
-    Usage: `timeline_rates(samples, setting="small fetches")`.
-    """
-    import pandas as pd
-
-    frame = pd.DataFrame(samples, columns=["t", "total"])
-    frame["msg_s"] = (frame["total"].diff() / frame["t"].diff()).fillna(0.0)
-    return frame.iloc[1:].assign(**labels).reset_index(drop=True)
-
-
-def timeline_cv(samples: Timeline) -> float:
-    """Coefficient of variation of the rate between successive timeline samples."""
-    import numpy as np
-
-    if len(samples) < 3:
-        return float("nan")
-    times = np.array([t for t, _ in samples])
-    counts = np.array([c for _, c in samples])
-    dt = np.diff(times)
-    keep = dt > 0
-    rates = np.diff(counts)[keep] / dt[keep]
-    if rates.size < 2 or rates.mean() == 0:
-        return float("nan")
-    return float(rates.std() / rates.mean())
 
 
 def native_round_trip(

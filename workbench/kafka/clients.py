@@ -23,7 +23,17 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
 
-__all__ = ["ProduceResult", "READER_SETTINGS", "Record", "consumer", "gc_paused", "produce", "producer", "read_records"]
+__all__ = [
+    "ProduceResult",
+    "READER_SETTINGS",
+    "Record",
+    "TIMESTAMP_TYPES",
+    "consumer",
+    "gc_paused",
+    "produce",
+    "producer",
+    "read_records",
+]
 
 log = logging.getLogger("workbench.kafka")
 

@@ -51,7 +51,16 @@ if TYPE_CHECKING:
     from workbench.proxy.consumer import ProxyConsumer
     from workbench.stack import Stack
 
-__all__ = ["ProxyClient", "encode_topic", "proxy_urls"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "IDEMPOTENT",
+    "ProxyClient",
+    "V2",
+    "V2_ACCEPT",
+    "encode_topic",
+    "proxy_urls",
+]
 
 log = logging.getLogger("workbench.proxy")
 

@@ -18,10 +18,13 @@ import pybase64
 
 __all__ = [
     "EncodedRecords",
+    "FORMATS",
     "Format",
     "ProduceResult",
     "ProxyRecord",
     "RecordOffset",
+    "SCHEMA_FORMATS",
+    "decode_value",
     "encode_records",
 ]
 

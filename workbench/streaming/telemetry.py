@@ -24,7 +24,7 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.clients import producer
 
-__all__ = ["Reading", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
+__all__ = ["Reading", "TopicChoice", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
 
 #: One reading: device_id, event_ms (event time, ms since epoch), seq, temperature, humidity, battery.
 Reading = dict[str, Any]
