@@ -9,9 +9,9 @@ from pathlib import Path
 import workbench
 
 #: Modules allowed to call the admin API directly: the API itself, the stack method that
-#: applies the profile, topics.measure (which takes the settings explicitly) and the
+#: applies the profile, topics.count_cost (which takes the settings explicitly) and the
 #: REST proxy (it creates what its clients ask for).
-ALLOWED = {"kafka/admin.py", "stack/__init__.py", "topics/measure.py"}
+ALLOWED = {"kafka/admin.py", "stack/__init__.py", "topics/count_cost.py"}
 CREATE = {"create_topic", "create_topics"}
 
 
