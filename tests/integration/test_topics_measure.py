@@ -23,7 +23,7 @@ def test_metadata_size_grows_by_the_same_amount_for_each_added_topic_of_one_name
     sizes = []
     for n in (10, 20):
         names = {f"meta-{n:02d}-{i:04d}": 1 for i in range(n)}
-        with measure.temporary_topics(conf, names):
+        with stack.temporary_topics(names):
             sizes.append(measure.metadata_cost(conf, repeats=1)["metadata_bytes"])
     assert base is not None and sizes[0] is not None and sizes[1] is not None
     # Equal-length names, one partition each: every topic adds the same number of bytes.

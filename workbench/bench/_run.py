@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from workbench import kafka
 from workbench.bench.contract import result_row
 from workbench.stack import Stack
 
@@ -20,15 +19,12 @@ TOPIC_PREFIX = "bench"
 
 @contextmanager
 def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, keep: bool = False) -> Iterator[str]:
-    """A fresh topic, created explicitly and deleted afterwards (the broker keeps data in memory)."""
-    conf = stack.kafka_config("admin")
+    """A fresh, uniquely named topic for one point (`Stack.temporary_topics`: deleted afterwards unless `keep`)."""
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    stack.create_topics({name: partitions})
     try:
-        yield name
+        with stack.temporary_topics({name: partitions}, timeout=30.0, keep=keep):
+            yield name
     finally:
-        if not keep:
-            kafka.delete_topics(conf, [name])
         gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)
 
 

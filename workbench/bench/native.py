@@ -244,8 +244,7 @@ def native_round_trip(
     """
     topic = f"{topic_prefix or 'bench'}-native-{uuid.uuid4().hex[:8]}"
     producer_conf = stack.kafka_config("producer")
-    stack.create_topics({topic: partitions})
-    try:
+    with stack.temporary_topics({topic: partitions}, timeout=30.0, keep=keep_topic):
         with ResourceMonitor(stack.services) as monitor:
             value = os.urandom(value_bytes // 2).hex().encode()[:value_bytes].ljust(value_bytes, b"0")
             keys = [f"device-{i:05d}".encode() for i in range(1000)]
@@ -259,9 +258,6 @@ def native_round_trip(
             seen = {(r.partition, r.offset) for r in kafka.read_records(stack.kafka_config("consumer"), topic)}
             read_seconds = time.perf_counter() - started
         ends = kafka.end_offsets(producer_conf, topic)
-    finally:
-        if not keep_topic:
-            kafka.delete_topics(producer_conf, [topic])
     megabytes = records * value_bytes / 1e6
     read_rate = len(seen) / read_seconds if read_seconds else float("nan")
     return result_row(

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from workbench.errors import KafkaError
 
 __all__ = [
+    "BrokerMetadata",
     "METADATA_API_KEY",
     "METADATA_VERSION",
-    "BrokerMetadata",
     "MetadataAnswer",
     "MetadataResponse",
     "TopicMetadata",

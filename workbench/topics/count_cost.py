@@ -16,35 +16,28 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 from confluent_kafka import TopicPartition
 
 from workbench import kafka
-from workbench.config import KafkaConf, TopicSettings
+from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.metadata import bootstrap_address, fetch_metadata
-from workbench.kafka.produce import DeliveryTally, Outgoing, send
+from workbench.kafka.producing import DeliveryTally, Outgoing, send
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
 
 __all__ = [
-    "CREATE_BATCH",
-    "create_topics_timed",
     "metadata_cost",
     "produce_spread",
     "regex_join_time",
-    "temporary_topics",
     "topic_count",
     "topic_count_cost",
 ]
 
 log = logging.getLogger("workbench.topics")
-
-#: Topics are created in batches of this many: one CreateTopics request each.
-CREATE_BATCH = 1_000
 
 
 def regex_join_time(conf: KafkaConf, pattern: str, *, timeout: float = 120.0) -> tuple[float, int]:
@@ -71,51 +64,6 @@ def regex_join_time(conf: KafkaConf, pattern: str, *, timeout: float = 120.0) ->
     finally:
         client.close()
     return result[0]
-
-
-def create_topics_timed(
-    conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH, settings: TopicSettings | None = None
-) -> float:
-    """Create topics in batches of `batch` per request; returns the seconds it took.
-
-    `settings` is the profile's `topics` section (replication), default RF 1.
-    """
-    names = list(topics)
-    started = time.perf_counter()
-    for i in range(0, len(names), batch):
-        kafka.create_topics(conf, {n: topics[n] for n in names[i : i + batch]}, timeout=300, **_options(settings))
-    return time.perf_counter() - started
-
-
-def _options(settings: TopicSettings | None) -> dict[str, Any]:
-    if settings is None:
-        return {}
-    return {"replication_factor": settings.replication_factor, "config": settings.topic_config()}
-
-
-@contextmanager
-def temporary_topics(
-    conf: KafkaConf, topics: dict[str, int], *, batch: int = CREATE_BATCH, settings: TopicSettings | None = None
-) -> Iterator[float]:
-    """Create topics, yield the seconds creating them took, and delete them afterwards.
-
-    `settings` is the profile's `topics` section (`stack.profile.topics`): on a cluster
-    the topics get its replication factor and min.insync.replicas; default RF 1.
-
-    Usage: `with temporary_topics(conf, {"a": 1}, settings=stack.profile.topics) as create_seconds: ...`.
-    """
-    created: list[str] = []
-    try:
-        names = list(topics)
-        started = time.perf_counter()
-        for i in range(0, len(names), batch):
-            chunk = names[i : i + batch]
-            kafka.create_topics(conf, {n: topics[n] for n in chunk}, timeout=300, **_options(settings))
-            created.extend(chunk)
-        yield time.perf_counter() - started
-    finally:
-        for i in range(0, len(created), batch):
-            kafka.delete_topics(conf, created[i : i + batch], timeout=300)
 
 
 def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | None]:
@@ -229,9 +177,9 @@ def topic_count(
     width = len(str(topics - 1))
     names = {f"{prefix}{i:0{width}d}": 1 for i in range(topics)}
     extra: dict[str, Any] = {"join_s": float("nan"), "assigned": float("nan")}
-    with temporary_topics(admin, names, settings=stack.profile.topics) as create_s:
-        extra["create_s"] = create_s
-        extra["create_per_topic_ms"] = create_s / topics * 1000
+    with stack.temporary_topics(names) as created:
+        extra["create_s"] = created.create_seconds
+        extra["create_per_topic_ms"] = created.create_seconds / topics * 1000
         extra.update(metadata_cost(admin, repeats=metadata_samples))
         with ResourceMonitor(stack.services) as monitor:
             spread = produce_spread(producer_conf, [(t, 0) for t in names], records, value_bytes=value_bytes)
@@ -241,8 +189,8 @@ def topic_count(
         deleting = time.perf_counter()
     extra["delete_s"] = time.perf_counter() - deleting
     single = f"{topic_prefix}-{run}"
-    with temporary_topics(admin, {single: topics}, settings=stack.profile.topics) as create_one_s:
-        extra["create_one_topic_s"] = create_one_s
+    with stack.temporary_topics({single: topics}) as created_one:
+        extra["create_one_topic_s"] = created_one.create_seconds
         one = produce_spread(producer_conf, [(single, p) for p in range(topics)], records, value_bytes=value_bytes)
         extra["partitions_msg_s"] = one["msg_s"]
     params = {"topics": topics, "records": records, "value_bytes": value_bytes, "join": join}

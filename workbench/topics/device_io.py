@@ -24,7 +24,7 @@ from workbench import kafka
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka import Record
-from workbench.kafka.produce import ANY_PARTITION, Outgoing, send
+from workbench.kafka.producing import ANY_PARTITION, Outgoing, send
 from workbench.topics.strategies import Subscription, TopicStrategy
 
 __all__ = [

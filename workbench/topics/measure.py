@@ -3,21 +3,19 @@
 Each concern has its own module; this one only gathers their public names:
 
 - `count_cost`: what N topics cost (`topic_count`, `topic_count_cost`, `metadata_cost`,
-  `produce_spread`, `regex_join_time`, `create_topics_timed`);
+  `produce_spread`, `regex_join_time`);
 - `read_cost`: what reading one device's history costs per layout (`device_read`,
   `device_read_cost`, `READ_METHODS`);
 - `device_io`: writing a fleet's records through a strategy and reading them back
   (`write_devices`, `read_device`, `read_group`, `read_partitions`, `device_value`);
-- the raw Metadata wire client is `workbench.kafka.metadata`.
+- the raw Metadata wire client is `workbench.kafka.metadata`, and throw-away topics are
+  `Stack.temporary_topics`.
 """
 
 from workbench.topics.count_cost import (
-    CREATE_BATCH,
-    create_topics_timed,
     metadata_cost,
     produce_spread,
     regex_join_time,
-    temporary_topics,
     topic_count,
     topic_count_cost,
 )
@@ -34,12 +32,10 @@ from workbench.topics.device_io import (
 from workbench.topics.read_cost import READ_METHODS, device_read, device_read_cost
 
 __all__ = [
-    "CREATE_BATCH",
     "DeviceRead",
     "DeviceWrite",
     "GroupRead",
     "READ_METHODS",
-    "create_topics_timed",
     "device_read",
     "device_read_cost",
     "device_value",
@@ -49,7 +45,6 @@ __all__ = [
     "read_group",
     "read_partitions",
     "regex_join_time",
-    "temporary_topics",
     "topic_count",
     "topic_count_cost",
     "write_devices",

@@ -14,7 +14,6 @@ from typing import Any
 
 from workbench.errors import KafkaError
 from workbench.stack import Stack
-from workbench.topics.count_cost import temporary_topics
 from workbench.topics.device_io import read_device, write_devices
 from workbench.topics.errors import TopicDesignError
 from workbench.topics.strategies import KeyedTopic, TopicPerDevice, TopicStrategy
@@ -62,7 +61,7 @@ def device_read(
         else KeyedTopic(f"{topic_prefix}-{run}", partitions)
     )
     ids = _device_ids(devices)
-    with temporary_topics(stack.kafka_config("admin"), layout.topics(ids), settings=stack.profile.topics):
+    with stack.temporary_topics(layout.topics(ids)):
         _write_all(stack, layout, ids, records_per_device, value_bytes)
         return _read_row(stack, layout, ids, method, records_per_device, partitions, value_bytes)
 
@@ -113,7 +112,6 @@ def device_read_cost(
 
     Usage: `pd.DataFrame(device_read_cost(stack, devices=20))`.
     """
-    admin = stack.kafka_config("admin")
     if devices < 1 or partitions < 1:
         raise TopicDesignError(f"devices and partitions must be ≥ 1, got {devices!r} and {partitions!r}")
     ids = _device_ids(devices)
@@ -123,7 +121,7 @@ def device_read_cost(
         keyed = KeyedTopic(f"wb-keyed-{run}", partitions)
         per_device = TopicPerDevice(f"wb-dev-{run}-")
         topics = {**keyed.topics(ids), **per_device.topics(ids)}
-        with temporary_topics(admin, topics, settings=stack.profile.topics):
+        with stack.temporary_topics(topics):
             for written_layout in (keyed, per_device):
                 _write_all(stack, written_layout, ids, size, value_bytes)
             for method in READ_METHODS:

@@ -11,7 +11,7 @@ from typing import Any
 from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka import Message
 
-from workbench.kafka.produce import KEPT_ERRORS, DeliveryTally, Outgoing, enqueue, send
+from workbench.kafka.producing import KEPT_ERRORS, DeliveryTally, Outgoing, enqueue, send
 
 
 class BoundedQueue:
