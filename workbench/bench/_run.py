@@ -7,11 +7,16 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
+from confluent_kafka import Consumer, KafkaException, Producer
+
+from workbench import kafka
 from workbench.bench.contract import result_row
+from workbench.bench.errors import BenchError
 from workbench.stack import Stack
 
-__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row", "timed_reads"]
+__all__ = ["TOPIC_PREFIX", "bench_consumer", "bench_producer", "bench_topic", "result_row", "timed_reads"]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
@@ -55,3 +60,31 @@ def timed_reads(
     seconds = time.perf_counter() - started
     timeline.append((seconds, count))
     return count, seconds, polls
+
+
+def bench_producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
+    """A producer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    conf = {**stack.kafka_config("producer"), **settings}
+    if on_stats is not None:
+        conf["stats_cb"] = on_stats
+    try:
+        return kafka.producer(conf)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"producer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def bench_consumer(stack: Stack, settings: dict[str, Any]) -> Consumer:
+    """A consumer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    try:
+        return kafka.consumer(stack.kafka_config("consumer"), settings=settings)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"consumer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def _rejection(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else exc
+    return arg.str() if hasattr(arg, "str") else str(arg)

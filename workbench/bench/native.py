@@ -14,11 +14,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
+from confluent_kafka import Message, Producer, TopicPartition
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, timed_reads
+from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row, timed_reads
 from workbench.bench.errors import BenchError
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.resources import ResourceMonitor
@@ -77,7 +77,7 @@ def native_produce(
     with bench_topic(stack, partitions, topic_prefix, keep=keep_topic) as topic:
         # Records over librdkafka's 1 MB default need a bigger request; a given value wins.
         defaults = {"message.max.bytes": max(1_000_000, record_bytes + 10_000)}
-        client = _producer(stack, {**defaults, **settings, "statistics.interval.ms": 100}, stats.append)
+        client = bench_producer(stack, {**defaults, **settings, "statistics.interval.ms": 100}, stats.append)
         with ResourceMonitor(stack.services) as monitor:
             started = time.perf_counter()
             _produce_all(client, topic, records, keys, values, delivered)
@@ -144,7 +144,7 @@ def native_consume(
     samples: Timeline = timeline if timeline is not None else []
     with bench_topic(stack, partitions, topic_prefix) as topic:
         fill_topic(stack, topic, records, record_bytes)
-        client = _consumer(stack, settings)
+        client = bench_consumer(stack, settings)
         try:
             client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
             with ResourceMonitor(stack.services) as monitor:
@@ -281,32 +281,6 @@ def native_round_trip(
             "consume_mb_s": read_rate * value_bytes / 1e6,
         },
     )
-
-
-def _producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
-    conf = {**stack.kafka_config("producer"), **settings}
-    if on_stats is not None:
-        conf["stats_cb"] = on_stats
-    try:
-        return kafka.producer(conf)
-    except (KafkaException, ValueError, TypeError) as exc:
-        raise BenchError(
-            f"producer settings rejected by librdkafka: {_reason(exc)}; see librdkafka's CONFIGURATION.md"
-        ) from None
-
-
-def _consumer(stack: Stack, settings: dict[str, Any]) -> Consumer:
-    try:
-        return kafka.consumer(stack.kafka_config("consumer"), settings=settings)
-    except (KafkaException, ValueError, TypeError) as exc:
-        raise BenchError(
-            f"consumer settings rejected by librdkafka: {_reason(exc)}; see librdkafka's CONFIGURATION.md"
-        ) from None
-
-
-def _reason(exc: Exception) -> str:
-    arg = exc.args[0] if exc.args else exc
-    return arg.str() if hasattr(arg, "str") else str(arg)
 
 
 def _produce_all(

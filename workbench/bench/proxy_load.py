@@ -227,7 +227,7 @@ def _run_calls(job: _Job, calls: int, last_is_short: bool = True) -> _Outcome:
                 with lock:
                     outcome.latencies.append(elapsed)
                     outcome.acknowledged += result.acknowledged
-                    outcome.failed += len(result.failed)
+                    outcome.failed += result.failed
         except BaseException as exc:
             errors.append(exc)
         finally:

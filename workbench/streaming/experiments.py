@@ -21,6 +21,7 @@ import pandas as pd
 from confluent_kafka import TopicPartition
 
 from workbench import kafka
+from workbench.kafka.producing import Outgoing, enqueue
 from workbench.stack import Stack, TemporaryTopics
 from workbench.streaming import kafka_source, to_pandas
 from workbench.streaming.pipelines import device_windows, parse_readings, stopping, write_parquet
@@ -461,9 +462,7 @@ def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int, to
     started, sent, step = time.perf_counter(), 0, max(1, rate // 20)
     while sent < total:
         due = min(total, int((time.perf_counter() - started) * rate) + step)
-        for i in range(sent, due):
-            client.produce(topic, value=b'{"n":%d}' % i)
-        client.poll(0)
+        enqueue(client, (Outgoing(topic, b'{"n":%d}' % i) for i in range(sent, due)), poll_every=due - sent)
         sent = due
         time.sleep(0.05)
     client.flush(60)

@@ -17,12 +17,10 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from confluent_kafka import KafkaError as RdKafkaError
-from confluent_kafka import Message
-
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.clients import producer
+from workbench.kafka.producing import DeliveryTally, Outgoing, send
 
 __all__ = ["Reading", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
 
@@ -145,31 +143,14 @@ def produce_readings(
     """
     route = _router(topic)
     client = producer(conf, {"linger.ms": 5, **(settings or {})})
-    acknowledged: dict[str, int] = {}
-    failures: list[str] = []
-
-    def delivered(error: RdKafkaError | None, message: Message) -> None:
-        if error is None:
-            name = message.topic() or ""
-            acknowledged[name] = acknowledged.get(name, 0) + 1
-        else:
-            failures.append(f"{message.topic()}: {error.str()}")
-
-    for reading in readings:
-        value = encode(reading, value_bytes)
-        while True:
-            try:
-                client.produce(route(reading), value=value, key=reading["device_id"], on_delivery=delivered)
-                break
-            except BufferError:  # the local queue is full: let deliveries drain it
-                client.poll(0.05)
-        client.poll(0)
-    unsent = client.flush(flush_timeout)
-    if unsent or failures:
-        first = failures[0] if failures else "none refused"
-        raise KafkaError(f"{unsent} readings not acknowledged within {flush_timeout:.0f} s and {len(failures)} "
+    tally = DeliveryTally()
+    outgoing = (Outgoing(route(r), encode(r, value_bytes), r["device_id"]) for r in readings)
+    sent = send(client, outgoing, on_delivery=tally, flush_timeout_s=flush_timeout)
+    if sent.unsent or tally.failed:
+        first = tally.first_error or "none refused"
+        raise KafkaError(f"{sent.unsent} readings not acknowledged within {flush_timeout:.0f} s and {tally.failed} "
                          f"refused (first: {first})")  # fmt: skip
-    return dict(sorted(acknowledged.items()))
+    return dict(sorted(tally.by_topic.items()))
 
 
 def _router(topic: TopicChoice) -> Callable[[Reading], str]:
