@@ -28,6 +28,7 @@ from workbench.bench.errors import BenchError
 from workbench.bench.resources import ResourceMonitor
 from workbench.kafka.producing import Outgoing, send
 from workbench.stack import Stack
+from workbench.topics.strategies import device_ids
 
 __all__ = ["FORMAT_PATHS", "format_points", "format_produce"]
 
@@ -67,7 +68,8 @@ def readings(count: int, record_bytes: int) -> list[dict[str, Any]]:
     """`count` distinct readings of about `record_bytes` bytes each as compact JSON."""
     base = len(orjson.dumps({"device": "device-00000", "temp": -12.34, "hum": 56.7, "seq": 123456, "note": ""}))
     note = "n" * max(0, record_bytes - base)
-    return [{"device": f"device-{i % 1000:05d}", "temp": round(-20 + (i * 7 % 6500) / 100, 2),
+    devices = device_ids(1000, width=5)
+    return [{"device": devices[i % 1000], "temp": round(-20 + (i * 7 % 6500) / 100, 2),
              "hum": round((i * 13 % 1000) / 10, 1), "seq": i, "note": note} for i in range(count)]  # fmt: skip
 
 

@@ -247,7 +247,7 @@ def native_round_trip(
     with stack.temporary_topics({topic: partitions}, timeout=30.0, keep=keep_topic):
         with ResourceMonitor(stack.services) as monitor:
             value = os.urandom(value_bytes // 2).hex().encode()[:value_bytes].ljust(value_bytes, b"0")
-            keys = [f"device-{i:05d}".encode() for i in range(1000)]
+            keys = key_pool(1000)
             produced = kafka.produce(
                 producer_conf,
                 topic,

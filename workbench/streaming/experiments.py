@@ -26,7 +26,8 @@ from workbench.stack import Stack, TemporaryTopics
 from workbench.streaming import kafka_source, to_pandas
 from workbench.streaming.pipelines import device_windows, parse_readings, stopping, write_parquet
 from workbench.streaming.progress import DURATIONS, progress_frame
-from workbench.streaming.telemetry import Reading, device_topics, generate_readings, produce_readings
+from workbench.streaming.telemetry import Reading, generate_readings, produce_readings
+from workbench.topics.strategies import TopicPerDevice, device_ids
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -510,8 +511,13 @@ def _layout_point(
                      extra={"topics": topics, "spark_tasks": tasks})  # fmt: skip
 
 
-def _layout_options(prefix: str, layout: str) -> dict[str, Any]:
-    return {"subscribePattern": f"{prefix}-device-.*"} if layout == LAYOUTS[0] else {"subscribe": f"{prefix}-all"}
+def _layouts(prefix: str) -> tuple[TopicPerDevice, str]:
+    """The two layouts: topics `<prefix>-<device id>`, and one shared topic outside their pattern."""
+    return TopicPerDevice(f"{prefix}-"), f"{prefix}.all"
+
+
+def _layout_options(per_device: TopicPerDevice, shared: str, layout: str) -> dict[str, str]:
+    return per_device.spark_options() if layout == LAYOUTS[0] else {"subscribe": shared}
 
 
 def per_device_topics(
@@ -523,19 +529,16 @@ def per_device_topics(
     records, msg/s) and the check that a device topic created while the query runs is picked up.
     """
     conf = stack.kafka_config("producer")
-    prefix = f"spark-dev-{uuid.uuid4().hex[:6]}"
-    mapping = device_topics(prefix, devices)
-    shared = f"{prefix}-all"
+    per_device, shared = _layouts(f"spark-dev-{uuid.uuid4().hex[:6]}")
     readings = generate_readings(devices=devices, seconds=seconds, seed=11)
-    with stack.temporary_topics({**dict.fromkeys(mapping.values(), 1), shared: 4}, timeout=30.0) as created:
-        produce_readings(conf, readings, mapping)
+    with stack.temporary_topics({**per_device.topics(device_ids(devices)), shared: 4}, timeout=30.0) as created:
+        produce_readings(conf, readings, per_device)
         produce_readings(conf, readings, shared)
         rows = []
         for layout in LAYOUTS:
             params = {"layout": layout, "devices": devices, "readings_seconds": seconds}
-            rows.append(_layout_point(spark, stack, work_dir, params, _layout_options(prefix, layout)))
-        pattern = _layout_options(prefix, LAYOUTS[0])["subscribePattern"]
-        pickup = _new_topic_pickup(spark, stack, work_dir, pattern, prefix, readings, created) if late_device else {}
+            rows.append(_layout_point(spark, stack, work_dir, params, _layout_options(per_device, shared, layout)))
+        pickup = _new_topic_pickup(spark, stack, work_dir, per_device, readings, created) if late_device else {}
     return pd.DataFrame(rows), pickup
 
 
@@ -543,20 +546,20 @@ def _new_topic_pickup(
     spark: SparkSession,
     stack: Stack,
     work_dir: Path,
-    pattern: str,
-    prefix: str,
+    per_device: TopicPerDevice,
     readings: list[Reading],
     created: TemporaryTopics,
 ) -> dict[str, Any]:
     conf = stack.kafka_config("producer")
     table = f"pickup_{uuid.uuid4().hex[:8]}"
-    frame = kafka_source(spark, stack, subscribePattern=pattern, startingOffsets="earliest")
+    options: dict[str, Any] = {**per_device.spark_options(), "startingOffsets": "earliest"}
+    frame = kafka_source(spark, stack, **options)
     query = frame.writeStream.format("memory").queryName(table).option(
         "checkpointLocation", str(work_dir / table)).trigger(processingTime="500 milliseconds").start()  # fmt: skip
     before = len(readings)
     with stopping(query):
         _wait_rows(spark, query, table, before)
-        newcomer = f"{prefix}-device-new"
+        newcomer = per_device.topic_for("device-new")
         created.create({newcomer: 1})
         late = generate_readings(devices=1, seconds=50, seed=12)
         produce_readings(conf, late, newcomer)
@@ -730,17 +733,13 @@ def spark_topic_layout(
         raise BenchError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     spark, work = bench_session(stack)
     conf = stack.kafka_config("producer")
-    prefix = f"{topic_prefix}-{uuid.uuid4().hex[:6]}"
+    per_device, shared = _layouts(f"{topic_prefix}-{uuid.uuid4().hex[:6]}")
     readings = generate_readings(devices=devices, seconds=readings_seconds, seed=11)
-    if layout == LAYOUTS[0]:
-        mapping = device_topics(prefix, devices)
-        topics: dict[str, int] = dict.fromkeys(mapping.values(), 1)
-    else:
-        topics = {f"{prefix}-all": 4}
+    topics = per_device.topics(device_ids(devices)) if layout == LAYOUTS[0] else {shared: 4}
     with stack.temporary_topics(topics, timeout=30.0):
-        produce_readings(conf, readings, mapping if layout == LAYOUTS[0] else f"{prefix}-all")
+        produce_readings(conf, readings, per_device if layout == LAYOUTS[0] else shared)
         params = {"layout": layout, "devices": devices, "readings_seconds": readings_seconds}
-        return _layout_point(spark, stack, work, params, _layout_options(prefix, layout))
+        return _layout_point(spark, stack, work, params, _layout_options(per_device, shared, layout))
 
 
 def spark_restart(

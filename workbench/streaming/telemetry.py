@@ -21,24 +21,22 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.clients import producer
 from workbench.kafka.producing import DeliveryTally, Outgoing, send
+from workbench.topics.strategies import TopicPerDevice, TopicStrategy, device_ids
 
 __all__ = ["Reading", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
 
 #: One reading: device_id, event_ms (event time, ms since epoch), seq, temperature, humidity, battery.
 Reading = dict[str, Any]
-#: Where a reading goes: one topic, a device → topic mapping, or a function of the reading.
-TopicChoice = str | Mapping[str, str] | Callable[[Reading], str]
-
-
-def device_ids(devices: int) -> list[str]:
-    """`device-000`, `device-001`, ...: names that sort in numeric order."""
-    return [f"device-{i:03d}" for i in range(devices)]
+#: Where a reading goes: one topic, a device → topic mapping, a topic strategy (its route
+#: for the reading's device), or a function of the reading.
+TopicChoice = str | Mapping[str, str] | TopicStrategy | Callable[[Reading], str]
 
 
 def device_topics(prefix: str, devices: int | Iterable[str]) -> dict[str, str]:
-    """One topic per device, `<prefix>-<device id>`: the per-device topic strategy."""
+    """Device id → its topic `<prefix>-<device id>` under the per-device strategy (`TopicPerDevice`)."""
+    strategy = TopicPerDevice(f"{prefix}-")
     ids = device_ids(devices) if isinstance(devices, int) else list(devices)
-    return {device: f"{prefix}-{device}" for device in ids}
+    return {device: strategy.topic_for(device) for device in ids}
 
 
 def generate_readings(
@@ -129,8 +127,9 @@ def produce_readings(
     Args:
         conf: producer settings (`stack.kafka_config("producer")`).
         readings: from `generate_readings`, in the order to produce them.
-        topic: one topic for all, a device → topic mapping (`device_topics`), or a function
-            of the reading (any topic strategy). The topics must exist.
+        topic: one topic for all, a device → topic mapping (`device_topics`), a topic
+            strategy (`TopicPerDevice`, ...: the topic of its route), or a function of
+            the reading. The topics must exist.
         value_bytes: pad each JSON value to this size (benchmarks use 200 B records).
         settings: producer settings on top of `conf` (`linger.ms`, ...).
         flush_timeout: seconds to wait for the last acknowledgements.
@@ -156,6 +155,17 @@ def produce_readings(
 def _router(topic: TopicChoice) -> Callable[[Reading], str]:
     if isinstance(topic, str):
         return lambda _reading: topic
+    if isinstance(topic, TopicStrategy):
+        strategy = topic
+        known: dict[str, str] = {}  # a route hashes the key: once per device, not per reading
+
+        def by_strategy(reading: Reading) -> str:
+            device = reading["device_id"]
+            if device not in known:
+                known[device] = strategy.route(device).topic
+            return known[device]
+
+        return by_strategy
     if isinstance(topic, Mapping):
         mapping = topic
 

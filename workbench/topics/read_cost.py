@@ -16,7 +16,7 @@ from workbench.errors import KafkaError
 from workbench.stack import Stack
 from workbench.topics.device_io import read_device, write_devices
 from workbench.topics.errors import TopicDesignError
-from workbench.topics.strategies import KeyedTopic, TopicPerDevice, TopicStrategy
+from workbench.topics.strategies import KeyedTopic, TopicPerDevice, TopicStrategy, device_ids
 
 __all__ = ["READ_METHODS", "device_read", "device_read_cost"]
 
@@ -60,14 +60,10 @@ def device_read(
         if method == "own topic"
         else KeyedTopic(f"{topic_prefix}-{run}", partitions)
     )
-    ids = _device_ids(devices)
+    ids = device_ids(devices, width=5)
     with stack.temporary_topics(layout.topics(ids)):
         _write_all(stack, layout, ids, records_per_device, value_bytes)
         return _read_row(stack, layout, ids, method, records_per_device, partitions, value_bytes)
-
-
-def _device_ids(devices: int) -> list[str]:
-    return [f"dev{i:05d}" for i in range(devices)]
 
 
 def _write_all(stack: Stack, layout: TopicStrategy, ids: list[str], size: int, value_bytes: int) -> None:
@@ -114,7 +110,7 @@ def device_read_cost(
     """
     if devices < 1 or partitions < 1:
         raise TopicDesignError(f"devices and partitions must be ≥ 1, got {devices!r} and {partitions!r}")
-    ids = _device_ids(devices)
+    ids = device_ids(devices, width=5)
     rows = []
     for size in records_per_device:
         run = uuid.uuid4().hex[:8]
