@@ -291,6 +291,12 @@ def _produce_all(
     values: list[bytes],
     delivered: Callable[[RdKafkaError | None, Message], None],
 ) -> None:
+    """The produce loop of `workbench.kafka.producing.enqueue`, written out for the ceiling benchmark.
+
+    Building an `Outgoing` per record costs this loop about a tenth of its rate
+    (measured: 161 k vs 142 k records/s median of 4 interleaved 500 k-record runs), and
+    this figure is the ceiling every other path is compared with.
+    """
     nkeys, nvalues = len(keys), len(values)
     produce, poll = client.produce, client.poll
     for i in range(records):
