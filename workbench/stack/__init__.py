@@ -114,7 +114,8 @@ class Stack:
 
         The one way an experiment, a notebook or a test uses throw-away topics: the
         embedded broker keeps every record in memory, so topics are deleted even when the
-        block fails, and so is every topic created halfway or later through `.create`.
+        block fails, and so is every topic created later through `.create`; a batch the
+        cluster refuses is not recorded, so a name that already existed is never deleted.
         Creation goes in batches of `batch` topics per request (thousands of topics fit
         no single request's timeout); `.create_seconds` is how long it took. `keep`
         leaves the topics for a later reader (then the caller deletes them).
@@ -129,9 +130,9 @@ class Stack:
             yield created
         finally:
             if not keep:
-                names = list(created.names)
-                for i in range(0, len(names), batch):
-                    self.delete_topics(names[i : i + batch], timeout=timeout)
+                names, step = list(created.names), max(1, batch)
+                for i in range(0, len(names), step):
+                    self.delete_topics(names[i : i + step], timeout=timeout)
 
     @property
     def registry_url(self) -> str | None:
