@@ -27,9 +27,7 @@ PUBLIC = sorted(
 #: Public names that modules other helpers are changing still define without listing them:
 #: the merge adds them to `__all__` or makes them private, and then empties this table.
 PENDING: dict[str, set[str]] = {
-    "workbench.bench.formats": {"readings"},
     "workbench.streaming.experiments": {"NAN", "PATIENCE_S", "PLAIN_SINKS"},
-    "workbench.topics.measure": {"CREATE_BATCH", "device_value"},
 }
 
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import gc
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer
 
 from workbench import kafka
 from workbench.bench.contract import result_row
+from workbench.bench.errors import BenchError
 from workbench.stack import Stack
 
-__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row"]
+__all__ = ["TOPIC_PREFIX", "bench_consumer", "bench_producer", "bench_topic", "result_row"]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
@@ -19,13 +23,38 @@ TOPIC_PREFIX = "bench"
 
 @contextmanager
 def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, keep: bool = False) -> Iterator[str]:
-    """A fresh topic, created explicitly and deleted afterwards (the broker keeps data in memory)."""
-    conf = stack.kafka_config("admin")
+    """A fresh, uniquely named topic for one point (`Stack.temporary_topics`: deleted afterwards unless `keep`)."""
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    stack.create_topics({name: partitions})
     try:
-        yield name
+        with stack.temporary_topics({name: partitions}, timeout=30.0, keep=keep):
+            yield name
     finally:
-        if not keep:
-            kafka.delete_topics(conf, [name])
         gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)
+
+
+def bench_producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
+    """A producer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    conf = {**stack.kafka_config("producer"), **settings}
+    if on_stats is not None:
+        conf["stats_cb"] = on_stats
+    try:
+        return kafka.producer(conf)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"producer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def bench_consumer(stack: Stack, settings: dict[str, Any]) -> Consumer:
+    """A consumer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    try:
+        return kafka.consumer(stack.kafka_config("consumer"), settings=settings)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"consumer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def _rejection(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else exc
+    return arg.str() if hasattr(arg, "str") else str(arg)

@@ -106,7 +106,7 @@ def run_calls(job: ProduceJob, calls: int, last_is_short: bool = True) -> CallOu
                 with lock:
                     outcome.latencies.append(elapsed)
                     outcome.acknowledged += result.acknowledged
-                    outcome.failed += len(result.failed)
+                    outcome.failed += result.failed
         except BaseException as exc:
             errors.append(exc)
         finally:

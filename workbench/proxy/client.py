@@ -218,7 +218,7 @@ class ProxyClient:
                 schema text or registry id; the result carries the ids the proxy used.
 
         Returns:
-            The offsets in request order; check `.failed` for per-record errors.
+            The offsets in request order; check `.failed` (a count) and `.errors` for per-record errors.
 
         Raises:
             ProxyError: the proxy refused the whole call (e.g. 404/40401 unknown topic).
