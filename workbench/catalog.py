@@ -99,10 +99,10 @@ def run_facts() -> dict[str, Any]:
     """Versions and machine facts, the load average as of now (call it before the run)."""
     import psutil
 
-    from workbench.results import _git_revision
+    from workbench.results import git_revision
 
     return {
-        "git_revision": _git_revision(),
+        "git_revision": git_revision(),
         **_versions(),
         "hostname": socket.gethostname(),
         "cpu_cores": os.cpu_count() or 0,

@@ -37,7 +37,9 @@ from workbench.errors import ConfigError
 
 __all__ = [
     "Comparison",
+    "Direction",
     "FASTER",
+    "HEADLINE",
     "NO_EVIDENCE",
     "SLOWER",
     "TOO_FEW",
@@ -50,6 +52,7 @@ __all__ = [
     "is_headline",
     "load_rows",
     "metric_direction",
+    "point_label",
     "regressions",
     "saturation",
 ]
@@ -62,7 +65,7 @@ TOO_FEW = "too few repeats"
 Direction = Literal["higher", "lower"]
 
 #: Columns of a result row that are rates: more is better.
-_HIGHER = ("msg_s", "mb_s", "lookups_s", "records_s", "rows_s")
+_HIGHER = ("msg_s", "mb_s", "lookups_s")
 #: The figures a scheduled report is judged by: throughput and tail latency.
 HEADLINE = ("msg_s", "mb_s", "latency_p99_ms")
 #: Bookkeeping columns that end like a metric but are not one.
@@ -232,7 +235,7 @@ def saturation(rows: pd.DataFrame, thresholds: Thresholds | None = None) -> str:
     return f"{'saturated' if saturated else 'ok'} ({'; '.join(notes)})"
 
 
-def _point_label(row: pd.Series, ignore: Sequence[str] = ()) -> str:
+def point_label(row: pd.Series, ignore: Sequence[str] = ()) -> str:
     """The point a row measured: its experiment and its own parameters, as `name=value` text."""
     names = [n for n in str(row.get("params") or "").split(",") if n and n in row.index and n not in ignore]
     parts = [f"{n}={_text(row[n])}" for n in sorted(names)]
@@ -280,8 +283,8 @@ def compare_rows(
     """
     rule = thresholds or Thresholds()
     chosen = _metrics(a, b, metrics)
-    labels_a = a.apply(_point_label, axis=1, ignore=tuple(ignore)) if len(a) else pd.Series(dtype=str)
-    labels_b = b.apply(_point_label, axis=1, ignore=tuple(ignore)) if len(b) else pd.Series(dtype=str)
+    labels_a = a.apply(point_label, axis=1, ignore=tuple(ignore)) if len(a) else pd.Series(dtype=str)
+    labels_b = b.apply(point_label, axis=1, ignore=tuple(ignore)) if len(b) else pd.Series(dtype=str)
     common = [p for p in dict.fromkeys(labels_a) if p in set(labels_b)]
     if not common:
         raise ConfigError(None, None, f"the two runs share no point (A: {sorted(set(labels_a))[:3]}, "

@@ -38,7 +38,11 @@ from workbench.secrets import ClientConf, is_secret_key, masked
 __all__ = [
     "BalancerSettings",
     "BrokerSettings",
+    "DEFAULT_PROFILE",
+    "ENV_PREFIX",
+    "ENV_VARIABLES",
     "Environment",
+    "KafkaConf",
     "KafkaSettings",
     "Profile",
     "ProxyAuth",

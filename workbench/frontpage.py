@@ -29,7 +29,16 @@ from workbench.config import Profile
 from workbench.errors import ConfigError
 from workbench.results import load as load_results
 
-__all__ = ["CONCLUSIONS_HEADING", "HEADLINES", "Headline", "conclusions_html", "headline_section", "trend"]
+__all__ = [
+    "CONCLUSIONS_HEADING",
+    "HEADLINES",
+    "Headline",
+    "TREND_RUNS",
+    "conclusions_html",
+    "headline_section",
+    "headlines_for",
+    "trend",
+]
 
 #: The heading whose next code cell computes a notebook's conclusions.
 CONCLUSIONS_HEADING = "## What the run says"
@@ -129,10 +138,10 @@ def _output_html(output: Mapping[str, Any]) -> str:
 
 def _run_figure(rows: pd.DataFrame, headline: Headline) -> float:
     """One number for a run: the median of each point's repeats, then the best point."""
-    from workbench.compare import _point_label
+    from workbench.compare import point_label
 
     values = pd.to_numeric(rows[headline.metric], errors="coerce")
-    points = rows.apply(_point_label, axis=1) if len(rows) else pd.Series(dtype=str)
+    points = rows.apply(point_label, axis=1) if len(rows) else pd.Series(dtype=str)
     medians = values.groupby(points.to_numpy()).median().dropna()
     if medians.empty:
         return math.nan

@@ -36,7 +36,18 @@ from workbench.errors import ConfigError, NotebookRunError
 from workbench.results import RUN_ID_ENV, experiments
 from workbench.results import load as load_results
 
-__all__ = ["KERNEL_NAME", "NotebookRun", "Report", "ensure_kernel", "notebook_paths", "run_report"]
+__all__ = [
+    "CELL_TIMEOUT_S",
+    "KERNEL_NAME",
+    "NotebookRun",
+    "PLOTLYJS",
+    "Report",
+    "ensure_kernel",
+    "notebook_paths",
+    "notebooks_dir",
+    "read_parameters",
+    "run_report",
+]
 
 KERNEL_NAME = "workbench"
 

@@ -22,9 +22,11 @@ import pandas as pd
 from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
+    "RUN_ID_ENV",
     "compare",
     "current_run_id",
     "experiments",
+    "git_revision",
     "knee",
     "load",
     "param_columns",
@@ -47,7 +49,8 @@ def current_run_id() -> str:
 
 
 @cache
-def _git_revision() -> str:
+def git_revision() -> str:
+    """The project's short git revision, "unknown" outside a git checkout (a wheel, no git)."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
@@ -69,7 +72,7 @@ def run_metadata(profile: Profile) -> dict[str, Any]:
         "replication_factor": profile.topics.replication_factor,
         "min_insync_replicas": profile.topics.min_insync_replicas,
         "workbench_version": __version__,
-        "git_revision": _git_revision(),
+        "git_revision": git_revision(),
         "cpu_cores": os.cpu_count(),
         "python": platform.python_version(),
     }

@@ -37,7 +37,7 @@ def test_a_records_array_lands_once_each_in_request_order(
     name = topic(partitions=3)
     sent = [(f"k{i}".encode(), f"v{i}".encode()) for i in range(300)]
     result = proxy.produce(name, sent)
-    assert (result.acknowledged, len(result.failed)) == (300, 0)
+    assert (result.acknowledged, result.failed, result.errors) == (300, 0, [])
     by_partition: dict[int, list[int]] = {}
     for offset in result.offsets:
         by_partition.setdefault(offset.partition, []).append(offset.offset)  # type: ignore[arg-type]

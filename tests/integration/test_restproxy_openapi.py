@@ -48,7 +48,7 @@ from schemathesis.core.result import Ok
 from workbench import kafka
 from workbench.restproxy import consumers, openapi, produce, records, topics, v3
 from workbench.restproxy.app import _routes
-from workbench.restproxy.settings import load_settings
+from workbench.restproxy.settings import load_restproxy_settings
 from workbench.stack import Stack, process
 
 PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
@@ -81,7 +81,7 @@ def test_document_is_valid_openapi_3() -> None:
 
 
 def test_document_lists_exactly_the_routes_served() -> None:
-    settings = load_settings(PROPERTIES, bootstrap_servers="127.0.0.1:9092", environ={})  # v2 and v3 both on
+    settings = load_restproxy_settings(PROPERTIES, bootstrap_servers="127.0.0.1:9092", environ={})  # v2 and v3 both on
     served = {(r.method.lower(), r.template) for r in _routes(settings)}
     every_module = topics.ROUTES + produce.ROUTES + consumers.ROUTES + v3.ROUTES + records.ROUTES + openapi.ROUTES
     assert {(r.method.lower(), r.template) for r in every_module} <= served, "the app serves every module's routes"

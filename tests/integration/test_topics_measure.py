@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from workbench import kafka
 from workbench.stack import Stack
-from workbench.topics import KeyedTopic, measure
+from workbench.topics import KeyedTopic, device_ids, measure
 
 
 def test_topic_count_cost_measures_each_count_and_deletes_its_topics(stack: Stack) -> None:
@@ -23,7 +23,7 @@ def test_metadata_size_grows_by_the_same_amount_for_each_added_topic_of_one_name
     sizes = []
     for n in (10, 20):
         names = {f"meta-{n:02d}-{i:04d}": 1 for i in range(n)}
-        with measure.temporary_topics(conf, names):
+        with stack.temporary_topics(names):
             sizes.append(measure.metadata_cost(conf, repeats=1)["metadata_bytes"])
     assert base is not None and sizes[0] is not None and sizes[1] is not None
     # Equal-length names, one partition each: every topic adds the same number of bytes.
@@ -34,11 +34,11 @@ def test_device_read_cost_counts_what_each_method_reads(stack: Stack) -> None:
     rows = measure.device_read_cost(stack, devices=6, records_per_device=(10, 40), partitions=3)
     by = {(r["method"], r["records_per_device"]): r for r in rows}
     assert len(rows) == 6
+    devices = device_ids(6, width=5)  # the ids device_read_cost writes
     same_partition = sum(
         1
-        for d in range(6)
-        if KeyedTopic("x", 3).route(f"dev{d:05d}").expected_partition
-        == KeyedTopic("x", 3).route("dev00000").expected_partition
+        for d in devices
+        if KeyedTopic("x", 3).route(d).expected_partition == KeyedTopic("x", 3).route(devices[0]).expected_partition
     )
     for size in (10, 40):
         assert all(by[(m, size)]["returned"] == size for m, _ in by)

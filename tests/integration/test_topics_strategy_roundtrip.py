@@ -28,7 +28,7 @@ def written(request: pytest.FixtureRequest, stack: Stack) -> Iterator[tuple[Topi
     """A strategy with its topics created and every device's records written, then deleted."""
     index = ["keyed", "per-device", "bucketed"].index(request.param)
     strategy = _strategies(uuid.uuid4().hex[:8])[index]
-    with measure.temporary_topics(stack.kafka_config("admin"), strategy.topics(DEVICES)):
+    with stack.temporary_topics(strategy.topics(DEVICES)):
         yield strategy, measure.write_devices(stack.kafka_config("producer"), strategy, DEVICES, RECORDS)
 
 

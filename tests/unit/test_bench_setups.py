@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from workbench import load_profile
 from workbench.bench import BenchError, missing_setup, proxy_counts, proxy_setup, setup_sweep
-from workbench.config import Profile
+from workbench.bench.scale import side_profile
+from workbench.config import Profile, conf_dir
 from workbench.stack import Stack
 
 
@@ -59,3 +63,20 @@ def test_knee_is_the_smallest_size_at_ninety_percent_of_the_best() -> None:
 def test_setup_sweep_refuses_a_key_that_is_neither_a_count_nor_a_property() -> None:
     with pytest.raises(BenchError, match=r"set-up keys are 'proxy_instances' or proxy properties prefixed 'proxy\.'"):
         setup_sweep(None, "proxy_produce", [{"linger.ms": 0}])  # type: ignore[arg-type]
+
+
+def test_a_side_stack_takes_free_ports_for_every_service_whatever_the_profile_fixed(tmp_path: Path) -> None:
+    # The profile's own stack holds the profile's ports while a side stack runs beside it: a
+    # registry port left fixed made notebooks 01, 04 and 05 fail on the default profile.
+    profile = load_profile(str(conf_dir() / "local.yaml"))
+    copy = side_profile(profile, tmp_path / "side", instances=2, overrides={"producer.linger.ms": 0})
+    ports = {
+        f"{section}.{name}": value
+        for section, settings in copy.model_dump().items()
+        if isinstance(settings, dict)
+        for name, value in settings.items()
+        if name == "port" or name.endswith("_port")
+    }
+    assert ports and set(ports.values()) == {0}, ports
+    assert copy.proxy.instances == 2 and copy.proxy.overrides == {"producer.linger.ms": 0}
+    assert copy.run_dir == tmp_path / "side" and copy.spark.workers == 0 and not copy.schema_registry.enabled

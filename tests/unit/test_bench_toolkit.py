@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -11,8 +12,9 @@ import pytest
 from workbench import results
 from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points, latency_summary
 from workbench.bench.command import parse_params, read_grid
-from workbench.bench.native import timeline_cv
 from workbench.bench.payload import key_pool, value_pool
+from workbench.bench.resources import cpu_seconds
+from workbench.bench.timeline import mean_rate, timeline_cv, timeline_rates
 from workbench.config import load_profile
 from workbench.errors import ConfigError
 
@@ -89,6 +91,26 @@ def test_timeline_cv_is_zero_for_a_steady_rate() -> None:
     assert timeline_cv(steady) == pytest.approx(0.0, abs=1e-9)
     bursty = [(0.0, 0), (0.1, 1000), (0.2, 1000), (0.3, 2000), (0.4, 2000)]
     assert timeline_cv(bursty) == pytest.approx(1.0)
+
+
+def test_a_timeline_rate_is_since_the_previous_reading_and_the_first_reading_has_none() -> None:
+    readings = [(0.0, 0), (0.5, 100), (0.5, 100), (1.5, 400)]
+    frame = timeline_rates(readings, setting="x")
+    assert frame.columns.tolist() == ["t", "total", "msg_s", "setting"]
+    assert frame["t"].tolist() == [0.5, 0.5, 1.5] and frame["total"].tolist() == [100, 100, 400]
+    rates = frame["msg_s"].tolist()
+    assert rates[0] == 200.0 and rates[1] != rates[1] and rates[2] == 300.0  # the same instant: NaN
+    assert mean_rate(readings) == pytest.approx(400 / 1.5)
+    assert mean_rate(readings[:1]) != mean_rate(readings[:1])
+    assert timeline_rates([]).empty
+
+
+def test_cpu_seconds_reads_a_process_by_pid_and_a_gone_one_as_zero() -> None:
+    before = cpu_seconds(os.getpid())
+    sum(i * i for i in range(300_000))  # some CPU of our own
+    after = cpu_seconds(os.getpid(), descendants=True)
+    assert 0 < before < after
+    assert cpu_seconds(4_194_304 + 1) == 0.0  # past Linux's largest PID: no such process
 
 
 def _rows(run_value: list[float], point: str) -> list[dict[str, object]]:

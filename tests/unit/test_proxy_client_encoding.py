@@ -49,8 +49,8 @@ def test_schema_formats_carry_their_schema_in_the_body() -> None:
 
 def test_produce_result_counts_per_record_failures() -> None:
     result = ProduceResult((RecordOffset(0, 5), RecordOffset(None, None, 50002, "too large"), RecordOffset(1, 7)))
-    assert result.acknowledged == 2
-    assert [f.error_code for f in result.failed] == [50002]
+    assert (result.acknowledged, result.failed) == (2, 1)
+    assert [f.error_code for f in result.errors] == [50002]
 
 
 def test_retries_back_off_exponentially_up_to_a_ceiling() -> None:

@@ -1,10 +1,14 @@
-"""Every public module says what it exports, sorted, and every name exists; every
-exception the workbench exports belongs to its one exception tree."""
+"""Every public module says what it exports, sorted: every name it lists exists, and
+every public name it defines is listed (or the name is private); every exception the
+workbench exports belongs to its one exception tree."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import logging
 import pkgutil
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -20,8 +24,29 @@ PUBLIC = sorted(
 )
 
 
+#: Public names that modules other helpers are changing still define without listing them:
+#: the merge adds them to `__all__` or makes them private, and then empties this table.
+PENDING: dict[str, set[str]] = {
+    "workbench.streaming.experiments": {"NAN", "PATIENCE_S", "PLAIN_SINKS"},
+}
+
+
 def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
+
+
+def _defined_names(module: ModuleType) -> set[str]:
+    """The names the module's own top level binds: functions, classes, assignments."""
+    tree = ast.parse(Path(str(module.__file__)).read_text())
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(target.id for target in node.targets if isinstance(target, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
 
 
 def test_the_main_areas_are_covered() -> None:
@@ -35,6 +60,22 @@ def test_all_is_sorted_and_complete(name: str) -> None:
     exported = module.__all__
     assert exported == sorted(exported)
     assert not [item for item in exported if not hasattr(module, item)]
+
+
+@pytest.mark.parametrize("name", ["workbench", *PUBLIC])
+def test_every_public_name_a_module_defines_is_exported(name: str) -> None:
+    """A module logger (`log`) is found by its dotted name through `logging`, not imported: not API."""
+    module = _module(name)
+    public = {n for n in _defined_names(module) if not n.startswith("_")}
+    public = {n for n in public if not isinstance(getattr(module, n, None), logging.Logger)}
+    assert sorted(public - set(module.__all__) - PENDING.get(name, set())) == []
+
+
+def test_the_pending_names_are_still_pending() -> None:
+    """Once a pending name is exported or made private, it leaves `PENDING`."""
+    still = {name: {n for n in names if n not in _module(name).__all__ and hasattr(_module(name), n)}
+             for name, names in PENDING.items()}  # fmt: skip
+    assert still == PENDING
 
 
 @pytest.mark.parametrize("name", ["workbench", *PUBLIC])

@@ -21,7 +21,7 @@ from workbench.restproxy.app import create_app
 from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
 from workbench.restproxy.metadata import Metadata
 from workbench.restproxy.producer import AsyncProducer, Delivery
-from workbench.restproxy.settings import Settings
+from workbench.restproxy.settings import RestProxySettings
 
 JSON_V2 = "application/vnd.kafka.json.v2+json"
 BINARY_V2 = "application/vnd.kafka.binary.v2+json"
@@ -101,7 +101,7 @@ def producer() -> StandInProducer:
 
 @pytest.fixture
 def client(producer: StandInProducer) -> Iterator[TestClient]:
-    settings = Settings(bootstrap_servers="stand-in:9092", max_records_per_request=1000)
+    settings = RestProxySettings(bootstrap_servers="stand-in:9092", max_records_per_request=1000)
     app = create_app(settings, producer_factory=lambda _: cast(AsyncProducer, producer),
                      metadata_factory=lambda _: cast(Metadata, StandInMetadata()))  # fmt: skip
     with TestClient(app) as test_client:

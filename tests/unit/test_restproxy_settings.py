@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.restproxy.settings import load_settings, parse_properties
+from workbench.restproxy.settings import load_restproxy_settings, parse_properties
 
 PROJECT_PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
 
@@ -25,7 +25,7 @@ def test_java_properties_syntax() -> None:
 
 
 def test_project_file_loads_with_upstream_defaults() -> None:
-    settings = load_settings(PROJECT_PROPERTIES, bootstrap_servers="b:9092", environ={})
+    settings = load_restproxy_settings(PROJECT_PROPERTIES, bootstrap_servers="b:9092", environ={})
     assert (settings.host, settings.port) == ("127.0.0.1", 8082), "loopback by default"
     assert settings.consumer_request_timeout_ms == 1000
     assert settings.consumer_request_max_bytes == 67108864
@@ -38,18 +38,18 @@ def test_project_file_loads_with_upstream_defaults() -> None:
 
 def test_overrides_in_order(tmp_path: Path) -> None:
     path = write(tmp_path, "listeners=http://0.0.0.0:9000\nbootstrap.servers=file:1\nid=a\n")
-    settings = load_settings(
+    settings = load_restproxy_settings(
         path, environ={"KAFKA_REST_ID": "from-env", "KAFKA_REST_CONSUMER_INSTANCE_TIMEOUT_MS": "5"}
     )
     assert (settings.host, settings.port, settings.bootstrap_servers) == ("0.0.0.0", 9000, "file:1")
     assert settings.id == "from-env" and settings.consumer_instance_timeout_ms == 5
-    cli = load_settings(path, host="127.0.0.2", port=7, bootstrap_servers="cli:2", environ={})
+    cli = load_restproxy_settings(path, host="127.0.0.2", port=7, bootstrap_servers="cli:2", environ={})
     assert (cli.host, cli.port, cli.bootstrap_servers) == ("127.0.0.2", 7, "cli:2")
 
 
 def test_mapr_buffer_time_is_the_linger(tmp_path: Path) -> None:
     for key in ("streams.buffer.max.time.ms", "producer.streams.buffer.max.time.ms"):
-        settings = load_settings(
+        settings = load_restproxy_settings(
             write(tmp_path, f"{key}=3000\nproducer.linger.ms=5\n"), bootstrap_servers="b", environ={}
         )
         assert settings.producer["linger.ms"] == 3000
@@ -61,7 +61,7 @@ def test_java_client_names_are_translated(tmp_path: Path, caplog: pytest.LogCapt
         "client.max.block.ms=5\n"
     )
     with caplog.at_level(logging.WARNING, "workbench.restproxy"):
-        settings = load_settings(write(tmp_path, text), bootstrap_servers="b", environ={})
+        settings = load_restproxy_settings(write(tmp_path, text), bootstrap_servers="b", environ={})
     assert settings.producer["message.max.bytes"] == 2000000 == settings.message_max_bytes
     assert settings.producer["queue.buffering.max.kbytes"] == 32768
     assert "max.block.ms" not in settings.producer and "producer.max.block.ms" in caplog.text
@@ -70,8 +70,8 @@ def test_java_client_names_are_translated(tmp_path: Path, caplog: pytest.LogCapt
 
 def test_unknown_properties_warn_by_name(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, "workbench.restproxy"):
-        load_settings(write(tmp_path, "frobnicate=1\nzoo.keeper=x\nthread.pool.max=9\n"), bootstrap_servers="b",
-                      environ={})  # fmt: skip
+        text = "frobnicate=1\nzoo.keeper=x\nthread.pool.max=9\n"
+        load_restproxy_settings(write(tmp_path, text), bootstrap_servers="b", environ={})
     assert "frobnicate, zoo.keeper" in caplog.text
     assert "thread.pool.max" not in caplog.text, "upstream JVM settings are accepted quietly"
 
@@ -85,23 +85,24 @@ def test_unknown_properties_warn_by_name(tmp_path: Path, caplog: pytest.LogCaptu
 def test_wrong_values_are_one_line_errors(tmp_path: Path, text: str, key: str) -> None:
     path = write(tmp_path, text + "\n")
     with pytest.raises(ConfigError) as raised:
-        load_settings(path, bootstrap_servers="b", environ={})
+        load_restproxy_settings(path, bootstrap_servers="b", environ={})
     assert raised.value.key == key and raised.value.file == str(path)
     assert "\n" not in str(raised.value)
 
 
 def test_bootstrap_servers_is_required(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"bootstrap\.servers"):
-        load_settings(write(tmp_path, "id=x\n"), environ={})
+        load_restproxy_settings(write(tmp_path, "id=x\n"), environ={})
 
 
 def test_base_url_prefers_advertised_then_host_name(tmp_path: Path) -> None:
-    advertised = load_settings(write(tmp_path, "advertised.listeners=http://proxy-1:8082\n"), bootstrap_servers="b",
-                               environ={})  # fmt: skip
+    listeners = write(tmp_path, "advertised.listeners=http://proxy-1:8082\n")
+    advertised = load_restproxy_settings(listeners, bootstrap_servers="b", environ={})
     assert advertised.base_url("ignored:1") == "http://proxy-1:8082"
-    named = load_settings(write(tmp_path, "host.name=box\n"), port=8090, bootstrap_servers="b", environ={})
+    named = load_restproxy_settings(write(tmp_path, "host.name=box\n"), port=8090, bootstrap_servers="b", environ={})
     assert named.base_url("ignored:1") == "http://box:8090"
-    bound = load_settings(write(tmp_path, ""), host="127.0.0.1", port=8091, bootstrap_servers="b", environ={})
+    bound = load_restproxy_settings(write(tmp_path, ""), host="127.0.0.1", port=8091, bootstrap_servers="b", environ={})
     assert bound.base_url("balancer:80") == "http://127.0.0.1:8091"
-    wildcard = load_settings(write(tmp_path, ""), host="0.0.0.0", port=8092, bootstrap_servers="b", environ={})
+    empty = write(tmp_path, "")
+    wildcard = load_restproxy_settings(empty, host="0.0.0.0", port=8092, bootstrap_servers="b", environ={})
     assert wildcard.base_url("myhost:8092") == "http://myhost:8092"

@@ -6,7 +6,7 @@ import pytest
 
 from workbench.config import load_profile
 from workbench.kafka import java_names
-from workbench.restproxy.settings import load_settings
+from workbench.restproxy.settings import load_restproxy_settings
 from workbench.secrets import MASK, ClientConf, SecretStr
 from workbench.streaming.options import parse_options
 
@@ -21,7 +21,7 @@ def test_client_conf_is_a_plain_dict_that_prints_a_mask() -> None:
 
 
 def test_proxy_settings_hide_basic_auth_and_client_passwords() -> None:
-    settings = load_settings(None, environ={
+    settings = load_restproxy_settings(None, environ={
         "KAFKA_REST_BOOTSTRAP_SERVERS": "h:9092",
         "KAFKA_REST_AUTHENTICATION_METHOD": "BASIC",
         "KAFKA_REST_AUTHENTICATION_BASIC_USERS": f"alice:{PASSWORD}",
@@ -67,7 +67,7 @@ def test_one_table_translates_java_names_for_the_proxy_and_the_spark_source(
     java: str, value: str, expected: tuple[str, object] | None
 ) -> None:
     assert java_names.translate(java, value) == expected
-    settings = load_settings(
+    settings = load_restproxy_settings(
         None,
         environ={
             "KAFKA_REST_BOOTSTRAP_SERVERS": "h:9092",

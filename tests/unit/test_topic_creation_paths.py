@@ -8,10 +8,10 @@ from pathlib import Path
 
 import workbench
 
-#: Modules allowed to call the admin API directly: the API itself, the stack method that
-#: applies the profile, topics.measure (which takes the settings explicitly) and the
-#: REST proxy (it creates what its clients ask for).
-ALLOWED = {"kafka/admin.py", "stack/__init__.py", "topics/measure.py"}
+#: Modules allowed to call the admin API directly: the API itself, the stack methods that
+#: apply the profile (`create_topics`, `temporary_topics`) and the REST proxy (it creates
+#: what its clients ask for).
+ALLOWED = {"kafka/admin.py", "stack/__init__.py"}
 CREATE = {"create_topic", "create_topics"}
 
 

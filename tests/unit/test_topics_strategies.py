@@ -12,6 +12,7 @@ from workbench.topics import (
     Subscription,
     TopicDesignError,
     TopicPerDevice,
+    device_ids,
     partition_for,
 )
 
@@ -89,3 +90,11 @@ def test_bad_counts_and_names_are_clear_errors() -> None:
         KeyedTopic("a b", 1)
     with pytest.raises(TopicDesignError, match="a device id must be a non-empty string"):
         KeyedTopic("t", 1).route("")
+
+
+def test_device_ids_are_one_scheme_padded_to_sort_in_numeric_order() -> None:
+    assert device_ids(3) == ["device-000", "device-001", "device-002"]
+    assert device_ids(2, width=5) == ["device-00000", "device-00001"]
+    ids = device_ids(1_001)
+    assert ids[-1] == "device-1000" and ids == sorted(ids)
+    assert TopicPerDevice("fleet-").topics(device_ids(2)) == {"fleet-device-000": 1, "fleet-device-001": 1}

@@ -17,18 +17,13 @@ from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.latency import latency_summary
 from workbench.bench.meter import Sample, ThroughputMeter
-from workbench.bench.native import (
-    fill_topic,
-    native_consume,
-    native_produce,
-    native_round_trip,
-    timeline_rates,
-)
+from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.registry import registry_lookups
 from workbench.bench.resources import ResourceMonitor, cpu_per_mb
 from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
+from workbench.bench.timeline import timeline_rates
 from workbench.results import compare, spread
 
 __all__ = [

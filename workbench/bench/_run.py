@@ -1,18 +1,21 @@
-"""What every load generator shares: a throw-away topic, timed reads, the result row (see `contract`)."""
+"""What every load generator shares: a throw-away topic and the result row (see `contract`)."""
 
 from __future__ import annotations
 
 import gc
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaException, Producer
 
 from workbench import kafka
 from workbench.bench.contract import result_row
+from workbench.bench.errors import BenchError
 from workbench.stack import Stack
 
-__all__ = ["TOPIC_PREFIX", "bench_topic", "result_row", "timed_reads"]
+__all__ = ["TOPIC_PREFIX", "bench_consumer", "bench_producer", "bench_topic", "result_row"]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
@@ -20,42 +23,38 @@ TOPIC_PREFIX = "bench"
 
 @contextmanager
 def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, keep: bool = False) -> Iterator[str]:
-    """A fresh topic, created explicitly and deleted afterwards (the broker keeps data in memory)."""
-    conf = stack.kafka_config("admin")
+    """A fresh, uniquely named topic for one point (`Stack.temporary_topics`: deleted afterwards unless `keep`)."""
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    stack.create_topics({name: partitions})
     try:
-        yield name
+        with stack.temporary_topics({name: partitions}, timeout=30.0, keep=keep):
+            yield name
     finally:
-        if not keep:
-            kafka.delete_topics(conf, [name])
         gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)
 
 
-def timed_reads(
-    read: Callable[[], int], records: int, max_seconds: float, sample_interval: float, timeline: list[tuple[float, int]]
-) -> tuple[int, float, list[float]]:
-    """Call `read` (returns how many records it got) until `records` arrived or time is up.
+def bench_producer(stack: Stack, settings: dict[str, Any], on_stats: Callable[[str], None] | None = None) -> Producer:
+    """A producer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    conf = {**stack.kafka_config("producer"), **settings}
+    if on_stats is not None:
+        conf["stats_cb"] = on_stats
+    try:
+        return kafka.producer(conf)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"producer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
 
-    Appends `(seconds since start, records so far)` to `timeline` every `sample_interval`,
-    so throughput over time can be plotted, and returns (records read, seconds, the
-    duration of each read that returned records).
-    """
-    polls: list[float] = []
-    count = 0
-    started = last_sample = time.perf_counter()
-    timeline.append((0.0, 0))
-    deadline = started + max_seconds
-    while count < records and time.perf_counter() < deadline:
-        before = time.perf_counter()
-        got = read()
-        after = time.perf_counter()
-        if got:
-            polls.append(after - before)
-            count += got
-        if after - last_sample >= sample_interval:
-            timeline.append((after - started, count))
-            last_sample = after
-    seconds = time.perf_counter() - started
-    timeline.append((seconds, count))
-    return count, seconds, polls
+
+def bench_consumer(stack: Stack, settings: dict[str, Any]) -> Consumer:
+    """A consumer with the stack's settings and `settings` on top; settings librdkafka refuses become a BenchError."""
+    try:
+        return kafka.consumer(stack.kafka_config("consumer"), settings=settings)
+    except (KafkaException, ValueError, TypeError) as exc:
+        raise BenchError(
+            f"consumer settings rejected by librdkafka: {_rejection(exc)}; see librdkafka's CONFIGURATION.md"
+        ) from None
+
+
+def _rejection(exc: Exception) -> str:
+    arg = exc.args[0] if exc.args else exc
+    return arg.str() if hasattr(arg, "str") else str(arg)

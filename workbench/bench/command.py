@@ -24,7 +24,7 @@ from workbench.numbers import format_number
 __all__ = ["parse_params", "read_grid", "run_bench_command"]
 
 #: Columns printed after the parameters, when present.
-SHOWN = ("records", "msg_s", "mb_s", "latency_p50_ms", "latency_p99_ms", "broker_cpu_s", "proxy_cpu_s")
+_SHOWN = ("records", "msg_s", "mb_s", "latency_p50_ms", "latency_p99_ms", "broker_cpu_s", "proxy_cpu_s")
 
 
 def parse_params(items: list[str]) -> dict[str, Any]:
@@ -147,7 +147,7 @@ def _experiments_table() -> Any:
 def _results_table(experiment: str, frame: Any, varied: list[str]) -> Any:
     from rich.table import Table
 
-    columns = [c for c in dict.fromkeys([*varied, "repeat", *SHOWN]) if c in frame.columns]
+    columns = [c for c in dict.fromkeys([*varied, "repeat", *_SHOWN]) if c in frame.columns]
     table = Table(*columns, title=f"{experiment}: {len(frame)} run(s), recorded in results/{experiment}.parquet")
     for _, row in frame.iterrows():
         table.add_row(*(_cell(row[c]) for c in columns))

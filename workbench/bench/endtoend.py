@@ -13,15 +13,17 @@ from __future__ import annotations
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from confluent_kafka import TopicPartition
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench._run import TOPIC_PREFIX, bench_producer, bench_topic, result_row
 from workbench.bench.errors import BenchError
 from workbench.bench.resources import ResourceMonitor
+from workbench.kafka.producing import Outgoing, send
 from workbench.proxy import ProxyClient
 from workbench.stack import Stack
 
@@ -144,22 +146,17 @@ def _wait_until(target_ns: int) -> None:
 def _send_native(
     stack: Stack, topic: str, settings: dict[str, Any], total: int, rate: float, started_ns: int, padding: bytes
 ) -> None:
-    from workbench.bench.native import _producer
-
-    client = _producer(stack, settings)
+    client = bench_producer(stack, settings)
     interval_ns = 1e9 / rate
-    for seq in range(total):
-        due = started_ns + int(seq * interval_ns)
-        _wait_until(due)
-        value = _STAMP.pack(due, seq) + padding
-        while True:
-            try:
-                client.produce(topic, value)
-                break
-            except BufferError:
-                client.poll(0.001)
-        client.poll(0)
-    if client.flush(60):
+
+    def scheduled() -> Iterator[Outgoing]:
+        for seq in range(total):
+            due = started_ns + int(seq * interval_ns)
+            _wait_until(due)
+            yield Outgoing(topic, _STAMP.pack(due, seq) + padding)
+
+    # A full queue is waited out briefly: the wait delays the records behind it, which is measured.
+    if send(client, scheduled(), flush_timeout_s=60, queue_full_wait_s=0.001).unsent:
         raise BenchError(f"native producer left records unsent after 60 s at {rate:.0f} msg/s")
 
 
@@ -179,5 +176,5 @@ def _send_proxy(
             batch = [_STAMP.pack(started_ns + int(i * interval_ns), i) + padding for i in range(seq, upto)]
             result = client.produce(topic, batch)
             if result.failed:
-                raise BenchError(f"proxy rejected {len(result.failed)} records: {result.failed[0].error}")
+                raise BenchError(f"proxy rejected {result.failed} records: {result.errors[0].error}")
             seq = upto

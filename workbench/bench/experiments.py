@@ -148,12 +148,12 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "topic_count",
-            "workbench.topics.measure:topic_count",
+            "workbench.topics.count_cost:topic_count",
             "what N topics cost: creation, Metadata size, produce spread over N topics vs N partitions, regex join",
         ),
         Experiment(
             "device_read",
-            "workbench.topics.measure:device_read",
+            "workbench.topics.read_cost:device_read",
             "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
         ),
         Experiment(

@@ -17,7 +17,7 @@ import json
 import statistics
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import orjson
@@ -26,9 +26,11 @@ from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
 from workbench.bench.errors import BenchError
 from workbench.bench.resources import ResourceMonitor
+from workbench.kafka.producing import Outgoing, send
 from workbench.stack import Stack
+from workbench.topics.strategies import device_ids
 
-__all__ = ["FORMAT_PATHS", "format_points", "format_produce"]
+__all__ = ["FORMAT_PATHS", "format_points", "format_produce", "readings"]
 
 #: The formats each path can write (natively, binary and json are the same bytes).
 FORMAT_PATHS = {"native": ("json", "avro", "jsonschema", "protobuf"),
@@ -66,7 +68,8 @@ def readings(count: int, record_bytes: int) -> list[dict[str, Any]]:
     """`count` distinct readings of about `record_bytes` bytes each as compact JSON."""
     base = len(orjson.dumps({"device": "device-00000", "temp": -12.34, "hum": 56.7, "seq": 123456, "note": ""}))
     note = "n" * max(0, record_bytes - base)
-    return [{"device": f"device-{i % 1000:05d}", "temp": round(-20 + (i * 7 % 6500) / 100, 2),
+    devices = device_ids(1000, width=5)
+    return [{"device": devices[i % 1000], "temp": round(-20 + (i * 7 % 6500) / 100, 2),
              "hum": round((i * 13 % 1000) / 10, 1), "seq": i, "note": note} for i in range(count)]  # fmt: skip
 
 
@@ -199,26 +202,23 @@ def _native_load(topic: str, serialize: Callable[[Any, Any], bytes], reading: An
                  producer_class: Any) -> tuple[int, float, list[float]]:  # fmt: skip
     producer = producer_class(stack.kafka_config("producer"))
     calls: list[float] = []
-    sent = 0
     clock = time.perf_counter
     started = clock()
     deadline = started + max_seconds
-    while sent < records and clock() < deadline:
-        value = data[sent % len(data)]
-        if reading is not None:
-            value = reading(**value)
-        before = clock()
-        payload = serialize(value, ctx)
-        calls.append(clock() - before)
-        while True:
-            try:
-                producer.produce(topic, payload)
-                break
-            except BufferError:
-                producer.poll(0.05)
-        producer.poll(0)
-        sent += 1
-    producer.flush(60)
+
+    def serialized() -> Iterator[Outgoing]:
+        for i in range(records):
+            if clock() >= deadline:
+                return
+            value = data[i % len(data)]
+            if reading is not None:
+                value = reading(**value)
+            before = clock()
+            payload = serialize(value, ctx)
+            calls.append(clock() - before)
+            yield Outgoing(topic, payload)
+
+    sent = send(producer, serialized(), flush_timeout_s=60).sent
     return sent, clock() - started, calls
 
 
@@ -240,7 +240,7 @@ def _proxy(stack: Stack, topic: str, format: str, data: list[dict[str, Any]], re
             result = client.produce(topic, body)
             calls.append(time.perf_counter() - before)
             if result.failed:
-                raise BenchError(f"the proxy refused {len(result.failed)} records: {result.failed[0].error}")
+                raise BenchError(f"the proxy refused {result.failed} records: {result.errors[0].error}")
             sent += body.count
         seconds = time.perf_counter() - started
     return sent, seconds, calls

@@ -19,14 +19,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from workbench.bench._run import result_row
 from workbench.bench.errors import BenchError
-from workbench.bench.proxy_load import _check_client, _client_columns, _Job, _run_calls, _run_wrk
+from workbench.bench.proxy_calls import ProduceJob, check_client, client_columns, run_calls, run_wrk_calls
 from workbench.bench.resources import ResourceMonitor
-from workbench.stack import Stack
+from workbench.stack import ServiceRecord, Stack
 from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
 
 __all__ = ["http_floor"]
@@ -69,18 +68,26 @@ def http_floor(
         raise BenchError("records, records_per_call and concurrency must each be at least 1")
     if format not in ("binary", "json"):
         raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
-    _check_client(client)
+    check_client(client)
     calls = math.ceil(records / records_per_call)
-    with _floor_app(records_per_call) as (url, pid):
-        job = _Job([url], "floor", records_per_call, records_per_call, record_bytes, format, True, concurrency,
-                   max_seconds)  # fmt: skip
-        app = SimpleNamespace(kind="proxy", pid=pid)
-        with ResourceMonitor({"http-floor": app}) as monitor:
+    with _floor_app(records_per_call) as app:
+        job = ProduceJob(
+            urls=[app.address],
+            topic="floor",
+            records_per_call=records_per_call,
+            last_size=records_per_call,
+            record_bytes=record_bytes,
+            format=format,
+            session_reuse=True,
+            concurrency=concurrency,
+            max_seconds=max_seconds,
+        )
+        with ResourceMonitor({app.name: app}) as monitor:
             if client == "wrk":
-                outcome, seconds = _run_wrk(job, 1)
+                outcome, seconds = run_wrk_calls(job, 1)
             else:
                 started = time.perf_counter()
-                outcome = _run_calls(job, calls, last_is_short=False)
+                outcome = run_calls(job, calls, last_is_short=False)
                 seconds = time.perf_counter() - started
     sent = outcome.acknowledged
     resources = monitor.columns()
@@ -105,15 +112,16 @@ def http_floor(
         extra={
             "acknowledged": sent,
             "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
-            **_client_columns(client, resources["client_cpu_s"], seconds, 1),
+            **client_columns(client, resources["client_cpu_s"], seconds, 1),
             **(outcome.latency_ms or {}),
         },
     )
 
 
 @contextmanager
-def _floor_app(records_per_call: int) -> Iterator[tuple[str, int]]:
-    """Run the bare app in its own process (its CPU is measured apart); yield (URL, pid)."""
+def _floor_app(records_per_call: int) -> Iterator[ServiceRecord]:
+    """Run the bare app in its own process (its CPU is measured apart); yield its service
+    record, of kind "proxy" so that `ResourceMonitor` counts it as one, its URL the address."""
     port = free_port(_HOST)
     command = [sys.executable, "-m", "workbench.bench.http_floor", str(port), str(records_per_call)]
     with tempfile.TemporaryDirectory(prefix="wb-http-floor-") as folder:
@@ -127,7 +135,8 @@ def _floor_app(records_per_call: int) -> Iterator[tuple[str, int]]:
                     last = log.read_text(errors="replace").strip().splitlines()[-1:]
                     raise BenchError(f"the bare HTTP app did not start on port {port}: {last}")
                 time.sleep(0.05)
-            yield f"http://{_HOST}:{port}", app.pid
+            url = f"http://{_HOST}:{port}"
+            yield ServiceRecord("http-floor", "proxy", app.pid, created, url, str(log), url=url)
         finally:
             stop(app.pid, created)
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from workbench.bench.errors import BenchError
 
-__all__ = ["CLIENTS", "WrkResult", "is_saturated", "require_wrk", "run_wrk", "wrk_path"]
+__all__ = ["CLIENTS", "SATURATED_SHARE", "WrkResult", "is_saturated", "require_wrk", "run_wrk", "wrk_path"]
 
 #: The load generators the proxy benchmarks take as `client`.
 CLIENTS = ("python", "wrk")

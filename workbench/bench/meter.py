@@ -21,6 +21,7 @@ from types import TracebackType
 import pandas as pd
 
 from workbench import kafka
+from workbench.bench.timeline import Timeline, mean_rate, rate_between, timeline_rates
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 
@@ -29,7 +30,8 @@ __all__ = ["Sample", "ThroughputMeter"]
 
 @dataclass(frozen=True)
 class Sample:
-    """One reading: seconds since start, records in the topics, rate since the previous reading."""
+    """One reading: seconds since start, records in the topics, rate since the previous reading
+    (`timeline.rate_between`; 0.0 for the first, so a live chart starts from zero)."""
 
     t: float
     total: int
@@ -141,16 +143,17 @@ class ThroughputMeter:
         while (item := self._queue.get()) is not None:
             yield item
 
+    def timeline(self) -> Timeline:
+        """The readings as a timeline: (seconds since start, records in the topics)."""
+        return [(s.t, s.total) for s in self.samples]
+
     def frame(self) -> pd.DataFrame:
-        """The samples as a table: `t` (s), `total` (records), `msg_s`."""
-        return pd.DataFrame([vars(s) for s in self.samples], columns=["t", "total", "msg_s"])
+        """The rates as a table: `t` (s), `total` (records), `msg_s` (`timeline.timeline_rates`)."""
+        return timeline_rates(self.timeline())
 
     def mean_rate(self) -> float:
         """Records per second between the first and the last reading."""
-        if len(self.samples) < 2 or self.samples[-1].t <= self.samples[0].t:
-            return float("nan")
-        first, last = self.samples[0], self.samples[-1]
-        return (last.total - first.total) / (last.t - first.t)
+        return mean_rate(self.timeline())
 
     def _run(self) -> None:
         try:
@@ -161,11 +164,7 @@ class ThroughputMeter:
 
     def _record(self, total: int) -> None:
         now = time.perf_counter() - self._started
-        if self.samples:
-            previous = self.samples[-1]
-            rate = (total - previous.total) / (now - previous.t) if now > previous.t else float("nan")
-        else:
-            rate = 0.0
+        rate = rate_between((self.samples[-1].t, self.samples[-1].total), (now, total)) if self.samples else 0.0
         sample = Sample(now, total, rate)
         self.samples.append(sample)
         self._queue.put(sample)

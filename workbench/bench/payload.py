@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import random
 
+from workbench.topics.strategies import device_ids
+
 __all__ = ["key_pool", "value_pool"]
 
 _POOL_BYTES = 32_000_000  # memory the pool may take, whatever the record size
@@ -28,8 +30,8 @@ def value_pool(record_bytes: int, *, distinct: int = 1024, seed: int = 7) -> lis
 
 
 def key_pool(count: int = 1000) -> list[bytes]:
-    """Device-id keys, so records spread over partitions by the key hash, as in production."""
-    return [f"device-{i:05d}".encode() for i in range(count)]
+    """Device-id keys (`device-00000`...), so records spread over partitions by the key hash, as in production."""
+    return [device.encode() for device in device_ids(count, width=5)]
 
 
 def _reading_text(rng: random.Random, size: int) -> bytes:

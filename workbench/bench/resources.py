@@ -16,10 +16,34 @@ from typing import Any
 
 import psutil
 
-__all__ = ["ResourceMonitor", "cpu_per_mb", "role_of"]
+from workbench.stack import ServiceRecord
+
+__all__ = ["ROLES", "ResourceMonitor", "cpu_per_mb", "cpu_seconds", "role_of"]
 
 #: Roles the result columns are named after; several processes of a role are summed.
 ROLES = ("broker", "proxy", "balancer")
+
+
+def cpu_seconds(process: psutil.Process | int, *, descendants: bool = False) -> float:
+    """CPU seconds (user + system) a process has used so far, by PID or `psutil.Process`.
+
+    The one CPU reading of the bench: a measurement is the difference of two readings.
+    With `descendants`, the live child processes are added (a proxy's workers, nginx's);
+    without, only the process itself, for a client whose children are measured apart. A
+    process that has gone counts 0: a dead service is reported by the stack, not here.
+    """
+    try:
+        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
+    except psutil.Error:
+        return 0.0
+    total = 0.0
+    for member in _with_children(proc) if descendants else [proc]:
+        try:
+            times = member.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
 
 
 def role_of(kind: str, name: str = "") -> str | None:
@@ -37,8 +61,8 @@ def role_of(kind: str, name: str = "") -> str | None:
 class ResourceMonitor:
     """Measures CPU seconds and peak RSS of the stack's processes during a `with` block.
 
-    CPU is the difference of `cpu_times()` (user + system, children included) between
-    entry and exit; RSS is sampled by a background thread, because a peak is only seen
+    CPU is the difference of `cpu_seconds` (descendants included) between entry and
+    exit; RSS is sampled by a background thread, because a peak is only seen
     while it happens.
 
     Usage:
@@ -47,11 +71,11 @@ class ResourceMonitor:
         row.update(monitor.columns())
     """
 
-    def __init__(self, services: Mapping[str, Any] | None, *, interval: float = 0.1) -> None:
+    def __init__(self, services: Mapping[str, ServiceRecord] | None, *, interval: float = 0.1) -> None:
         self.interval = interval
         self._processes: dict[str, list[psutil.Process]] = defaultdict(list)
         for name, record in (services or {}).items():
-            role = role_of(getattr(record, "kind", ""), name)
+            role = role_of(record.kind, name)
             if role is None:
                 continue
             try:
@@ -72,8 +96,8 @@ class ResourceMonitor:
         # cycles must not be destroyed by a collection that happens to run in the sampling
         # thread (confluent-kafka-python #1761: segfaults on GC in another thread).
         gc.collect()
-        self._cpu_start = {role: [self._cpu_seconds([p]) for p in procs] for role, procs in self._processes.items()}
-        self._client_start = _own_cpu(self._client)
+        self._cpu_start = self._role_cpu()
+        self._client_start = cpu_seconds(self._client)
         self._sample()
         self._thread = threading.Thread(target=self._run, name="workbench-resources", daemon=True)
         self._thread.start()
@@ -84,15 +108,15 @@ class ResourceMonitor:
     ) -> None:
         # The client's CPU first: the collection below is bookkeeping, not load, and on a
         # short run it would make the client look busier than the machine has cores.
-        self._client_cpu = _own_cpu(self._client) - self._client_start
+        self._client_cpu = cpu_seconds(self._client) - self._client_start
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
         gc.collect()
         self._sample()
         self._cpu = {
-            role: [self._cpu_seconds([p]) - start for p, start in zip(procs, self._cpu_start[role], strict=True)]
-            for role, procs in self._processes.items()
+            role: [now - start for now, start in zip(readings, self._cpu_start[role], strict=True)]
+            for role, readings in self._role_cpu().items()
         }
 
     def columns(self) -> dict[str, float]:
@@ -108,6 +132,9 @@ class ResourceMonitor:
             row[f"{role}_rss_peak_mb"] = self._peak[role] / 1e6 if role in self._processes else nan
         return row
 
+    def _role_cpu(self) -> dict[str, list[float]]:
+        return {role: [cpu_seconds(p, descendants=True) for p in procs] for role, procs in self._processes.items()}
+
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
             self._sample()
@@ -122,18 +149,6 @@ class ResourceMonitor:
                     except psutil.Error:
                         continue
             self._peak[role] = max(self._peak[role], total)
-
-    @staticmethod
-    def _cpu_seconds(procs: list[psutil.Process]) -> float:
-        total = 0.0
-        for proc in procs:
-            for member in _with_children(proc):
-                try:
-                    times = member.cpu_times()
-                except psutil.Error:
-                    continue
-                total += times.user + times.system
-        return total
 
 
 def cpu_per_mb(rows: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -168,8 +183,3 @@ def _with_children(proc: psutil.Process) -> list[psutil.Process]:
         return [proc, *proc.children(recursive=True)]
     except psutil.Error:
         return [proc]
-
-
-def _own_cpu(proc: psutil.Process) -> float:
-    times = proc.cpu_times()
-    return times.user + times.system

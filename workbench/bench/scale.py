@@ -27,6 +27,8 @@ from workbench.config import Profile, ProxyVariant
 from workbench.stack import Stack
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pandas as pd
 
 #: A set-up key that is the number of proxies rather than a proxy property.
@@ -34,7 +36,17 @@ INSTANCES = "proxy_instances"
 #: How a set-up names a proxy property: `{"proxy.producer.linger.ms": 0}`.
 PROPERTY_PREFIX = "proxy."
 
-__all__ = ["ProxySetup", "missing_setup", "proxy_counts", "proxy_setup", "setup_sweep", "side_stack"]
+__all__ = [
+    "INSTANCES",
+    "PROPERTY_PREFIX",
+    "ProxySetup",
+    "missing_setup",
+    "proxy_counts",
+    "proxy_setup",
+    "setup_sweep",
+    "side_profile",
+    "side_stack",
+]
 
 #: MapR's name for the proxy producer's buffer time, and the upstream one it matches.
 _ALIASES = {"streams.buffer.max.time.ms": "producer.linger.ms"}
@@ -53,7 +65,7 @@ class ProxySetup:
     via: str = "embedded"
 
 
-def missing_setup(stack: Stack, settings: Mapping[str, Any] | None = None, *, instances: int = 1) -> str | None:
+def missing_setup(stack: Stack, properties: Mapping[str, Any] | None = None, *, instances: int = 1) -> str | None:
     """None when `proxy_setup` can provide these proxies; else one line saying what it would need.
 
     Usage: `notes = [n for t in (0, 500) if (n := missing_setup(active, {"producer.linger.ms": t}))]`.
@@ -61,9 +73,9 @@ def missing_setup(stack: Stack, settings: Mapping[str, Any] | None = None, *, in
     profile = stack.profile
     if profile.embedded:
         return None
-    if settings:
-        if _variant(profile, settings) is None:
-            wanted = ", ".join(f"`{k}={v}`" for k, v in settings.items())
+    if properties:
+        if _variant(profile, properties) is None:
+            wanted = ", ".join(f"`{k}={v}`" for k, v in properties.items())
             return (f"needs a proxy running with {wanted}: list it under `proxy.variants` in "
                     f"{profile.source or 'the profile'} (the workbench cannot reconfigure your proxies)")  # fmt: skip
         return None
@@ -89,21 +101,21 @@ def proxy_counts(stack: Stack, wanted: Sequence[int]) -> list[int]:
 @contextmanager
 def proxy_setup(
     stack: Stack,
-    settings: Mapping[str, Any] | None = None,
+    properties: Mapping[str, Any] | None = None,
     *,
     instances: int = 1,
     label: str = "side",
     fallback: bool = False,
 ) -> Iterator[ProxySetup]:
-    """Proxies with `settings` (and `instances` of them) for the duration of the block.
+    """Proxies with `properties` (and `instances` of them) for the duration of the block.
 
     Embedded: a `side_stack` started with them. A cluster profile: the first `instances`
     of `proxy.urls` (through `balancer.url` when that is all of them), or the
-    `proxy.variants` entry whose properties include `settings`.
+    `proxy.variants` entry whose properties include `properties`.
 
     Args:
         stack: the notebook's stack.
-        settings: proxy properties, upstream names (`{"producer.linger.ms": 0}`).
+        properties: proxy properties, upstream names (`{"producer.linger.ms": 0}`).
         instances: proxy processes (embedded) or URLs (cluster) to load.
         label: names an embedded side stack's run directory.
         fallback: when the profile has no such proxies, use its own ones and say so in
@@ -118,22 +130,22 @@ def proxy_setup(
             rows = sweep("proxy_produce", {...}, stack=unbuffered.stack)
     """
     if stack.profile.embedded:
-        with side_stack(stack.profile, instances=instances, proxy_settings=settings, label=label) as side:
+        with side_stack(stack.profile, instances=instances, proxy_properties=properties, label=label) as side:
             yield ProxySetup(side, via="nginx" if side.balancer_url else "direct")
         return
-    missing = missing_setup(stack, settings, instances=instances)
+    missing = missing_setup(stack, properties, instances=instances)
     if missing is not None:
         if not fallback:
             raise BenchError(f"profile {stack.profile.name!r} {missing}")
         yield ProxySetup(stack, f"Measured on the profile's own proxies instead: this section {missing}.", "profile")
         return
-    yield _cluster_setup(stack, settings, instances)
+    yield _cluster_setup(stack, properties, instances)
 
 
-def _cluster_setup(stack: Stack, settings: Mapping[str, Any] | None, instances: int) -> ProxySetup:
+def _cluster_setup(stack: Stack, properties: Mapping[str, Any] | None, instances: int) -> ProxySetup:
     profile = stack.profile
-    if settings:
-        name, variant = _variant(profile, settings) or ("", None)
+    if properties:
+        name, variant = _variant(profile, properties) or ("", None)
         assert variant is not None  # missing_setup said it exists
         proxy = profile.proxy.model_copy(update={"urls": list(variant.urls)})
         balancer = profile.balancer.model_copy(update={"url": None})
@@ -147,9 +159,9 @@ def _cluster_setup(stack: Stack, settings: Mapping[str, Any] | None, instances: 
     return ProxySetup(Stack(profile.model_copy(update={"proxy": proxy, "balancer": balancer})), via=via)
 
 
-def _variant(profile: Profile, settings: Mapping[str, Any]) -> tuple[str, ProxyVariant] | None:
-    """The first variant configured with every one of `settings` (sizes: at least as large)."""
-    wanted = {_ALIASES.get(k, k): v for k, v in settings.items()}
+def _variant(profile: Profile, properties: Mapping[str, Any]) -> tuple[str, ProxyVariant] | None:
+    """The first variant configured with every one of `properties` (sizes: at least as large)."""
+    wanted = {_ALIASES.get(k, k): v for k, v in properties.items()}
     for name, variant in profile.proxy.variants.items():
         has = {_ALIASES.get(k, k): v for k, v in variant.properties.items()}
         if all(k in has and _satisfies(k, has[k], v) for k, v in wanted.items()):
@@ -166,16 +178,36 @@ def _satisfies(key: str, has: Any, wanted: Any) -> bool:
     return str(has) == str(wanted)
 
 
+def side_profile(profile: Profile, run_dir: Path, *, instances: int, overrides: Mapping[str, Any]) -> Profile:
+    """The profile of a side stack: its own run directory and free ports for every service.
+
+    The side stack runs beside the profile's own stack, which holds the profile's ports,
+    so each port of the copy is 0 (a free one at start), whatever the profile fixed. It
+    is there to measure proxies with other settings, in binary and JSON: it starts no
+    Schema Registry and no Spark cluster of its own.
+    """
+    return profile.model_copy(
+        update={
+            "run_dir": run_dir,
+            "broker": profile.broker.model_copy(update={"port": 0}),
+            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
+            "balancer": profile.balancer.model_copy(update={"port": 0}),
+            "schema_registry": profile.schema_registry.model_copy(update={"enabled": False, "port": 0}),
+            "spark": profile.spark.model_copy(update={"workers": 0, "master_port": 0, "master_ui_port": 0}),
+        }
+    )
+
+
 @contextmanager
 def side_stack(
-    profile: Profile, *, instances: int = 1, proxy_settings: Mapping[str, Any] | None = None, label: str = "side"
+    profile: Profile, *, instances: int = 1, proxy_properties: Mapping[str, Any] | None = None, label: str = "side"
 ) -> Iterator[Stack]:
     """A separate embedded stack with `instances` proxies, stopped when the block ends.
 
     Args:
         profile: the profile to copy (it must be embedded).
         instances: REST proxy processes; more than one puts nginx in front of them.
-        proxy_settings: proxy properties for these proxies (`{"producer.linger.ms": 3000}`).
+        proxy_properties: proxy properties for these proxies (`{"producer.linger.ms": 3000}`).
         label: names its run directory, for finding its logs.
 
     Raises:
@@ -193,16 +225,8 @@ def side_stack(
     from workbench import stack as stacks
 
     run_dir = profile.path(profile.run_dir) / "side" / f"{label}-{uuid.uuid4().hex[:6]}"
-    overrides = {**profile.proxy.overrides, **(proxy_settings or {})}  # the proxies get them as KAFKA_REST_*
-    copy = profile.model_copy(
-        update={
-            "run_dir": run_dir,
-            "broker": profile.broker.model_copy(update={"port": 0}),
-            "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
-            "balancer": profile.balancer.model_copy(update={"port": 0}),
-            "spark": profile.spark.model_copy(update={"workers": 0}),  # proxies only: no second Spark cluster
-        }
-    )
+    overrides = {**profile.proxy.overrides, **(proxy_properties or {})}  # the proxies get them as KAFKA_REST_*
+    copy = side_profile(profile, run_dir, instances=instances, overrides=overrides)
     side = stacks.up(copy)
     try:
         yield side
@@ -219,7 +243,7 @@ def setup_sweep(
     fixed: Mapping[str, Any] | None = None,
     label: str = "setup",
 ) -> tuple[pd.DataFrame, list[str]]:
-    """`experiment` against proxies set up each way: a sweep whose points are stack settings.
+    """`experiment` against proxies set up each way: a sweep whose points are proxy set-ups.
 
     A set-up is `{"proxy_instances": 2}` and/or proxy properties with a `proxy.` prefix
     (`{"proxy.producer.linger.ms": 0}`); each point runs against `proxy_setup`'s proxies for

@@ -20,6 +20,7 @@ from workbench.errors import WorkbenchError
 __all__ = [
     "AnswerError",
     "Exercise",
+    "Figures",
     "NotMeasured",
     "as_choice",
     "as_number",

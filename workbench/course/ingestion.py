@@ -10,7 +10,7 @@ import pandas as pd
 
 from workbench.course.exercise import Exercise, Figures, NotMeasured, as_choice, as_number, medians, register
 
-__all__ = ["FastestShuffle", "MaxOffsetsUnderASecond", "SmallerFormat"]
+__all__ = ["BATCH_BUDGET_MS", "FastestShuffle", "MaxOffsetsUnderASecond", "SmallerFormat"]
 
 #: The time every micro-batch must stay under, in milliseconds.
 BATCH_BUDGET_MS = 1_000.0
@@ -85,20 +85,20 @@ class FastestShuffle(Exercise):
 
     def figures(self, shuffles: pd.DataFrame) -> Figures:
         points = medians(shuffles, ["shuffle_partitions"], ["msg_s"], "section 3 measured no aggregation")
-        return {"rows_s": {str(p["shuffle_partitions"]): p["msg_s"] for p in points}}
+        return {"msg_s": {str(p["shuffle_partitions"]): p["msg_s"] for p in points}}
 
     def question(self, figures: Figures) -> str:
-        counts = ", ".join(sorted(figures["rows_s"], key=int))
+        counts = ", ".join(sorted(figures["msg_s"], key=int))
         return (
             f"Choose `spark.sql.shuffle.partitions` (of {counts}) for the windowed aggregation so that it runs "
             "within **10 %** of the fastest rate measured in section 3."
         )
 
     def solve(self, figures: Figures) -> int:
-        return int(max(figures["rows_s"], key=lambda k: figures["rows_s"][k]))
+        return int(max(figures["msg_s"], key=lambda k: figures["msg_s"][k]))
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        rates = {int(k): v for k, v in figures["rows_s"].items()}
+        rates = {int(k): v for k, v in figures["msg_s"].items()}
         count = int(as_choice(answer, sorted(rates), "a measured number of shuffle partitions"))
         share = rates[count] / max(rates.values())
         return share >= 0.9, f"{count} shuffle partition(s): {rates[count]:,.0f} rows/s, {share:.0%} of the fastest"

@@ -22,7 +22,7 @@ from workbench.config import Profile
 from workbench.course.exercise import AnswerError, Exercise, NotMeasured, find
 from workbench.course.progress import learner_name, record_attempt
 
-__all__ = ["Exercises", "Verdict"]
+__all__ = ["Exercises", "Question", "Verdict"]
 
 log = logging.getLogger("workbench.course")
 

@@ -22,8 +22,19 @@ from confluent_kafka import KafkaError as RdKafkaError
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
+from workbench.kafka.producing import ANY_PARTITION, DeliveryTally, Outgoing, send
 
-__all__ = ["ProduceResult", "READER_SETTINGS", "Record", "consumer", "gc_paused", "produce", "producer", "read_records"]
+__all__ = [
+    "ProduceResult",
+    "READER_SETTINGS",
+    "Record",
+    "TIMESTAMP_TYPES",
+    "consumer",
+    "gc_paused",
+    "produce",
+    "producer",
+    "read_records",
+]
 
 log = logging.getLogger("workbench.kafka")
 
@@ -63,12 +74,21 @@ class Record(NamedTuple):
 
 @dataclass(frozen=True)
 class ProduceResult:
-    """How a produce run ended: every record is either acknowledged or failed."""
+    """How a produce run ended: every record is either acknowledged or failed.
+
+    `failed` counts the records librdkafka reported as failed; `errors` holds the first
+    of their reasons (as "topic: reason"), for a message a user can act on.
+    """
 
     acknowledged: int
     failed: int
     seconds: float
-    first_error: str | None = None
+    errors: tuple[str, ...] = ()
+
+    @property
+    def first_error(self) -> str | None:
+        """The first failure's reason, or None when nothing failed."""
+        return self.errors[0] if self.errors else None
 
 
 def producer(conf: KafkaConf, settings: KafkaConf | None = None) -> Producer:
@@ -119,31 +139,15 @@ def produce(
         KafkaError: some records were not acknowledged within `flush_timeout`.
     """
     client = producer(conf, settings)
-    outcome = {"ok": 0, "failed": 0}
-    first_error: list[str] = []
-
-    def delivered(error: RdKafkaError | None, _message: Message) -> None:
-        if error is None:
-            outcome["ok"] += 1
-        else:
-            outcome["failed"] += 1
-            first_error[:1] = first_error[:1] or [error.str()]
-
-    target = -1 if partition is None else partition  # -1: librdkafka's partitioner decides
-    started = time.perf_counter()
-    for key, value in records:
-        while True:
-            try:
-                client.produce(topic, value=value, key=key, partition=target, on_delivery=delivered)
-                break
-            except BufferError:  # local queue full: let deliveries drain it
-                client.poll(0.05)
-        client.poll(0)
-    unsent = client.flush(flush_timeout)
-    seconds = time.perf_counter() - started
-    if unsent:
-        raise KafkaError(f"{unsent} records to {topic!r} not acknowledged within {flush_timeout:.0f} s")
-    return ProduceResult(outcome["ok"], outcome["failed"], seconds, first_error[0] if first_error else None)
+    tally = DeliveryTally()
+    target = ANY_PARTITION if partition is None else partition
+    sent = send(
+        client, (Outgoing(topic, value, key, target) for key, value in records), on_delivery=tally,
+        flush_timeout_s=flush_timeout,
+    )  # fmt: skip
+    if sent.unsent:
+        raise KafkaError(f"{sent.unsent} records to {topic!r} not acknowledged within {flush_timeout:.0f} s")
+    return ProduceResult(tally.acknowledged, tally.failed, sent.seconds, tuple(tally.errors))
 
 
 def read_records(

@@ -51,7 +51,16 @@ if TYPE_CHECKING:
     from workbench.proxy.consumer import ProxyConsumer
     from workbench.stack import Stack
 
-__all__ = ["ProxyClient", "encode_topic", "proxy_urls"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "DEFAULT_TIMEOUT",
+    "IDEMPOTENT",
+    "ProxyClient",
+    "V2",
+    "V2_ACCEPT",
+    "encode_topic",
+    "proxy_urls",
+]
 
 log = logging.getLogger("workbench.proxy")
 
@@ -209,7 +218,7 @@ class ProxyClient:
                 schema text or registry id; the result carries the ids the proxy used.
 
         Returns:
-            The offsets in request order; check `.failed` for per-record errors.
+            The offsets in request order; check `.failed` (a count) and `.errors` for per-record errors.
 
         Raises:
             ProxyError: the proxy refused the whole call (e.g. 404/40401 unknown topic).

@@ -27,7 +27,7 @@ __all__ = ["ProxyConsumer"]
 
 log = logging.getLogger("workbench.proxy")
 
-V2 = "application/vnd.kafka.v2+json"
+_V2 = "application/vnd.kafka.v2+json"
 
 
 class ProxyConsumer:
@@ -85,7 +85,8 @@ class ProxyConsumer:
         self.instance_id: str | None = None
         self.base_uri: str | None = None
         self._positions: dict[tuple[str, int], int] = {}
-        self._accept = f"application/vnd.kafka.{format}.v2+json"
+        #: The Accept header of its records requests (for a load generator that repeats them).
+        self.records_accept = f"application/vnd.kafka.{format}.v2+json"
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -136,7 +137,7 @@ class ProxyConsumer:
             return
         uri, self.base_uri = self.base_uri, None
         try:
-            self.client.request("DELETE", uri, headers={"Content-Type": V2})
+            self.client.request("DELETE", uri, headers={"Content-Type": _V2})
         except ProxyError as exc:
             if exc.status != 404:
                 raise
@@ -154,7 +155,7 @@ class ProxyConsumer:
         A records request moves the consumer's position, so it is never retried.
         """
         params = {k: v for k, v in (("timeout", timeout_ms), ("max_bytes", max_bytes)) if v is not None}
-        response = self._call("GET", "/records", params=params, headers={"Accept": self._accept}, retry=False)
+        response = self._call("GET", "/records", params=params, headers={"Accept": self.records_accept}, retry=False)
         out = []
         for item in orjson.loads(response.content) if response.content else []:
             record = ProxyRecord(

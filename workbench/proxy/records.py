@@ -18,10 +18,13 @@ import pybase64
 
 __all__ = [
     "EncodedRecords",
+    "FORMATS",
     "Format",
     "ProduceResult",
     "ProxyRecord",
     "RecordOffset",
+    "SCHEMA_FORMATS",
+    "decode_value",
     "encode_records",
 ]
 
@@ -61,13 +64,19 @@ class ProduceResult:
     value_schema_id: int | None = None
 
     @property
-    def failed(self) -> list[RecordOffset]:
-        """Records the proxy could not write (Confluent keeps HTTP 200 for partial failures)."""
+    def errors(self) -> list[RecordOffset]:
+        """The records the proxy could not write, with why (Confluent keeps HTTP 200 for partial failures)."""
         return [o for o in self.offsets if o.error_code is not None]
 
     @property
+    def failed(self) -> int:
+        """How many records the proxy could not write: a count, as in `workbench.kafka.ProduceResult`."""
+        return sum(1 for o in self.offsets if o.error_code is not None)
+
+    @property
     def acknowledged(self) -> int:
-        return len(self.offsets) - len(self.failed)
+        """How many records the proxy wrote."""
+        return len(self.offsets) - self.failed
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from workbench.registry.store import SchemaStore
 from workbench.restproxy.errors import RestError
 from workbench.restproxy.routing import Route, Router, split_path
 
-__all__ = ["V1_JSON", "create_app"]
+__all__ = ["INT32_MAX", "RegistryApp", "SUBJECT_MAX_CHARS", "V1_JSON", "create_app"]
 
 log = logging.getLogger("workbench.registry")
 

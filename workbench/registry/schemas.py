@@ -34,7 +34,17 @@ from typing import Any
 
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
-__all__ = ["ParsedSchema", "Reference", "SCHEMA_TYPES", "identity", "parse_schema", "warm_up"]
+__all__ = [
+    "PROTOC_TIMEOUT_S",
+    "ParsedSchema",
+    "Reference",
+    "Resolved",
+    "SCHEMA_TYPES",
+    "identity",
+    "parse_schema",
+    "warm_up",
+    "well_known_protos",
+]
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 
@@ -93,7 +103,7 @@ def warm_up() -> None:
     metaschema (about 2 s), which would otherwise be the first client's wait."""
     parse_schema("AVRO", '{"type": "record", "name": "WarmUp", "fields": [{"name": "a", "type": "int"}]}')
     parse_schema("JSON", '{"type": "object", "properties": {"a": {"type": "integer"}}}')
-    _well_known()
+    well_known_protos()
 
 
 def _avro(text: str, references: tuple[Resolved, ...]) -> Any:
@@ -163,7 +173,7 @@ def _build(file: Any, deps: Sequence[Any]) -> None:
 
     pool = descriptor_pool.DescriptorPool()
     try:
-        for known in _well_known():
+        for known in well_known_protos():
             if known.name in file.dependency and known.name not in {d.name for d in deps}:
                 pool.Add(known)
         for dep in deps:
@@ -175,7 +185,10 @@ def _build(file: Any, deps: Sequence[Any]) -> None:
 
 
 @lru_cache(maxsize=1)
-def _well_known() -> tuple[Any, ...]:
+def well_known_protos() -> tuple[Any, ...]:
+    """The descriptors of protobuf's well-known types (`google/protobuf/*.proto`), which a
+    schema imports without registering them: the registry links schemas against them, and
+    the proxy builds its message classes with them."""
     from google.protobuf import (
         any_pb2,
         api_pb2,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from workbench.errors import ConfigError
 
-__all__ = ["RegistrySettings", "load_registry_settings"]
+__all__ = ["ENV_PREFIX", "RegistrySettings", "load_registry_settings"]
 
 ENV_PREFIX = "SCHEMA_REGISTRY_"
 

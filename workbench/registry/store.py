@@ -63,12 +63,12 @@ from workbench.registry.errors import (
 )
 from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, parse_schema
 
-__all__ = ["SchemaStore", "SchemaVersion"]
+__all__ = ["ProducerFactory", "SchemaStore", "SchemaVersion"]
 
 log = logging.getLogger("workbench.registry")
 
 #: Attempts of one registration that lost a race to another instance before giving up (50001).
-MAX_ATTEMPTS = 5
+_MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -400,7 +400,7 @@ class SchemaStore:
         new = self.parsed(schema_type=schema_type, text=text, references=references)
         wanted = identity(schema_type, text, references)
         with self._write_lock:
-            for _attempt in range(MAX_ATTEMPTS):
+            for _attempt in range(_MAX_ATTEMPTS):
                 self.barrier()
                 with self._lock:
                     existing = self.state.subjects.get(subject, {})

@@ -19,6 +19,6 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
 
 from workbench.restproxy.app import create_app
 from workbench.restproxy.server import serve
-from workbench.restproxy.settings import Settings, load_settings
+from workbench.restproxy.settings import RestProxySettings, load_restproxy_settings
 
-__all__ = ["Settings", "create_app", "load_settings", "serve"]
+__all__ = ["RestProxySettings", "create_app", "load_restproxy_settings", "serve"]

@@ -38,16 +38,24 @@ from workbench.restproxy.metrics import CONTENT_TYPE_LATEST, Metrics
 from workbench.restproxy.producer import AsyncProducer
 from workbench.restproxy.routing import Route, Router, split_path
 from workbench.restproxy.schemas import SchemaFormats
-from workbench.restproxy.settings import Settings
+from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.v3 import check_v3_accept
 from workbench.restproxy.validation import check_path
 
-__all__ = ["MetadataFactory", "ProducerFactory", "create_app", "kafka_metadata", "kafka_producer"]
+__all__ = [
+    "Dispatcher",
+    "MetadataFactory",
+    "ProducerFactory",
+    "ProxyApp",
+    "create_app",
+    "kafka_metadata",
+    "kafka_producer",
+]
 
 log = logging.getLogger("workbench.restproxy")
 
 
-def _routes(settings: Settings) -> list[Route]:
+def _routes(settings: RestProxySettings) -> list[Route]:
     routes: list[Route] = [Route("GET", "/metrics", _metrics), *openapi.ROUTES]
     if settings.api_v2_enable:
         routes += topics.ROUTES + produce.ROUTES + consumers.ROUTES
@@ -65,7 +73,7 @@ async def _metrics(ctx: Context, request: Request) -> Response:
 class Dispatcher:
     """Auth, routing, the handler, errors and metrics for every HTTP request."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: RestProxySettings) -> None:
         self.settings = settings
         self.router = Router(_routes(settings))
         self.credentials = {
@@ -134,22 +142,22 @@ class ProxyApp(Starlette):
             await super().__call__(scope, receive, send)
 
 
-ProducerFactory = Callable[[Settings], AsyncProducer]
-MetadataFactory = Callable[[Settings], Metadata]
+ProducerFactory = Callable[[RestProxySettings], AsyncProducer]
+MetadataFactory = Callable[[RestProxySettings], Metadata]
 
 
-def kafka_producer(settings: Settings) -> AsyncProducer:
+def kafka_producer(settings: RestProxySettings) -> AsyncProducer:
     """The real producer: librdkafka with the properties' `producer.*` settings."""
     return AsyncProducer({"bootstrap.servers": settings.bootstrap_servers, **settings.producer},
                          max_block_ms=settings.max_block_ms)  # fmt: skip
 
 
-def kafka_metadata(settings: Settings) -> Metadata:
+def kafka_metadata(settings: RestProxySettings) -> Metadata:
     """The real metadata client: an AdminClient with the properties' `admin.*` settings."""
     return Metadata({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}, settings.metadata_max_age_ms)
 
 
-def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_producer,
+def create_app(settings: RestProxySettings, *, producer_factory: ProducerFactory = kafka_producer,
                metadata_factory: MetadataFactory = kafka_metadata) -> Starlette:  # fmt: skip
     """The proxy's ASGI app; resources open in its lifespan and close on shutdown.
 
@@ -157,7 +165,7 @@ def create_app(settings: Settings, *, producer_factory: ProducerFactory = kafka_
     logic, validation and error bodies run without sockets or a broker when a test
     passes stand-ins; production always uses the defaults.
 
-    Usage: `uvicorn.run(create_app(load_settings("conf/kafka-rest.properties")))`.
+    Usage: `uvicorn.run(create_app(load_restproxy_settings("conf/kafka-rest.properties")))`.
     """
 
     @asynccontextmanager

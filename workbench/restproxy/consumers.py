@@ -61,7 +61,7 @@ from workbench.restproxy.formats import (
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import SchemaFormats
-from workbench.restproxy.settings import Settings
+from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.validation import (
     INT32_MAX,
     INT64_MAX,
@@ -71,14 +71,14 @@ from workbench.restproxy.validation import (
     check_topic,
 )
 
-__all__ = ["ConsumerInstance", "ConsumerManager", "ROUTES"]
+__all__ = ["ConsumerInstance", "ConsumerManager", "Partition", "ROUTES"]
 
 log = logging.getLogger("workbench.restproxy")
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 Partition = tuple[str, int]
 
-ILLEGAL_STATE = 40903
+_ILLEGAL_STATE = 40903
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "error"}
 
 
@@ -112,7 +112,7 @@ class ConsumerInstance:
 class ConsumerManager:
     """All consumer instances of this process, their worker pool and their expiry."""
 
-    def __init__(self, settings: Settings, schemas: SchemaFormats | None = None) -> None:
+    def __init__(self, settings: RestProxySettings, schemas: SchemaFormats | None = None) -> None:
         self.settings = settings
         #: The Schema Registry client the avro/jsonschema/protobuf formats decode with.
         self.schemas = schemas
@@ -124,7 +124,7 @@ class ConsumerManager:
     def __len__(self) -> int:
         return len(self.instances)
 
-    async def run(self, instance: ConsumerInstance, function: Callable[..., T], *args: Any) -> T:
+    async def run(self, instance: ConsumerInstance, function: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking call for one instance on the pool, one call at a time."""
         async with instance.lock:
             if instance.closed:
@@ -317,7 +317,7 @@ def _optional_int(body: dict[str, Any], names: tuple[str, ...], code: int) -> in
 
 def _subscribe(instance: ConsumerInstance, topics: list[str], pattern: str | None) -> None:
     if instance.manual is not None:
-        raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
+        raise RestError(409, _ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
     instance.consumer.subscribe([f"^{pattern}"] if pattern else topics)
     instance.topics, instance.pattern = list(topics), pattern
     instance.known_topics.update(topics)
@@ -338,7 +338,7 @@ def _subscription(instance: ConsumerInstance) -> list[str]:
 
 def _assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
     if instance.topics or instance.pattern:
-        raise RestError(409, ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
+        raise RestError(409, _ILLEGAL_STATE, "Subscription to topics, partitions and pattern are mutually exclusive.")
     instance.consumer.assign([TopicPartition(t, p) for t, p in partitions])
     instance.manual = list(partitions)
     instance.known_topics.update(t for t, _ in partitions)
@@ -354,7 +354,7 @@ def _require_assigned(instance: ConsumerInstance, partitions: list[Partition], a
     missing = [p for p in partitions if p not in assigned]
     if missing:
         shown = ", ".join(f"{t}-{p}" for t, p in missing)
-        raise RestError(409, ILLEGAL_STATE, f"No current assignment for partition {shown}: cannot {action} a "
+        raise RestError(409, _ILLEGAL_STATE, f"No current assignment for partition {shown}: cannot {action} a "
                         "partition this consumer instance does not own")  # fmt: skip
 
 
@@ -366,14 +366,14 @@ def _seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> No
         try:
             instance.consumer.seek(TopicPartition(topic, partition, offset))
         except KafkaException as exc:
-            raise RestError(409, ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
+            raise RestError(409, _ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
         if offset >= 0:
             instance.delivered[(topic, partition)] = offset
         else:
             instance.delivered.pop((topic, partition), None)
 
 
-def _seek_to_end(instance: ConsumerInstance, settings: Settings, partitions: list[Partition]) -> None:
+def _seek_to_end(instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition]) -> None:
     from workbench.errors import KafkaError
     from workbench.kafka.offsets import end_offsets
 
@@ -689,7 +689,7 @@ async def _body(ctx: Context, request: Request) -> dict[str, Any]:
 # ---------------------------------------------------------------- handlers
 
 
-async def create(ctx: Context, request: Request, group: str) -> Response:
+async def _handle_create(ctx: Context, request: Request, group: str) -> Response:
     body = await _body(ctx, request)
     instance = ctx.consumers.create(group, body)
     base = ctx.settings.base_url(request.headers.get("host"))
@@ -697,17 +697,17 @@ async def create(ctx: Context, request: Request, group: str) -> Response:
     return json_response({"instance_id": instance.name, "base_uri": uri})
 
 
-async def delete(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_delete(ctx: Context, request: Request, group: str, instance: str) -> Response:
     await ctx.consumers.delete(ctx.consumers.get(group, instance))
     return empty_response()
 
 
-async def subscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_subscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     topics, pattern = body.get("topics"), body.get("topic_pattern")
     if (topics is None) == (pattern is None):
-        raise RestError(409, ILLEGAL_STATE, "Subscribe with either `topics` or `topic_pattern` (exactly one).")
+        raise RestError(409, _ILLEGAL_STATE, "Subscribe with either `topics` or `topic_pattern` (exactly one).")
     if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
         raise RestError(422, 422, "`topics` must be a JSON array of topic names")
     if topics is not None:
@@ -730,31 +730,31 @@ def _check_pattern(pattern: Any) -> None:
         raise RestError(422, 422, f"`topic_pattern` is not a valid regular expression: {exc}") from None
 
 
-async def get_subscription(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_get_subscription(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     return json_response({"topics": await ctx.consumers.run(found, _subscription, found)})
 
 
-async def unsubscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_unsubscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     await ctx.consumers.run(found, _unsubscribe, found)
     return empty_response()
 
 
-async def assign(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_assign(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     partitions = _partitions(await _body(ctx, request))
     await ctx.consumers.run(found, _assign, found, partitions)
     return empty_response()
 
 
-async def get_assignments(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_get_assignments(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     assigned = await ctx.consumers.run(found, _assignment, found)
     return json_response({"partitions": [{"topic": t, "partition": p} for t, p in assigned]})
 
 
-async def seek(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_seek(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     if "timestamps" in body and "offsets" not in body:
@@ -770,21 +770,21 @@ async def seek(ctx: Context, request: Request, group: str, instance: str) -> Res
     return empty_response()
 
 
-async def seek_beginning(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_seek_beginning(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     partitions = _partitions(await _body(ctx, request))
     await ctx.consumers.run(found, _seek, found, [(t, p, OFFSET_BEGINNING) for t, p in partitions])
     return empty_response()
 
 
-async def seek_end(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_seek_end(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     partitions = _partitions(await _body(ctx, request))
     await ctx.consumers.run(found, _seek_to_end, found, ctx.settings, partitions)
     return empty_response()
 
 
-async def records(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_records(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     _check_records_accept(found, request.headers.get("accept"))
     settings = ctx.settings
@@ -832,7 +832,7 @@ def _check_records_accept(instance: ConsumerInstance, accept: str | None) -> Non
                     f"match the deserializer for this consumer instance ({instance.format}).")  # fmt: skip
 
 
-async def commit(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_commit(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     offsets = _offsets(body) if body.get("offsets") else None
@@ -842,7 +842,7 @@ async def commit(ctx: Context, request: Request, group: str, instance: str) -> R
     return json_response({"offsets": []})
 
 
-async def committed(ctx: Context, request: Request, group: str, instance: str) -> Response:
+async def _handle_committed(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     if "partitions" not in body:  # Confluent's answer, odd as it is (see the reference, section 2.6)
@@ -855,17 +855,17 @@ async def committed(ctx: Context, request: Request, group: str, instance: str) -
 _I = "/consumers/{group}/instances/{instance}"
 
 ROUTES = [
-    Route("POST", "/consumers/{group}", create),
-    Route("DELETE", _I, delete),
-    Route("POST", f"{_I}/subscription", subscribe),
-    Route("GET", f"{_I}/subscription", get_subscription),
-    Route("DELETE", f"{_I}/subscription", unsubscribe),
-    Route("POST", f"{_I}/assignments", assign),
-    Route("GET", f"{_I}/assignments", get_assignments),
-    Route("POST", f"{_I}/positions", seek),
-    Route("POST", f"{_I}/positions/beginning", seek_beginning),
-    Route("POST", f"{_I}/positions/end", seek_end),
-    Route("GET", f"{_I}/records", records),
-    Route("POST", f"{_I}/offsets", commit),
-    Route("GET", f"{_I}/offsets", committed),
+    Route("POST", "/consumers/{group}", _handle_create),
+    Route("DELETE", _I, _handle_delete),
+    Route("POST", f"{_I}/subscription", _handle_subscribe),
+    Route("GET", f"{_I}/subscription", _handle_get_subscription),
+    Route("DELETE", f"{_I}/subscription", _handle_unsubscribe),
+    Route("POST", f"{_I}/assignments", _handle_assign),
+    Route("GET", f"{_I}/assignments", _handle_get_assignments),
+    Route("POST", f"{_I}/positions", _handle_seek),
+    Route("POST", f"{_I}/positions/beginning", _handle_seek_beginning),
+    Route("POST", f"{_I}/positions/end", _handle_seek_end),
+    Route("GET", f"{_I}/records", _handle_records),
+    Route("POST", f"{_I}/offsets", _handle_commit),
+    Route("GET", f"{_I}/offsets", _handle_committed),
 ]

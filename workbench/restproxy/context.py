@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from workbench.restproxy.errors import RestError
 from workbench.restproxy.formats import V2_JSON
-from workbench.restproxy.settings import Settings
+from workbench.restproxy.settings import RestProxySettings
 
 if TYPE_CHECKING:
     from workbench.restproxy.consumers import ConsumerManager
@@ -26,14 +26,25 @@ if TYPE_CHECKING:
     from workbench.restproxy.producer import AsyncProducer
     from workbench.restproxy.schemas import SchemaFormats
 
-__all__ = ["Context", "int_param", "json_response", "parse_json", "parse_json_body", "read_body", "read_json"]
+__all__ = [
+    "Context",
+    "PARSE_IN_THREAD_BYTES",
+    "empty_response",
+    "int_param",
+    "json_response",
+    "object_body",
+    "parse_json",
+    "parse_json_body",
+    "read_body",
+    "read_json",
+]
 
 
 @dataclass
 class Context:
     """The resources of one proxy process."""
 
-    settings: Settings
+    settings: RestProxySettings
     producer: AsyncProducer
     metadata: Metadata
     consumers: ConsumerManager
@@ -59,7 +70,7 @@ def empty_response() -> Response:
 PARSE_IN_THREAD_BYTES = 1 << 20
 
 
-async def read_body(request: Request, settings: Settings) -> bytes:
+async def read_body(request: Request, settings: RestProxySettings) -> bytes:
     """The whole body: 413 as soon as it passes `request.max.bytes`, 408 when it does not
     arrive within `request.body.timeout.ms` (a client that promised more and went quiet
     would otherwise hold the request, and its memory, forever)."""
@@ -103,7 +114,7 @@ async def parse_json_body(body: bytes) -> Any:
     return await asyncio.to_thread(parse_json, body)
 
 
-async def read_json(request: Request, settings: Settings, *, required: bool = False) -> Any:
+async def read_json(request: Request, settings: RestProxySettings, *, required: bool = False) -> Any:
     """The JSON body, or None when empty (422 when `required`); 400 when malformed."""
     body = await read_body(request, settings)
     if not body.strip():

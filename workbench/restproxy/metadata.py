@@ -25,7 +25,7 @@ __all__ = ["Metadata", "kafka_error"]
 
 log = logging.getLogger("workbench.restproxy")
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 #: librdkafka error names for a missing topic or partition.
 _UNKNOWN_TOPIC = {"UNKNOWN_TOPIC_OR_PART", "_UNKNOWN_TOPIC", "UNKNOWN_TOPIC_ID"}
@@ -61,7 +61,7 @@ class Metadata:
         self._max_age = max_age_ms / 1000
         self._partitions: dict[str, tuple[float, int]] = {}
 
-    async def call(self, function: Callable[..., T], *args: Any) -> T:
+    async def call(self, function: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking admin call in a worker thread."""
         return await anyio.to_thread.run_sync(function, *args)
 

@@ -26,9 +26,9 @@ from workbench.restproxy.context import Context, json_response
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, V2_JSON
 from workbench.restproxy.routing import Route
 
-__all__ = ["ROUTES", "document"]
+__all__ = ["ROUTES", "Schema", "document", "openapi"]
 
-JSON = "application/json"
+_JSON = "application/json"
 Schema = dict[str, Any]
 
 # ---------------------------------------------------------------- schema helpers
@@ -65,13 +65,13 @@ def _nullable(schema: Schema) -> Schema:
     return {**schema, "nullable": True}
 
 
-INT = {"type": "integer"}
-INT32 = {"type": "integer", "format": "int32"}
-INT64 = {"type": "integer", "format": "int64"}
-STR = {"type": "string"}
-BOOL = {"type": "boolean"}
-ANY: Schema = {"description": "any JSON value"}
-BASE64 = {"type": "string", "format": "byte", "description": "base64"}
+_INT = {"type": "integer"}
+_INT32 = {"type": "integer", "format": "int32"}
+_INT64 = {"type": "integer", "format": "int64"}
+_STR = {"type": "string"}
+_BOOL = {"type": "boolean"}
+_ANY: Schema = {"description": "any JSON value"}
+_BASE64 = {"type": "string", "format": "byte", "description": "base64"}
 
 
 def _v3_resource(kind: str, required: tuple[str, ...] = (), **properties: Schema) -> Schema:
@@ -89,23 +89,23 @@ def _related(*names: str) -> dict[str, Schema]:
     return {name: _ref("Relationship") for name in names}
 
 
-TOPIC_PARTITION = _obj(("topic", "partition"), topic=STR, partition=INT32)
-PARTITIONS_BODY = _obj(("partitions",), partitions=_array(_ref("TopicPartition")))
+_TOPIC_PARTITION = _obj(("topic", "partition"), topic=_STR, partition=_INT32)
+_PARTITIONS_BODY = _obj(("partitions",), partitions=_array(_ref("TopicPartition")))
 
 
 def _produce_record(embedded: Schema) -> Schema:
-    partition = _nullable({**INT32, "description": "pins the partition; overrides the one in the URL"})
+    partition = _nullable({**_INT32, "description": "pins the partition; overrides the one in the URL"})
     return _obj(additional=False, key=_nullable(embedded), value=_nullable(embedded), partition=partition)
 
 
 def _produce_request(record: str) -> Schema:
     return _obj(("records",), additional=False, records=_array(_ref(record), minItems=1),
-                key_schema=STR, key_schema_id=INT, value_schema=STR, value_schema_id=INT)  # fmt: skip
+                key_schema=_STR, key_schema_id=_INT, value_schema=_STR, value_schema_id=_INT)  # fmt: skip
 
 
 def _consumer_record(embedded: Schema) -> Schema:
-    return _obj(topic=STR, key=_nullable(embedded), value=_nullable(embedded), partition=INT32, offset=INT64,
-                timestamp={**INT64, "description": "milliseconds since the epoch"})  # fmt: skip
+    return _obj(topic=_STR, key=_nullable(embedded), value=_nullable(embedded), partition=_INT32, offset=_INT64,
+                timestamp={**_INT64, "description": "milliseconds since the epoch"})  # fmt: skip
 
 
 def _v3_data(what: str) -> Schema:
@@ -116,125 +116,127 @@ def _v3_data(what: str) -> Schema:
     ))  # fmt: skip
 
 
-SCHEMAS: dict[str, Schema] = {
-    "Error": _obj(("error_code", "message"), error_code={**INT, "description": "the HTTP status, or status x 100 + "
-                  "a sub-code (40401 topic not found, 40403 consumer instance not found, ...)"}, message=STR),
+_SCHEMAS: dict[str, Schema] = {
+    "Error": _obj(("error_code", "message"), error_code={**_INT, "description": "the HTTP status, or status x 100 + "
+                  "a sub-code (40401 topic not found, 40403 consumer instance not found, ...)"}, message=_STR),
     # v2 metadata
-    "Replica": _obj(("broker", "leader", "in_sync"), broker=INT32, leader=BOOL, in_sync=BOOL),
-    "Partition": _obj(("partition", "leader", "replicas"), partition=INT32,
-                      leader={**INT32, "description": "-1 when there is none"}, replicas=_array(_ref("Replica"))),
-    "Topic": _obj(("name", "configs", "partitions"), name=STR,
-                  configs={"type": "object", "additionalProperties": _nullable(STR)},
+    "Replica": _obj(("broker", "leader", "in_sync"), broker=_INT32, leader=_BOOL, in_sync=_BOOL),
+    "Partition": _obj(("partition", "leader", "replicas"), partition=_INT32,
+                      leader={**_INT32, "description": "-1 when there is none"}, replicas=_array(_ref("Replica"))),
+    "Topic": _obj(("name", "configs", "partitions"), name=_STR,
+                  configs={"type": "object", "additionalProperties": _nullable(_STR)},
                   partitions=_array(_ref("Partition"))),
-    "Brokers": _obj(("brokers",), brokers=_array(INT32)),
-    "PartitionOffsets": _obj(("beginning_offset", "end_offset"), beginning_offset=INT64, end_offset=INT64),
+    "Brokers": _obj(("brokers",), brokers=_array(_INT32)),
+    "PartitionOffsets": _obj(("beginning_offset", "end_offset"), beginning_offset=_INT64, end_offset=_INT64),
     # v2 produce
-    "BinaryProduceRecord": _produce_record(BASE64),
-    "JsonProduceRecord": _produce_record(ANY),
+    "BinaryProduceRecord": _produce_record(_BASE64),
+    "JsonProduceRecord": _produce_record(_ANY),
     "BinaryProduceRequest": _produce_request("BinaryProduceRecord"),
     "JsonProduceRequest": _produce_request("JsonProduceRecord"),
     "SchemaProduceRequest": {**_produce_request("JsonProduceRecord"), "description": "avro, jsonschema and "
                              "protobuf: with schema.registry.url, Confluent's wire format; without, 422 / 42205"},
-    "ProduceOffset": _obj(("partition", "offset", "error_code", "error"), partition=_nullable(INT32),
-                          offset=_nullable(INT64), error_code=_nullable(INT), error=_nullable(STR)),
-    "ProduceResponse": _obj(("offsets",), key_schema_id=_nullable(INT), value_schema_id=_nullable(INT),
+    "ProduceOffset": _obj(("partition", "offset", "error_code", "error"), partition=_nullable(_INT32),
+                          offset=_nullable(_INT64), error_code=_nullable(_INT), error=_nullable(_STR)),
+    "ProduceResponse": _obj(("offsets",), key_schema_id=_nullable(_INT), value_schema_id=_nullable(_INT),
                             offsets=_array(_ref("ProduceOffset"))),
     # v2 consumers
     "CreateConsumerRequest": _object({
-        "name": {**STR, "description": "the instance name; generated when missing"},
-        "id": {**STR, "description": "alias of name"},
+        "name": {**_STR, "description": "the instance name; generated when missing"},
+        "id": {**_STR, "description": "alias of name"},
         "format": {"type": "string", "enum": [*FORMATS, *SCHEMA_FORMATS],
                    "description": "binary (default) or json; the schema formats need schema.registry.url "
                                   "(else 422 / 42205)"},
         "auto.offset.reset": {"type": "string", "enum": ["earliest", "latest", "smallest", "largest", "none"]},
-        "auto.commit.enable": {"oneOf": [BOOL, {"type": "string", "enum": ["true", "false"]}]},
+        "auto.commit.enable": {"oneOf": [_BOOL, {"type": "string", "enum": ["true", "false"]}]},
         "fetch.min.bytes": {"type": "integer", "minimum": -1, "maximum": 10_000_000},
         "consumer.request.timeout.ms": {"type": "integer", "minimum": 0},
     }),
-    "CreateConsumerResponse": _obj(("instance_id", "base_uri"), instance_id=STR,
-                                   base_uri={**STR, "format": "uri", "description": "this instance's own URL"}),
-    "TopicPartition": TOPIC_PARTITION,
-    "Subscription": _obj(topics=_array(STR), topic_pattern={**STR, "description": "a regular expression"},
+    "CreateConsumerResponse": _obj(("instance_id", "base_uri"), instance_id=_STR,
+                                   base_uri={**_STR, "format": "uri", "description": "this instance's own URL"}),
+    "TopicPartition": _TOPIC_PARTITION,
+    "Subscription": _obj(topics=_array(_STR), topic_pattern={**_STR, "description": "a regular expression"},
                          doc="exactly one of topics and topic_pattern (both or neither: 409 / 40903)"),
-    "Topics": _obj(("topics",), topics=_array(STR)),
-    "Partitions": PARTITIONS_BODY,
+    "Topics": _obj(("topics",), topics=_array(_STR)),
+    "Partitions": _PARTITIONS_BODY,
     "SeekRequest": _obj(
-        offsets=_array(_obj(("topic", "partition", "offset"), topic=STR, partition=INT32,
-                            offset={**INT64, "minimum": 0})),
-        timestamps=_array(_obj(("topic", "partition", "timestamp"), topic=STR, partition=INT32,
-                               timestamp={"oneOf": [INT64, {**STR, "format": "date-time"}]})),
+        offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32,
+                            offset={**_INT64, "minimum": 0})),
+        timestamps=_array(_obj(("topic", "partition", "timestamp"), topic=_STR, partition=_INT32,
+                               timestamp={"oneOf": [_INT64, {**_STR, "format": "date-time"}]})),
         doc="offsets, or timestamps (ISO 8601 or epoch milliseconds)",
     ),
-    "CommitRequest": _obj(offsets=_array(_obj(("topic", "partition", "offset"), topic=STR, partition=INT32,
-                                              offset={**INT64, "minimum": 0}, metadata=_nullable(STR))),
+    "CommitRequest": _obj(offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32,
+                                              offset={**_INT64, "minimum": 0}, metadata=_nullable(_STR))),
                           doc="no body, {} or no offsets: commit every offset returned so far"),
-    "CommittedOffsets": _obj(("offsets",), offsets=_array(_obj(("topic", "partition", "offset"), topic=STR,
-                                                              partition=INT32, offset=INT64, metadata=STR))),
-    "BinaryConsumerRecord": _consumer_record(BASE64),
-    "JsonConsumerRecord": _consumer_record(ANY),
+    "CommittedOffsets": _obj(("offsets",), offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR,
+                                                              partition=_INT32, offset=_INT64, metadata=_STR))),
+    "BinaryConsumerRecord": _consumer_record(_BASE64),
+    "JsonConsumerRecord": _consumer_record(_ANY),
     # v3
-    "Relationship": _obj(("related",), related={**STR, "format": "uri"}),
-    "ResourceMetadata": _obj(("self",), self={**STR, "format": "uri"}, resource_name=STR),
-    "ListMetadata": _obj(("self",), self={**STR, "format": "uri"}, next=_nullable(STR)),
-    "Cluster": _v3_resource("KafkaCluster", ("cluster_id",), cluster_id=STR,
+    "Relationship": _obj(("related",), related={**_STR, "format": "uri"}),
+    "ResourceMetadata": _obj(("self",), self={**_STR, "format": "uri"}, resource_name=_STR),
+    "ListMetadata": _obj(("self",), self={**_STR, "format": "uri"}, next=_nullable(_STR)),
+    "Cluster": _v3_resource("KafkaCluster", ("cluster_id",), cluster_id=_STR,
                             **_related("controller", "acls", "brokers", "broker_configs", "consumer_groups", "topics",
                                        "partition_reassignments")),
     "ClusterList": _v3_list("KafkaClusterList", "Cluster"),
-    "V3Topic": _v3_resource("KafkaTopic", ("cluster_id", "topic_name"), cluster_id=STR, topic_name=STR,
-                            is_internal=BOOL, replication_factor=INT, partitions_count=_nullable(INT),
-                            authorized_operations=_array(STR),
+    "V3Topic": _v3_resource("KafkaTopic", ("cluster_id", "topic_name"), cluster_id=_STR, topic_name=_STR,
+                            is_internal=_BOOL, replication_factor=_INT, partitions_count=_nullable(_INT),
+                            authorized_operations=_array(_STR),
                             **_related("partitions", "configs", "partition_reassignments")),
     "V3TopicList": _v3_list("KafkaTopicList", "V3Topic"),
     "CreateTopicRequest": _obj(
-        ("topic_name",), topic_name={**STR, "minLength": 1},
-        partitions_count={**INT32, "minimum": 1, "description": "missing: the broker's num.partitions"},
-        replication_factor={**INT32, "minimum": 1, "description": "missing: the broker's default"},
-        configs=_array(_obj(("name",), name=STR, value=_nullable(STR))),
-        validate_only={**BOOL, "description": "check only; answered 200 instead of 201"},
+        ("topic_name",), topic_name={**_STR, "minLength": 1},
+        partitions_count={**_INT32, "minimum": 1, "description": "missing: the broker's num.partitions"},
+        replication_factor={**_INT32, "minimum": 1, "description": "missing: the broker's default"},
+        configs=_array(_obj(("name",), name=_STR, value=_nullable(_STR))),
+        validate_only={**_BOOL, "description": "check only; answered 200 instead of 201"},
     ),
     "AlterConfigsRequest": _obj(
-        ("data",), data=_array(_obj(("name",), name=STR, value=_nullable(STR),
+        ("data",), data=_array(_obj(("name",), name=_STR, value=_nullable(_STR),
                                     operation={"type": "string", "enum": ["SET", "DELETE"],
                                                "description": "SET (default) needs a value; DELETE resets"}),
                                minItems=1),
-        validate_only={**BOOL, "description": "check only"},
+        validate_only={**_BOOL, "description": "check only"},
     ),
-    "V3Partition": _v3_resource("KafkaPartition", ("cluster_id", "topic_name", "partition_id"), cluster_id=STR,
-                                topic_name=STR, partition_id=INT32, **_related("leader", "replicas", "reassignment")),
+    "V3Partition": _v3_resource("KafkaPartition", ("cluster_id", "topic_name", "partition_id"), cluster_id=_STR,
+                                topic_name=_STR, partition_id=_INT32, **_related("leader", "replicas", "reassignment")),
     "V3PartitionList": _v3_list("KafkaPartitionList", "V3Partition"),
-    "TopicConfig": _v3_resource("KafkaTopicConfig", ("name",), cluster_id=STR, topic_name=STR, name=STR,
-                                value=_nullable(STR), is_default=BOOL, is_read_only=BOOL, is_sensitive=BOOL,
-                                source=STR, synonyms=_array(_obj(name=STR, value=_nullable(STR), source=STR))),
+    "TopicConfig": _v3_resource("KafkaTopicConfig", ("name",), cluster_id=_STR, topic_name=_STR, name=_STR,
+                                value=_nullable(_STR), is_default=_BOOL, is_read_only=_BOOL, is_sensitive=_BOOL,
+                                source=_STR, synonyms=_array(_obj(name=_STR, value=_nullable(_STR), source=_STR))),
     "TopicConfigList": _v3_list("KafkaTopicConfigList", "TopicConfig"),
-    "ConsumerGroup": _v3_resource("KafkaConsumerGroup", ("consumer_group_id",), cluster_id=STR,
-                                  consumer_group_id=STR, is_simple=BOOL, partition_assignor=STR, state=STR, type=STR,
-                                  is_mixed_consumer_group=BOOL, **_related("coordinator", "consumers", "lag_summary")),
+    "ConsumerGroup": _v3_resource("KafkaConsumerGroup", ("consumer_group_id",), cluster_id=_STR,
+                                  consumer_group_id=_STR, is_simple=_BOOL, partition_assignor=_STR, state=_STR,
+                                  type=_STR, is_mixed_consumer_group=_BOOL,
+                                  **_related("coordinator", "consumers", "lag_summary")),
     "ConsumerGroupList": _v3_list("KafkaConsumerGroupList", "ConsumerGroup"),
-    "Consumer": _v3_resource("KafkaConsumer", ("consumer_id",), cluster_id=STR, consumer_group_id=STR,
-                             consumer_id=STR, instance_id=_nullable(STR), client_id=STR,
-                             assignments=_array(_obj(topic_name=STR, partition_id=INT32))),
+    "Consumer": _v3_resource("KafkaConsumer", ("consumer_id",), cluster_id=_STR, consumer_group_id=_STR,
+                             consumer_id=_STR, instance_id=_nullable(_STR), client_id=_STR,
+                             assignments=_array(_obj(topic_name=_STR, partition_id=_INT32))),
     "ConsumerList": _v3_list("KafkaConsumerList", "Consumer"),
-    "ConsumerLag": _v3_resource("KafkaConsumerLag", ("topic_name", "partition_id", "lag"), cluster_id=STR,
-                                consumer_group_id=STR, topic_name=STR, partition_id=INT32, current_offset=INT64,
-                                log_end_offset=INT64, lag=INT64, consumer_id=STR, instance_id=_nullable(STR),
-                                client_id=STR),
+    "ConsumerLag": _v3_resource("KafkaConsumerLag", ("topic_name", "partition_id", "lag"), cluster_id=_STR,
+                                consumer_group_id=_STR, topic_name=_STR, partition_id=_INT32, current_offset=_INT64,
+                                log_end_offset=_INT64, lag=_INT64, consumer_id=_STR, instance_id=_nullable(_STR),
+                                client_id=_STR),
     "ConsumerLagList": _v3_list("KafkaConsumerLagList", "ConsumerLag"),
     "LagSummary": _v3_resource(
-        "KafkaConsumerGroupLagSummary", ("max_lag", "total_lag"), cluster_id=STR, consumer_group_id=STR,
-        max_lag_consumer_id=STR, max_lag_instance_id=_nullable(STR), max_lag_client_id=STR, max_lag_topic_name=STR,
-        max_lag_partition_id=INT32, max_lag=INT64, total_lag=INT64, **_related("max_lag_consumer", "max_lag_partition"),
+        "KafkaConsumerGroupLagSummary", ("max_lag", "total_lag"), cluster_id=_STR, consumer_group_id=_STR,
+        max_lag_consumer_id=_STR, max_lag_instance_id=_nullable(_STR), max_lag_client_id=_STR, max_lag_topic_name=_STR,
+        max_lag_partition_id=_INT32, max_lag=_INT64, total_lag=_INT64,
+        **_related("max_lag_consumer", "max_lag_partition"),
     ),
     "V3ProduceRecord": _obj(
-        additional=False, partition_id=_nullable(INT32),
-        headers=_nullable(_array(_obj(("name",), name=STR, value=_nullable(BASE64)))),
+        additional=False, partition_id=_nullable(_INT32),
+        headers=_nullable(_array(_obj(("name",), name=_STR, value=_nullable(_BASE64)))),
         key=_v3_data("key"), value=_v3_data("value"),
-        timestamp=_nullable({**STR, "format": "date-time"}),
+        timestamp=_nullable({**_STR, "format": "date-time"}),
     ),
     "V3ProduceResult": _obj(
-        ("error_code",), error_code={**INT, "description": "200 for a stored record; else the record's error"},
-        message=STR, cluster_id=STR, topic_name=STR, partition_id=INT32, offset=INT64,
-        timestamp={**STR, "format": "date-time"}, key=_nullable(_obj(type=STR, size=INT)),
-        value=_nullable(_obj(type=STR, size=INT)),
+        ("error_code",), error_code={**_INT, "description": "200 for a stored record; else the record's error"},
+        message=_STR, cluster_id=_STR, topic_name=_STR, partition_id=_INT32, offset=_INT64,
+        timestamp={**_STR, "format": "date-time"}, key=_nullable(_obj(type=_STR, size=_INT)),
+        value=_nullable(_obj(type=_STR, size=_INT)),
     ),
 }  # fmt: skip
 
@@ -249,17 +251,17 @@ def _query(name: str, schema: Schema, description: str) -> Schema:
     return {"name": name, "in": "query", "required": False, "schema": schema, "description": description}
 
 
-PARAMETERS: dict[str, Schema] = {
-    "topic": _path("topic", {**STR, "minLength": 1}, "A Kafka topic name (1-249 of [A-Za-z0-9._-]; MapR stream "
+_PARAMETERS: dict[str, Schema] = {
+    "topic": _path("topic", {**_STR, "minLength": 1}, "A Kafka topic name (1-249 of [A-Za-z0-9._-]; MapR stream "
                    "topics /stream/path:topic, percent-encoded). An illegal name is a topic that does not exist."),
-    "partition": _path("partition", {**INT32, "minimum": 0}, "A partition number; not an integer: 404 / 404"),
-    "group": _path("group", {**STR, "minLength": 1, "maxLength": 255}, "A consumer group id"),
-    "instance": _path("instance", {**STR, "minLength": 1, "maxLength": 255}, "A consumer instance name"),
-    "cluster": _path("cluster", {**STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
-    "config": _path("name", {**STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),
-    "timeout": _query("timeout", INT, "Longest wait in ms; only lowers consumer.request.timeout.ms (negative: "
+    "partition": _path("partition", {**_INT32, "minimum": 0}, "A partition number; not an integer: 404 / 404"),
+    "group": _path("group", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer group id"),
+    "instance": _path("instance", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer instance name"),
+    "cluster": _path("cluster", {**_STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
+    "config": _path("name", {**_STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),
+    "timeout": _query("timeout", _INT, "Longest wait in ms; only lowers consumer.request.timeout.ms (negative: "
                       "ignored). Not an integer: 404 / 404"),
-    "max_bytes": _query("max_bytes", INT, "Most key + value bytes to return (the first record always goes); "
+    "max_bytes": _query("max_bytes", _INT, "Most key + value bytes to return (the first record always goes); "
                         "only lowers consumer.request.max.bytes (0 or negative: ignored). Not an integer: 404 / 404"),
 }  # fmt: skip
 
@@ -270,8 +272,8 @@ def _params(*names: str) -> list[Schema]:
 
 # ---------------------------------------------------------------- operations
 
-V2_ERRORS = (V2_JSON,)
-V3_ERRORS = (JSON,)
+_V2_ERRORS = (V2_JSON,)
+_V3_ERRORS = (_JSON,)
 
 
 def _content(schema: Schema, media_types: tuple[str, ...]) -> dict[str, Any]:
@@ -291,7 +293,7 @@ def _op(operation_id: str, tag: str, summary: str, ok: dict[str, Any], errors: d
         params: tuple[str, ...] = (), body: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     v3 = tag.startswith("v3")
     operation: dict[str, Any] = {"operationId": operation_id, "tags": [tag], "summary": summary,
-                                 "responses": {**ok, **_errors(errors, V3_ERRORS if v3 else V2_ERRORS)}}  # fmt: skip
+                                 "responses": {**ok, **_errors(errors, _V3_ERRORS if v3 else _V2_ERRORS)}}  # fmt: skip
     if params:
         operation["parameters"] = _params(*params)
     if body is not None:
@@ -316,20 +318,20 @@ def _body(schema: Schema, media_types: tuple[str, ...], required: bool = False, 
     return body
 
 
-NOT_ACCEPTABLE = {406: "The Accept header names nothing this proxy sends"}
-TOPIC_404 = {404: "40401: topic not found (an illegal topic name included)"}
-PARTITION_404 = {404: "40401 topic not found, 40402 partition not found, 404 partition not an integer"}
-INSTANCE_404 = {404: "40403: consumer instance not found"}
-CONSUMER_BODY = {400: "Malformed JSON", 415: "Content-Type neither JSON nor vnd.kafka", 422: "Invalid body"}
-V2_BODY_TYPES = (V2_JSON, JSON)
-CLUSTER_404 = {404: "Cluster not found"}
-V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
-V3_GROUP_404 = {404: "Cluster or consumer group not found"}
-CONFIG_ERRORS = {400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
+_NOT_ACCEPTABLE = {406: "The Accept header names nothing this proxy sends"}
+_TOPIC_404 = {404: "40401: topic not found (an illegal topic name included)"}
+_PARTITION_404 = {404: "40401 topic not found, 40402 partition not found, 404 partition not an integer"}
+_INSTANCE_404 = {404: "40403: consumer instance not found"}
+_CONSUMER_BODY = {400: "Malformed JSON", 415: "Content-Type neither JSON nor vnd.kafka", 422: "Invalid body"}
+_V2_BODY_TYPES = (V2_JSON, _JSON)
+_CLUSTER_404 = {404: "Cluster not found"}
+_V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
+_V3_GROUP_404 = {404: "Cluster or consumer group not found"}
+_CONFIG_ERRORS = {400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
                  404: "Cluster or topic (40403) not found", 415: "Content-Type other than application/json",
                  422: "42206: the body is not as described"}  # fmt: skip
-INSTANCE = "/consumers/{group}/instances/{instance}"
-C = "/v3/clusters/{cluster}"
+_INSTANCE = "/consumers/{group}/instances/{instance}"
+_C = "/v3/clusters/{cluster}"
 
 
 def _produce_body() -> Schema:
@@ -352,7 +354,7 @@ def _produce(operation_id: str, summary: str, params: tuple[str, ...]) -> dict[s
     errors = {
         400: "Malformed JSON, or a key or value that is not base64 (binary format)",
         404: "40401 topic not found, 40402 partition not found",
-        406: NOT_ACCEPTABLE[406],
+        406: _NOT_ACCEPTABLE[406],
         413: "A record over message.max.bytes, or a body over request.max.bytes",
         415: "Missing or foreign Content-Type",
         422: "42201/42202: key/value schema missing; 42205: invalid schema, or no schema.registry.url; 422: bad body "
@@ -374,92 +376,92 @@ def _v2_paths() -> dict[str, dict[str, Any]]:
                         _ok(200, "Alive", _obj()), {}),
         },
         "/brokers": {"get": _op("listBrokers", "v2 metadata", "Broker ids", _ok(200, "Broker ids", _ref("Brokers")),
-                                NOT_ACCEPTABLE)},
+                                _NOT_ACCEPTABLE)},
         "/topics": {"get": _op("listTopics", "v2 metadata", "Topic names, internal topics left out",
-                               _ok(200, "Topic names", _array(STR)), NOT_ACCEPTABLE)},
+                               _ok(200, "Topic names", _array(_STR)), _NOT_ACCEPTABLE)},
         "/topics/{topic}": {
             "get": _op("getTopic", "v2 metadata", "A topic, its configs and partitions",
-                       _ok(200, "The topic", _ref("Topic")), {**TOPIC_404, **NOT_ACCEPTABLE}, ("topic",)),
+                       _ok(200, "The topic", _ref("Topic")), {**_TOPIC_404, **_NOT_ACCEPTABLE}, ("topic",)),
             "post": _produce("produceToTopic", "Produce records; the partitioner picks partitions", ("topic",)),
         },
         "/topics/{topic}/partitions": {
             "get": _op("listPartitions", "v2 metadata", "A topic's partitions",
-                       _ok(200, "Partitions", _array(_ref("Partition"))), {**TOPIC_404, **NOT_ACCEPTABLE},
+                       _ok(200, "Partitions", _array(_ref("Partition"))), {**_TOPIC_404, **_NOT_ACCEPTABLE},
                        ("topic",)),
         },
         "/topics/{topic}/partitions/{partition}": {
             "get": _op("getPartition", "v2 metadata", "One partition", _ok(200, "The partition", _ref("Partition")),
-                       {**PARTITION_404, **NOT_ACCEPTABLE}, ("topic", "partition")),
+                       {**_PARTITION_404, **_NOT_ACCEPTABLE}, ("topic", "partition")),
             "post": _produce("produceToPartition", "Produce records to one partition", ("topic", "partition")),
         },
         "/topics/{topic}/partitions/{partition}/offsets": {
             "get": _op("getPartitionOffsets", "v2 metadata", "A partition's first and true log-end offsets",
                        _ok(200, "Offsets", _ref("PartitionOffsets")),
-                       {**PARTITION_404, **NOT_ACCEPTABLE, 500: "50002: the offsets could not be read"},
+                       {**_PARTITION_404, **_NOT_ACCEPTABLE, 500: "50002: the offsets could not be read"},
                        ("topic", "partition")),
         },
         "/consumers/{group}": {
             "post": _op("createConsumer", "v2 consumers", "Create a consumer instance in this process",
                         _ok(200, "The instance and its URL", _ref("CreateConsumerResponse")),
-                        {**CONSUMER_BODY, 409: "40902: an instance with this name exists in the group",
+                        {**_CONSUMER_BODY, 409: "40902: an instance with this name exists in the group",
                          422: "40001 fetch.min.bytes out of range, 42204 invalid setting or name, 42205 schema "
                          "format without schema.registry.url, 422 unknown format"},
-                        ("group",), _body(_ref("CreateConsumerRequest"), V2_BODY_TYPES)),
+                        ("group",), _body(_ref("CreateConsumerRequest"), _V2_BODY_TYPES)),
         },
-        INSTANCE: {"delete": _op("deleteConsumer", "v2 consumers", "Close the instance; it leaves its group",
-                          _ok(204, "Closed"), INSTANCE_404, ("group", "instance"))},
-        f"{INSTANCE}/subscription": {
+        _INSTANCE: {"delete": _op("deleteConsumer", "v2 consumers", "Close the instance; it leaves its group",
+                          _ok(204, "Closed"), _INSTANCE_404, ("group", "instance"))},
+        f"{_INSTANCE}/subscription": {
             "post": _op("subscribe", "v2 consumers", "Subscribe to topics or a pattern", _ok(204, "Subscribed"),
-                        {**INSTANCE_404, **CONSUMER_BODY, 409: "40903: both or neither of topics and topic_pattern, "
+                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: both or neither of topics and topic_pattern, "
                          "or the instance has manual assignments"},
-                        ("group", "instance"), _body(_ref("Subscription"), V2_BODY_TYPES, required=True)),
+                        ("group", "instance"), _body(_ref("Subscription"), _V2_BODY_TYPES, required=True)),
             "get": _op("getSubscription", "v2 consumers", "The subscribed topics", _ok(200, "Topics", _ref("Topics")),
-                       INSTANCE_404, ("group", "instance")),
-            "delete": _op("unsubscribe", "v2 consumers", "Unsubscribe", _ok(204, "Unsubscribed"), INSTANCE_404,
+                       _INSTANCE_404, ("group", "instance")),
+            "delete": _op("unsubscribe", "v2 consumers", "Unsubscribe", _ok(204, "Unsubscribed"), _INSTANCE_404,
                           ("group", "instance")),
         },
-        f"{INSTANCE}/assignments": {
+        f"{_INSTANCE}/assignments": {
             "post": _op("assign", "v2 consumers", "Assign partitions manually", _ok(204, "Assigned"),
-                        {**INSTANCE_404, **CONSUMER_BODY, 409: "40903: the instance is subscribed"},
-                        ("group", "instance"), _body(_ref("Partitions"), V2_BODY_TYPES, required=True)),
+                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: the instance is subscribed"},
+                        ("group", "instance"), _body(_ref("Partitions"), _V2_BODY_TYPES, required=True)),
             "get": _op("getAssignments", "v2 consumers", "The assigned partitions",
-                       _ok(200, "Partitions", _ref("Partitions")), INSTANCE_404, ("group", "instance")),
+                       _ok(200, "Partitions", _ref("Partitions")), _INSTANCE_404, ("group", "instance")),
         },
-        f"{INSTANCE}/positions": {
+        f"{_INSTANCE}/positions": {
             "post": _op("seek", "v2 consumers", "Seek to offsets or timestamps", _ok(204, "Sought"),
-                        {**INSTANCE_404, **CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
-                        ("group", "instance"), _body(_ref("SeekRequest"), V2_BODY_TYPES, required=True)),
+                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
+                        ("group", "instance"), _body(_ref("SeekRequest"), _V2_BODY_TYPES, required=True)),
         },
-        **{f"{INSTANCE}/positions/{end}": {
+        **{f"{_INSTANCE}/positions/{end}": {
             "post": _op(f"seekTo{end.title()}", "v2 consumers", f"Seek partitions to their {end}", _ok(204, "Sought"),
-                        {**INSTANCE_404, **CONSUMER_BODY, 409: "40903: a partition the instance is not assigned",
+                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned",
                          500: "50002: the end offsets could not be read"},
-                        ("group", "instance"), _body(_ref("Partitions"), V2_BODY_TYPES, required=True)),
+                        ("group", "instance"), _body(_ref("Partitions"), _V2_BODY_TYPES, required=True)),
         } for end in ("beginning", "end")},
-        f"{INSTANCE}/records": {
+        f"{_INSTANCE}/records": {
             "get": _op("getRecords", "v2 consumers", "Fetch records in the instance's format",
                        {"200": {"description": "Records (maybe none), in the instance's embedded format",
                                 "content": records}},
-                       {**INSTANCE_404, 404: "40403 instance not found, 404 timeout or max_bytes not an integer",
+                       {**_INSTANCE_404, 404: "40403 instance not found, 404 timeout or max_bytes not an integer",
                         406: "40601: the Accept names another embedded format than the instance's",
                         422: "A stored key or value is not JSON (json-format instance)"},
                        ("group", "instance", "timeout", "max_bytes")),
         },
-        f"{INSTANCE}/offsets": {
+        f"{_INSTANCE}/offsets": {
             "post": _op("commitOffsets", "v2 consumers", "Commit offsets (all returned so far when none are given)",
-                        _ok(200, "Committed", _obj(offsets=_array(ANY))),
-                        {**INSTANCE_404, **CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
-                        ("group", "instance"), _body(_ref("CommitRequest"), V2_BODY_TYPES)),
+                        _ok(200, "Committed", _obj(offsets=_array(_ANY))),
+                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
+                        ("group", "instance"), _body(_ref("CommitRequest"), _V2_BODY_TYPES)),
             "get": _op("getCommittedOffsets", "v2 consumers", "Committed offsets (of the assignment when no body)",
-                       _ok(200, "Committed offsets", _ref("CommittedOffsets")), {**INSTANCE_404, **CONSUMER_BODY},
+                       _ok(200, "Committed offsets", _ref("CommittedOffsets")), {**_INSTANCE_404, **_CONSUMER_BODY},
                        ("group", "instance"),
-                       _body(_ref("Partitions"), V2_BODY_TYPES, description="A GET with a body, as upstream")),
+                       _body(_ref("Partitions"), _V2_BODY_TYPES, description="A GET with a body, as upstream")),
         },
     }  # fmt: skip
 
 
 def _v3_get(operation_id: str, summary: str, schema: str, errors: dict[int, str], *params: str) -> dict[str, Any]:
-    return {"get": _op(operation_id, "v3", summary, _ok(200, summary, _ref(schema), (JSON,)), errors, params)}
+    return {"get": _op(operation_id, "v3", summary, _ok(200, summary, _ref(schema), (_JSON,)), errors, params)}
 
 
 def _v3_paths() -> dict[str, dict[str, Any]]:
@@ -467,83 +469,83 @@ def _v3_paths() -> dict[str, dict[str, Any]]:
     group = ("cluster", "group")
     return {
         "/v3/clusters": _v3_get("listClusters", "The one cluster", "ClusterList", {}),
-        C: _v3_get("getCluster", "The cluster", "Cluster", CLUSTER_404, "cluster"),
-        f"{C}/topics": {
-            **_v3_get("listTopicsV3", "Topics", "V3TopicList", CLUSTER_404, "cluster"),
+        _C: _v3_get("getCluster", "The cluster", "Cluster", _CLUSTER_404, "cluster"),
+        f"{_C}/topics": {
+            **_v3_get("listTopicsV3", "Topics", "V3TopicList", _CLUSTER_404, "cluster"),
             "post": _op("createTopic", "v3", "Create a topic",
-                        {**_ok(201, "Created", _ref("V3Topic"), (JSON,),
-                               {"Location": {"schema": {**STR, "format": "uri"}}}),
-                         **_ok(200, "validate_only: it could be created", _ref("V3Topic"), (JSON,))},
+                        {**_ok(201, "Created", _ref("V3Topic"), (_JSON,),
+                               {"Location": {"schema": {**_STR, "format": "uri"}}}),
+                         **_ok(200, "validate_only: it could be created", _ref("V3Topic"), (_JSON,))},
                         {400: "Malformed JSON; 40002: Kafka refused (exists, invalid name, partitions, config)",
-                         **CLUSTER_404, 415: "Content-Type other than application/json",
+                         **_CLUSTER_404, 415: "Content-Type other than application/json",
                          422: "42206: empty body, topic_name missing, bad partitions_count, "
                          "replication_factor or configs"},
-                        ("cluster",), _body(_ref("CreateTopicRequest"), (JSON,), required=True)),
+                        ("cluster",), _body(_ref("CreateTopicRequest"), (_JSON,), required=True)),
         },
-        f"{C}/topics/{{topic}}": {
-            **_v3_get("getTopicV3", "A topic", "V3Topic", V3_TOPIC_404, *topic),
+        f"{_C}/topics/{{topic}}": {
+            **_v3_get("getTopicV3", "A topic", "V3Topic", _V3_TOPIC_404, *topic),
             "delete": _op("deleteTopic", "v3", "Delete a topic", _ok(204, "Deleted"),
-                          {**V3_TOPIC_404, 400: "40002: Kafka refused"}, topic),
+                          {**_V3_TOPIC_404, 400: "40002: Kafka refused"}, topic),
         },
-        f"{C}/topics/{{topic}}/partitions": _v3_get("listPartitionsV3", "Partitions", "V3PartitionList",
-                                                    V3_TOPIC_404, *topic),
-        f"{C}/topics/{{topic}}/partitions/{{partition}}": _v3_get(
+        f"{_C}/topics/{{topic}}/partitions": _v3_get("listPartitionsV3", "Partitions", "V3PartitionList",
+                                                    _V3_TOPIC_404, *topic),
+        f"{_C}/topics/{{topic}}/partitions/{{partition}}": _v3_get(
             "getPartitionV3", "A partition", "V3Partition",
             {404: "Cluster, topic (40403) or partition (40402) not found, or partition not an integer"},
             *topic, "partition"),
-        f"{C}/topics/{{topic}}/configs": _v3_get("listTopicConfigs", "A topic's configs", "TopicConfigList",
-                                                 V3_TOPIC_404, *topic),
-        f"{C}/topics/{{topic}}/configs/{{name}}": {
+        f"{_C}/topics/{{topic}}/configs": _v3_get("listTopicConfigs", "A topic's configs", "TopicConfigList",
+                                                 _V3_TOPIC_404, *topic),
+        f"{_C}/topics/{{topic}}/configs/{{name}}": {
             **_v3_get("getTopicConfig", "One config of a topic", "TopicConfig",
                       {404: "Cluster, topic (40403) or config not found"}, *topic, "config"),
             "put": _op("updateTopicConfig", "v3", "Set one config (the others keep their values)", _ok(204, "Set"),
-                       CONFIG_ERRORS, (*topic, "config"),
-                       _body(_obj(("value",), value=_nullable(STR)), (JSON,), required=True)),
+                       _CONFIG_ERRORS, (*topic, "config"),
+                       _body(_obj(("value",), value=_nullable(_STR)), (_JSON,), required=True)),
             "delete": _op("resetTopicConfig", "v3", "Reset one config to its default", _ok(204, "Reset"),
-                          CONFIG_ERRORS, (*topic, "config")),
+                          _CONFIG_ERRORS, (*topic, "config")),
         },
-        f"{C}/topics/{{topic}}/configs:alter": {
+        f"{_C}/topics/{{topic}}/configs:alter": {
             "post": _op("alterTopicConfigs", "v3", "Set or reset several configs at once (incremental)",
-                        _ok(204, "Altered"), CONFIG_ERRORS, topic,
-                        _body(_ref("AlterConfigsRequest"), (JSON,), required=True)),
+                        _ok(204, "Altered"), _CONFIG_ERRORS, topic,
+                        _body(_ref("AlterConfigsRequest"), (_JSON,), required=True)),
         },
-        f"{C}/topics/{{topic}}/records": {
+        f"{_C}/topics/{{topic}}/records": {
             "post": _op(
                 "produceRecords", "v3", "Produce records, streaming: one result per record, in order",
                 {"200": {"description": "The stream started: one V3ProduceResult per record, each followed by "
                          "\\r\\n, written as records are stored; read error_code on every one",
-                         "content": _content(_ref("V3ProduceResult"), (JSON,))}},
+                         "content": _content(_ref("V3ProduceResult"), (_JSON,))}},
                 {400: "Unsupported charset (UTF-8 or ISO-8859-1)", 404: "Cluster or topic (40401) not found",
                  415: "Content-Type other than application/json", 422: "42206: empty body"},
                 topic,
-                _body(_ref("V3ProduceRecord"), (JSON,), required=True,
+                _body(_ref("V3ProduceRecord"), (_JSON,), required=True,
                       description="One record object, or many one after another (not an array); may be a "
                       "chunked upload that stays open"),
             ),
         },
-        f"{C}/consumer-groups": _v3_get("listConsumerGroups", "Consumer groups", "ConsumerGroupList", CLUSTER_404,
+        f"{_C}/consumer-groups": _v3_get("listConsumerGroups", "Consumer groups", "ConsumerGroupList", _CLUSTER_404,
                                         "cluster"),
-        f"{C}/consumer-groups/{{group}}": _v3_get("getConsumerGroup", "A consumer group", "ConsumerGroup",
-                                                  V3_GROUP_404, *group),
-        f"{C}/consumer-groups/{{group}}/consumers": _v3_get("listGroupConsumers", "A group's members",
-                                                            "ConsumerList", V3_GROUP_404, *group),
-        f"{C}/consumer-groups/{{group}}/lags": _v3_get("listConsumerLags", "Lag per committed partition",
-                                                       "ConsumerLagList", V3_GROUP_404, *group),
-        f"{C}/consumer-groups/{{group}}/lag-summary": _v3_get("getLagSummary", "The group's largest and total lag",
-                                                              "LagSummary", V3_GROUP_404, *group),
+        f"{_C}/consumer-groups/{{group}}": _v3_get("getConsumerGroup", "A consumer group", "ConsumerGroup",
+                                                  _V3_GROUP_404, *group),
+        f"{_C}/consumer-groups/{{group}}/consumers": _v3_get("listGroupConsumers", "A group's members",
+                                                            "ConsumerList", _V3_GROUP_404, *group),
+        f"{_C}/consumer-groups/{{group}}/lags": _v3_get("listConsumerLags", "Lag per committed partition",
+                                                       "ConsumerLagList", _V3_GROUP_404, *group),
+        f"{_C}/consumer-groups/{{group}}/lag-summary": _v3_get("getLagSummary", "The group's largest and total lag",
+                                                              "LagSummary", _V3_GROUP_404, *group),
     }  # fmt: skip
 
 
 def _own_paths() -> dict[str, dict[str, Any]]:
     return {
         "/metrics": {"get": _op("metrics", "operations", "Prometheus metrics",
-                                _ok(200, "Prometheus text exposition", STR, ("text/plain",)), {})},
+                                _ok(200, "Prometheus text exposition", _STR, ("text/plain",)), {})},
         "/openapi.json": {"get": _op("openapi", "operations", "This document",
-                                     _ok(200, "OpenAPI 3.0", _obj(), (JSON,)), {})},
+                                     _ok(200, "OpenAPI 3.0", _obj(), (_JSON,)), {})},
     }  # fmt: skip
 
 
-DESCRIPTION = """\
+_DESCRIPTION = """\
 The workbench's Kafka REST proxy: Confluent REST Proxy API v2 (metadata, produce, consumer
 instances) and v3 core (clusters, topics, partitions, configs, consumer groups and lag,
 streaming produce), with Confluent's media types, property names and error bodies.
@@ -563,16 +565,16 @@ def document(base_url: str) -> dict[str, Any]:
     """The OpenAPI 3 document, with `base_url` as its one server."""
     return {
         "openapi": "3.0.3",
-        "info": {"title": "workbench REST proxy", "version": "2", "description": DESCRIPTION},
+        "info": {"title": "workbench REST proxy", "version": "2", "description": _DESCRIPTION},
         "servers": [{"url": base_url}],
         "tags": [{"name": name} for name in ("v2 metadata", "v2 produce", "v2 consumers", "v3", "operations")],
         "paths": {**_v2_paths(), **_v3_paths(), **_own_paths()},
-        "components": {"schemas": SCHEMAS, "parameters": PARAMETERS},
+        "components": {"schemas": _SCHEMAS, "parameters": _PARAMETERS},
     }
 
 
 async def openapi(ctx: Context, request: Request) -> Response:
-    return json_response(document(ctx.settings.base_url(request.headers.get("host"))), media_type=JSON)
+    return json_response(document(ctx.settings.base_url(request.headers.get("host"))), media_type=_JSON)
 
 
 ROUTES = [Route("GET", "/openapi.json", openapi)]

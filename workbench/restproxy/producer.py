@@ -32,7 +32,7 @@ from confluent_kafka import KafkaException, Message, Producer
 
 from workbench.errors import ConfigError
 
-__all__ = ["AsyncProducer", "Delivery"]
+__all__ = ["AsyncProducer", "BatchDelivery", "Delivery", "Outcome"]
 
 log = logging.getLogger("workbench.restproxy")
 

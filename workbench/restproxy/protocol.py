@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["limited_protocol"]
+__all__ = ["LimitedHttpToolsProtocol", "limited_protocol"]
 
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 

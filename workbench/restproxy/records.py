@@ -39,7 +39,7 @@ from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import encode_v3_part
 from workbench.restproxy.v3 import check_cluster
 
-__all__ = ["ROUTES", "StreamingProduce"]
+__all__ = ["ROUTES", "StreamingProduce", "produce_records"]
 
 log = logging.getLogger("workbench.restproxy")
 

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from workbench.restproxy.errors import RestError
 
-__all__ = ["Route", "Router", "split_path"]
+__all__ = ["Handler", "Route", "Router", "split_path"]
 
 Handler = Callable[..., Awaitable[Any]]
 

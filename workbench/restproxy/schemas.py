@@ -39,7 +39,7 @@ import requests
 
 from workbench.restproxy.errors import RestError
 
-__all__ = ["SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
+__all__ = ["CACHE_MAX", "SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -394,11 +394,11 @@ def _jsonschema(schema_id: int, text: str) -> Serializer:
 def _protobuf(schema_id: int, text: str) -> Serializer:
     from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
-    from workbench.registry.schemas import _well_known
+    from workbench.registry.schemas import well_known_protos
 
     file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text))
     pool = descriptor_pool.DescriptorPool()
-    for known in _well_known():
+    for known in well_known_protos():
         if known.name in file.dependency:
             pool.Add(known)
     pool.Add(file)

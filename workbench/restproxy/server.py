@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError, StackError
-from workbench.restproxy.settings import Settings, load_settings
+from workbench.restproxy.settings import RestProxySettings, load_restproxy_settings
 
 __all__ = ["serve", "validate_clients"]
 
 log = logging.getLogger("workbench.restproxy")
 
 
-def validate_clients(settings: Settings) -> None:
+def validate_clients(settings: RestProxySettings) -> None:
     """Let librdkafka check the pass-through settings now, so a typo stops the start.
 
     Raises:
@@ -47,7 +47,7 @@ def validate_clients(settings: Settings) -> None:
             raise ConfigError(settings.source, f"{role}.*", f"librdkafka refused a {role} setting: {text}") from None
 
 
-def _require_kafka(settings: Settings, timeout: float = 10.0) -> None:
+def _require_kafka(settings: RestProxySettings, timeout: float = 10.0) -> None:
     """Fail in one line when Kafka does not answer, before the server starts."""
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient
@@ -96,7 +96,7 @@ def serve(config: Path | str | None, host: str | None = None, port: int | None =
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _tune_gc()
-    settings = load_settings(config, host=host, port=port, bootstrap_servers=bootstrap_servers)
+    settings = load_restproxy_settings(config, host=host, port=port, bootstrap_servers=bootstrap_servers)
     validate_clients(settings)
     _require_kafka(settings)
     server = uvicorn.Server(

@@ -37,7 +37,15 @@ from workbench.errors import ConfigError
 from workbench.kafka import java_names
 from workbench.secrets import ClientConf, SecretStr
 
-__all__ = ["Settings", "load_settings", "parse_properties"]
+__all__ = [
+    "ENV_PREFIX",
+    "IGNORED",
+    "KNOWN",
+    "PASS_THROUGH",
+    "RestProxySettings",
+    "load_restproxy_settings",
+    "parse_properties",
+]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -98,8 +106,11 @@ IGNORED = {
 PASS_THROUGH = ("client.", "producer.", "consumer.", "admin.")
 
 @dataclass(frozen=True)
-class Settings:
-    """Everything one proxy process needs, typed; built by `load_settings`."""
+class RestProxySettings:
+    """Everything one REST proxy server process needs, typed; built by `load_restproxy_settings`.
+
+    The server's own side: not the profile's `proxy` section (`config.ProxySettings`),
+    which says where the proxies are and how clients reach them."""
 
     bootstrap_servers: str
     host: str = "127.0.0.1"
@@ -193,21 +204,21 @@ def parse_properties(text: str) -> dict[str, str]:
     return result
 
 
-def load_settings(
+def load_restproxy_settings(
     path: str | Path | None,
     *,
     host: str | None = None,
     port: int | None = None,
     bootstrap_servers: str | None = None,
     environ: Mapping[str, str] | None = None,
-) -> Settings:
-    """Read a properties file (plus `KAFKA_REST_*` environment) into `Settings`.
+) -> RestProxySettings:
+    """Read a properties file (plus `KAFKA_REST_*` environment) into `RestProxySettings`.
 
     Raises:
         ConfigError: the file is missing, a value has the wrong type or is out of range,
             or there is no `bootstrap.servers`; the message names the file and the key.
 
-    Usage: `load_settings("conf/kafka-rest.properties", port=8083)`.
+    Usage: `load_restproxy_settings("conf/kafka-rest.properties", port=8083)`.
     """
     source = str(path) if path is not None else "(defaults)"
     raw: dict[str, str] = {}
@@ -225,7 +236,7 @@ def load_settings(
 
 def _build(
     raw: dict[str, str], source: str, *, host: str | None, port: int | None, bootstrap_servers: str | None
-) -> Settings:
+) -> RestProxySettings:
     typed: dict[str, Any] = {name: default for name, (_kind, default) in KNOWN.items()}
     passthrough: dict[str, dict[str, Any]] = {"client": {}, "producer": {}, "consumer": {}, "admin": {}}
     unknown: list[str] = []
@@ -294,7 +305,7 @@ def _build(
     consumer.setdefault("allow.auto.create.topics", False)
     admin = _client_conf(source, "admin", {**passthrough["client"], **passthrough["admin"]})
 
-    return Settings(
+    return RestProxySettings(
         bootstrap_servers=servers,
         host=bind_host,
         port=bind_port,

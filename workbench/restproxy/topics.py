@@ -36,23 +36,23 @@ def partition_body(partition: PartitionMetadata) -> dict[str, Any]:
     }
 
 
-async def root(ctx: Context, request: Request) -> Response:
+async def _handle_root(ctx: Context, request: Request) -> Response:
     return json_response({})
 
 
-async def brokers(ctx: Context, request: Request) -> Response:
+async def _handle_brokers(ctx: Context, request: Request) -> Response:
     check_accept(request.headers.get("accept"))
     metadata = await ctx.metadata.call(ctx.metadata.cluster)
     return json_response({"brokers": sorted(metadata.brokers)})
 
 
-async def list_topics(ctx: Context, request: Request) -> Response:
+async def _handle_list_topics(ctx: Context, request: Request) -> Response:
     check_accept(request.headers.get("accept"))
     metadata = await ctx.metadata.call(ctx.metadata.cluster)
     return json_response(sorted(t for t in metadata.topics if not t.startswith("__")))
 
 
-async def get_topic(ctx: Context, request: Request, topic: str) -> Response:
+async def _handle_get_topic(ctx: Context, request: Request, topic: str) -> Response:
     check_accept(request.headers.get("accept"))
     metadata = await ctx.metadata.call(ctx.metadata.topic, topic)
     configs = await ctx.metadata.call(ctx.metadata.topic_configs, topic)
@@ -60,7 +60,7 @@ async def get_topic(ctx: Context, request: Request, topic: str) -> Response:
     return json_response({"name": topic, "configs": configs, "partitions": partitions})
 
 
-async def list_partitions(ctx: Context, request: Request, topic: str) -> Response:
+async def _handle_list_partitions(ctx: Context, request: Request, topic: str) -> Response:
     check_accept(request.headers.get("accept"))
     metadata = await ctx.metadata.call(ctx.metadata.topic, topic)
     return json_response([partition_body(p) for p in sorted(metadata.partitions.values(), key=lambda p: p.id)])
@@ -74,12 +74,12 @@ async def _partition(ctx: Context, topic: str, partition: str) -> PartitionMetad
     return metadata.partitions[number]
 
 
-async def get_partition(ctx: Context, request: Request, topic: str, partition: str) -> Response:
+async def _handle_get_partition(ctx: Context, request: Request, topic: str, partition: str) -> Response:
     check_accept(request.headers.get("accept"))
     return json_response(partition_body(await _partition(ctx, topic, partition)))
 
 
-async def partition_offsets(ctx: Context, request: Request, topic: str, partition: str) -> Response:
+async def _handle_partition_offsets(ctx: Context, request: Request, topic: str, partition: str) -> Response:
     check_accept(request.headers.get("accept"))
     found = await _partition(ctx, topic, partition)
     beginning, end = await ctx.metadata.call(_offsets, ctx, topic, found.id)
@@ -100,12 +100,12 @@ def _offsets(ctx: Context, topic: str, partition: int) -> tuple[int, int]:
 
 
 ROUTES = [
-    Route("GET", "/", root),
-    Route("POST", "/", root),
-    Route("GET", "/brokers", brokers),
-    Route("GET", "/topics", list_topics),
-    Route("GET", "/topics/{topic}", get_topic),
-    Route("GET", "/topics/{topic}/partitions", list_partitions),
-    Route("GET", "/topics/{topic}/partitions/{partition}", get_partition),
-    Route("GET", "/topics/{topic}/partitions/{partition}/offsets", partition_offsets),
+    Route("GET", "/", _handle_root),
+    Route("POST", "/", _handle_root),
+    Route("GET", "/brokers", _handle_brokers),
+    Route("GET", "/topics", _handle_list_topics),
+    Route("GET", "/topics/{topic}", _handle_get_topic),
+    Route("GET", "/topics/{topic}/partitions", _handle_list_partitions),
+    Route("GET", "/topics/{topic}/partitions/{partition}", _handle_get_partition),
+    Route("GET", "/topics/{topic}/partitions/{partition}/offsets", _handle_partition_offsets),
 ]

@@ -25,9 +25,9 @@ from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.routing import Route
 from workbench.restproxy.validation import check_topic
 
-__all__ = ["ROUTES", "check_cluster", "check_v3_accept"]
+__all__ = ["MAX_PARTITIONS", "MAX_REPLICATION", "ROUTES", "check_cluster", "check_v3_accept"]
 
-JSON = "application/json"
+_JSON = "application/json"
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -59,7 +59,7 @@ def _crn(ctx: Context, *parts: str) -> str:
 async def _body(ctx: Context, request: Request) -> Any:
     """A v3 request body: application/json only (415 otherwise), as upstream."""
     content_type = (request.headers.get("content-type") or "").split(";", 1)[0].strip().lower()
-    if content_type and content_type != JSON:
+    if content_type and content_type != _JSON:
         raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: v3 takes application/json, got {content_type!r}")
     return await read_json(request, ctx.settings)
 
@@ -69,12 +69,12 @@ def check_v3_accept(accept: str | None) -> None:
     if not accept:
         return
     items = [item.split(";", 1)[0].strip().lower() for item in accept.split(",")]
-    if not any(item in (JSON, "*/*", "application/*") or item.endswith("+json") for item in items):
+    if not any(item in (_JSON, "*/*", "application/*") or item.endswith("+json") for item in items):
         raise RestError(406, 406, f"HTTP 406 Not Acceptable: v3 answers in application/json, not {accept[:80]!r}")
 
 
 def _v3(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return json_response(data, status=status, media_type=JSON, headers=headers)
+    return json_response(data, status=status, media_type=_JSON, headers=headers)
 
 
 def _cluster_body(ctx: Context, request: Request) -> dict[str, Any]:
@@ -89,13 +89,13 @@ def _cluster_body(ctx: Context, request: Request) -> dict[str, Any]:
     return body
 
 
-async def list_clusters(ctx: Context, request: Request) -> Response:
+async def _handle_list_clusters(ctx: Context, request: Request) -> Response:
     url = f"{ctx.settings.base_url(request.headers.get('host'))}/v3/clusters"
     return _v3({"kind": "KafkaClusterList", "metadata": {"self": url, "next": None},
                 "data": [_cluster_body(ctx, request)]})  # fmt: skip
 
 
-async def get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
+async def _handle_get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
     return _v3(_cluster_body(ctx, request))
 
@@ -118,7 +118,7 @@ def _topic_body(ctx: Context, request: Request, name: str, partitions: dict[int,
     }
 
 
-async def list_topics(ctx: Context, request: Request, cluster: str) -> Response:
+async def _handle_list_topics(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
     metadata = await ctx.metadata.call(ctx.metadata.cluster)
     data = [_topic_body(ctx, request, name, metadata.topics[name].partitions) for name in sorted(metadata.topics)
@@ -127,7 +127,7 @@ async def list_topics(ctx: Context, request: Request, cluster: str) -> Response:
                 "data": data})  # fmt: skip
 
 
-async def create_topic(ctx: Context, request: Request, cluster: str) -> Response:
+async def _handle_create_topic(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
     body = await _body(ctx, request)
     if not body:
@@ -201,12 +201,12 @@ async def _topic(ctx: Context, cluster: str, name: str) -> Any:
         raise
 
 
-async def get_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+async def _handle_get_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     metadata = await _topic(ctx, cluster, topic)
     return _v3(_topic_body(ctx, request, topic, metadata.partitions))
 
 
-async def delete_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+async def _handle_delete_topic(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     await _topic(ctx, cluster, topic)
 
     def delete() -> None:
@@ -236,14 +236,14 @@ def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) 
     }
 
 
-async def list_partitions(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+async def _handle_list_partitions(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     metadata = await _topic(ctx, cluster, topic)
     data = [_partition_body(ctx, request, topic, p) for p in sorted(metadata.partitions.values(), key=lambda p: p.id)]
     url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/partitions"
     return _v3({"kind": "KafkaPartitionList", "metadata": {"self": url, "next": None}, "data": data})
 
 
-async def get_partition(ctx: Context, request: Request, cluster: str, topic: str, partition: str) -> Response:
+async def _handle_get_partition(ctx: Context, request: Request, cluster: str, topic: str, partition: str) -> Response:
     number = int_param(partition, "partition_id")
     metadata = await _topic(ctx, cluster, topic)
     if number not in metadata.partitions:
@@ -272,7 +272,7 @@ def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict
     }
 
 
-async def list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+async def _handle_list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     await _topic(ctx, cluster, topic)
     entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
     url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs"
@@ -280,7 +280,7 @@ async def list_configs(ctx: Context, request: Request, cluster: str, topic: str)
     return _v3({"kind": "KafkaTopicConfigList", "metadata": {"self": url, "next": None}, "data": data})
 
 
-async def get_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+async def _handle_get_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
     await _topic(ctx, cluster, topic)
     entries = await ctx.metadata.call(ctx.metadata.topic_config_entries, topic)
     for entry in entries:
@@ -312,18 +312,18 @@ async def _alter(ctx: Context, cluster: str, topic: str, changes: list[tuple[str
     return empty_response()
 
 
-async def put_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+async def _handle_put_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
     body = await _body(ctx, request)
     if not isinstance(body, dict) or "value" not in body:
         raise RestError(422, 42206, 'Payload error. The body must be {"value": "..."}')
     return await _alter(ctx, cluster, topic, [_config_change(name, body["value"])])
 
 
-async def delete_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
+async def _handle_delete_config(ctx: Context, request: Request, cluster: str, topic: str, name: str) -> Response:
     return await _alter(ctx, cluster, topic, [_config_change(name, None)])
 
 
-async def alter_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
+async def _handle_alter_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:
     body = await _body(ctx, request)
     if not isinstance(body, dict) or not isinstance(body.get("data"), list) or not body["data"]:
         raise RestError(422, 42206, 'Payload error. The body must be {"data": [{"name": ..., "value": ...}, ...]}')
@@ -429,7 +429,7 @@ def _group_body(ctx: Context, request: Request, group: Any, description: Any = N
     return body
 
 
-async def list_groups(ctx: Context, request: Request, cluster: str) -> Response:
+async def _handle_list_groups(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
     groups = await ctx.metadata.call(_groups, ctx)
     url = f"{_base(ctx, request)}/consumer-groups"
@@ -437,13 +437,13 @@ async def list_groups(ctx: Context, request: Request, cluster: str) -> Response:
                 "data": [_group_body(ctx, request, g) for g in groups]})  # fmt: skip
 
 
-async def get_group(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+async def _handle_get_group(ctx: Context, request: Request, cluster: str, group: str) -> Response:
     check_cluster(ctx, cluster)
     description = await ctx.metadata.call(_describe, ctx, group)
     return _v3(_group_body(ctx, request, description, description))
 
 
-async def list_group_consumers(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+async def _handle_list_group_consumers(ctx: Context, request: Request, cluster: str, group: str) -> Response:
     check_cluster(ctx, cluster)
     description = await ctx.metadata.call(_describe, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/consumers"
@@ -459,7 +459,7 @@ async def list_group_consumers(ctx: Context, request: Request, cluster: str, gro
     return _v3({"kind": "KafkaConsumerList", "metadata": {"self": url, "next": None}, "data": data})
 
 
-async def list_lags(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+async def _handle_list_lags(ctx: Context, request: Request, cluster: str, group: str) -> Response:
     check_cluster(ctx, cluster)
     rows = await ctx.metadata.call(_lags, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lags"
@@ -468,7 +468,7 @@ async def list_lags(ctx: Context, request: Request, cluster: str, group: str) ->
     return _v3({"kind": "KafkaConsumerLagList", "metadata": {"self": url, "next": None}, "data": data})
 
 
-async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) -> Response:
+async def _handle_lag_summary(ctx: Context, request: Request, cluster: str, group: str) -> Response:
     check_cluster(ctx, cluster)
     rows = await ctx.metadata.call(_lags, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lag-summary"
@@ -494,22 +494,22 @@ async def lag_summary(ctx: Context, request: Request, cluster: str, group: str) 
 _C = "/v3/clusters/{cluster}"
 
 ROUTES = [
-    Route("GET", "/v3/clusters", list_clusters),
-    Route("GET", _C, get_cluster),
-    Route("GET", f"{_C}/topics", list_topics),
-    Route("POST", f"{_C}/topics", create_topic),
-    Route("GET", f"{_C}/topics/{{topic}}", get_topic),
-    Route("DELETE", f"{_C}/topics/{{topic}}", delete_topic),
-    Route("GET", f"{_C}/topics/{{topic}}/partitions", list_partitions),
-    Route("GET", f"{_C}/topics/{{topic}}/partitions/{{partition}}", get_partition),
-    Route("GET", f"{_C}/topics/{{topic}}/configs", list_configs),
-    Route("GET", f"{_C}/topics/{{topic}}/configs/{{name}}", get_config),
-    Route("PUT", f"{_C}/topics/{{topic}}/configs/{{name}}", put_config),
-    Route("DELETE", f"{_C}/topics/{{topic}}/configs/{{name}}", delete_config),
-    Route("POST", f"{_C}/topics/{{topic}}/configs:alter", alter_configs),
-    Route("GET", f"{_C}/consumer-groups", list_groups),
-    Route("GET", f"{_C}/consumer-groups/{{group}}", get_group),
-    Route("GET", f"{_C}/consumer-groups/{{group}}/consumers", list_group_consumers),
-    Route("GET", f"{_C}/consumer-groups/{{group}}/lags", list_lags),
-    Route("GET", f"{_C}/consumer-groups/{{group}}/lag-summary", lag_summary),
+    Route("GET", "/v3/clusters", _handle_list_clusters),
+    Route("GET", _C, _handle_get_cluster),
+    Route("GET", f"{_C}/topics", _handle_list_topics),
+    Route("POST", f"{_C}/topics", _handle_create_topic),
+    Route("GET", f"{_C}/topics/{{topic}}", _handle_get_topic),
+    Route("DELETE", f"{_C}/topics/{{topic}}", _handle_delete_topic),
+    Route("GET", f"{_C}/topics/{{topic}}/partitions", _handle_list_partitions),
+    Route("GET", f"{_C}/topics/{{topic}}/partitions/{{partition}}", _handle_get_partition),
+    Route("GET", f"{_C}/topics/{{topic}}/configs", _handle_list_configs),
+    Route("GET", f"{_C}/topics/{{topic}}/configs/{{name}}", _handle_get_config),
+    Route("PUT", f"{_C}/topics/{{topic}}/configs/{{name}}", _handle_put_config),
+    Route("DELETE", f"{_C}/topics/{{topic}}/configs/{{name}}", _handle_delete_config),
+    Route("POST", f"{_C}/topics/{{topic}}/configs:alter", _handle_alter_configs),
+    Route("GET", f"{_C}/consumer-groups", _handle_list_groups),
+    Route("GET", f"{_C}/consumer-groups/{{group}}", _handle_get_group),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/consumers", _handle_list_group_consumers),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/lags", _handle_list_lags),
+    Route("GET", f"{_C}/consumer-groups/{{group}}/lag-summary", _handle_lag_summary),
 ]

@@ -24,6 +24,9 @@ from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, Res
 __all__ = [
     "INT32_MAX",
     "INT64_MAX",
+    "INVALID_CONSUMER_CONFIG",
+    "NAME_MAX",
+    "TOPIC_MAX",
     "check_group",
     "check_instance_name",
     "check_offset",

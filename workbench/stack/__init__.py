@@ -17,6 +17,7 @@ a stack it started itself it stops again, even when the cell is interrupted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,7 +32,10 @@ from workbench.stack import process, supervisor
 from workbench.stack.services import Service, services_for
 from workbench.stack.state import ServiceRecord, StackState, locked
 
-__all__ = ["ServiceRecord", "Stack", "attach", "down", "running", "status", "up"]
+__all__ = ["CREATE_BATCH", "ServiceRecord", "Stack", "TemporaryTopics", "attach", "down", "running", "status", "up"]
+
+#: Topics are created and deleted in batches of this many: one admin request each.
+CREATE_BATCH = 1_000
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,34 @@ class Stack:
         from workbench import kafka
 
         kafka.delete_topics(self.kafka_config("admin"), names, timeout=timeout)
+
+    @contextmanager
+    def temporary_topics(
+        self, topics: Mapping[str, int], *, batch: int = CREATE_BATCH, timeout: float = 300.0, keep: bool = False
+    ) -> Iterator[TemporaryTopics]:
+        """Create `{name: partitions}` (as `create_topics` does) for a block; delete them after it.
+
+        The one way an experiment, a notebook or a test uses throw-away topics: the
+        embedded broker keeps every record in memory, so topics are deleted even when the
+        block fails, and so is every topic created later through `.create`; a batch the
+        cluster refuses is not recorded, so a name that already existed is never deleted.
+        Creation goes in batches of `batch` topics per request (thousands of topics fit
+        no single request's timeout); `.create_seconds` is how long it took. `keep`
+        leaves the topics for a later reader (then the caller deletes them).
+
+        Usage: `with stack.temporary_topics({"a": 1, "b": 4}) as created: created.create_seconds`.
+        """
+        created = TemporaryTopics(self, batch, timeout)
+        try:
+            started = time.perf_counter()
+            created.create(topics)
+            created.create_seconds = time.perf_counter() - started
+            yield created
+        finally:
+            if not keep:
+                names, step = list(created.names), max(1, batch)
+                for i in range(0, len(names), step):
+                    self.delete_topics(names[i : i + step], timeout=timeout)
 
     @property
     def registry_url(self) -> str | None:
@@ -185,6 +217,29 @@ def status(profile: Profile | str | None = None) -> dict[str, Any]:
         return Stack(profile).status()
     state = StackState.load(profile.path(profile.run_dir))
     return _status_of(profile, state.services if state else {})
+
+
+class TemporaryTopics:
+    """The topics a `Stack.temporary_topics` block created; all are deleted when it ends."""
+
+    def __init__(self, stack: Stack, batch: int, timeout: float) -> None:
+        self._stack, self._batch, self._timeout = stack, max(1, batch), timeout
+        #: Every topic created so far, in order.
+        self.names: list[str] = []
+        #: Seconds the block's own topics took to create (not those of a later `create`).
+        self.create_seconds = 0.0
+
+    def create(self, topics: Mapping[str, int]) -> list[str]:
+        """Create more topics, deleted with the others when the block ends; returns their names."""
+        names = list(topics)
+        for i in range(0, len(names), self._batch):
+            chunk = names[i : i + self._batch]
+            # Recorded once created: a name that already existed is never deleted as ours.
+            self.names.extend(self._stack.create_topics({n: topics[n] for n in chunk}, timeout=self._timeout))
+        return names
+
+    def __repr__(self) -> str:
+        return f"TemporaryTopics({len(self.names)} topics, created in {self.create_seconds:.3f} s)"
 
 
 def attach(profile: Profile | str | None = None) -> Stack | None:

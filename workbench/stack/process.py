@@ -15,7 +15,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = ["free_port", "is_ours", "port_in_use", "spawn", "stop"]
+__all__ = ["GRACE_SECONDS", "free_port", "is_ours", "port_in_use", "spawn", "stop"]
 
 #: How long a service gets to exit on SIGTERM before it is killed.
 GRACE_SECONDS = 10.0

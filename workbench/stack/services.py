@@ -298,10 +298,10 @@ class Balancer(Service):
 
 def _proxy_limits(profile: Profile) -> Limits:
     """The request limits of the proxies' properties file (and KAFKA_REST_* overrides)."""
-    from workbench.restproxy.settings import load_settings
+    from workbench.restproxy.settings import load_restproxy_settings
     from workbench.stack.nginx import Limits
 
-    settings = load_settings(profile.path(profile.proxy.properties), bootstrap_servers="unused:9092")
+    settings = load_restproxy_settings(profile.path(profile.proxy.properties), bootstrap_servers="unused:9092")
     return Limits(
         max_body_bytes=settings.request_max_bytes,
         header_max_bytes=settings.header_max_bytes,

@@ -27,7 +27,7 @@ from workbench.stack.probes import probe_tcp
 from workbench.stack.services import Service
 from workbench.stack.state import ServiceRecord
 
-__all__ = ["SPARK_KINDS", "SparkMaster", "SparkWorker", "spark_home", "spark_services"]
+__all__ = ["DAEMON_MEMORY", "SPARK_KINDS", "SparkMaster", "SparkWorker", "master_state", "spark_home", "spark_services"]
 
 #: Heap of each daemon; executors get their own (`spark.executor.memory`).
 DAEMON_MEMORY = "512m"

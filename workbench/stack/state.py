@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ServiceRecord", "StackState", "locked"]
+__all__ = ["STATE_FILE", "ServiceRecord", "StackState", "locked"]
 
 STATE_FILE = "state.json"
 

@@ -34,7 +34,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_RESTARTS", "STATE_SUFFIX", "facts", "main", "supervised_command"]
+__all__ = [
+    "FIRST_START_S",
+    "MAX_RESTARTS",
+    "STATE_SUFFIX",
+    "Supervisor",
+    "WINDOW_S",
+    "facts",
+    "main",
+    "supervised_command",
+]
 
 log = logging.getLogger("workbench.supervisor")
 

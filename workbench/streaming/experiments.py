@@ -21,11 +21,13 @@ import pandas as pd
 from confluent_kafka import TopicPartition
 
 from workbench import kafka
-from workbench.stack import Stack
+from workbench.kafka.producing import Outgoing, enqueue
+from workbench.stack import Stack, TemporaryTopics
 from workbench.streaming import kafka_source, to_pandas
 from workbench.streaming.pipelines import device_windows, parse_readings, stopping, write_parquet
 from workbench.streaming.progress import DURATIONS, progress_frame
-from workbench.streaming.telemetry import Reading, device_topics, generate_readings, produce_readings
+from workbench.streaming.telemetry import Reading, generate_readings, produce_readings
+from workbench.topics.strategies import TopicPerDevice, device_ids
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -76,28 +78,29 @@ def telemetry_topic(
     """A fresh topic holding `records` telemetry readings (JSON, padded to `value_bytes`); deleted after."""
     conf = stack.kafka_config("producer")
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
-    stack.create_topics({name: partitions})
-    try:
+    with stack.temporary_topics({name: partitions}, timeout=30.0):
         seconds = max(1, records // devices)
         readings = generate_readings(devices=devices, seconds=seconds, seed=seed)[:records]
         produce_readings(conf, readings, name, value_bytes=value_bytes, settings={"linger.ms": 20})
         yield name
-    finally:
-        kafka.delete_topics(conf, [name])
 
 
-def warm_up(spark: SparkSession, stack: Stack, work_dir: Path) -> None:
+def warm_up(spark: SparkSession, stack: Stack, work_dir: Path, *, compile_hot_paths: bool = True) -> None:
     """Run the source and the aggregation once, untimed, so measured runs start warm.
 
     The first query of a session starts Python workers and imports pyspark, pyarrow and
     confluent-kafka in them (3-4x slower than later runs). The first large read is still
     slower while the JVM compiles its hot paths (measured: the first 1 M-row read ran at
-    60-70 % of the next ones after a 2,000-row warm-up), hence a second, larger read.
+    60-70 % of the next ones after a 2,000-row warm-up), hence a second, larger read,
+    which a quick run (thousands of rows per point, dominated by fixed costs) skips with
+    `compile_hot_paths=False`.
     """
     with telemetry_topic(stack, records=2_000, partitions=2) as topic:
         frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
         ingest(spark, frame, work_dir)
         ingest(spark, device_windows(parse_readings(frame)), work_dir)
+    if not compile_hot_paths:
+        return
     with telemetry_topic(stack, records=200_000, partitions=1) as topic:
         ingest(spark, kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest"), work_dir)
 
@@ -622,9 +625,7 @@ def _produce_at_rate(conf: dict[str, Any], topic: str, total: int, rate: int, to
     started, sent, step = time.perf_counter(), 0, max(1, rate // 20)
     while sent < total:
         due = min(total, int((time.perf_counter() - started) * rate) + step)
-        for i in range(sent, due):
-            client.produce(topic, value=b'{"n":%d}' % i)
-        client.poll(0)
+        enqueue(client, (Outgoing(topic, b'{"n":%d}' % i) for i in range(sent, due)), poll_every=due - sent)
         sent = due
         time.sleep(0.05)
     client.flush(60)
@@ -688,8 +689,13 @@ def _layout_point(
                      extra={"topics": topics, "spark_tasks": tasks})  # fmt: skip
 
 
-def _layout_options(prefix: str, layout: str) -> dict[str, Any]:
-    return {"subscribePattern": f"{prefix}-device-.*"} if layout == LAYOUTS[0] else {"subscribe": f"{prefix}-all"}
+def _layouts(prefix: str) -> tuple[TopicPerDevice, str]:
+    """The two layouts: topics `<prefix>-<device id>`, and one shared topic outside their pattern."""
+    return TopicPerDevice(f"{prefix}-"), f"{prefix}.all"
+
+
+def _layout_options(per_device: TopicPerDevice, shared: str, layout: str) -> dict[str, str]:
+    return per_device.spark_options() if layout == LAYOUTS[0] else {"subscribe": shared}
 
 
 def per_device_topics(
@@ -701,23 +707,16 @@ def per_device_topics(
     records, msg/s) and the check that a device topic created while the query runs is picked up.
     """
     conf = stack.kafka_config("producer")
-    prefix = f"spark-dev-{uuid.uuid4().hex[:6]}"
-    mapping = device_topics(prefix, devices)
-    shared = f"{prefix}-all"
+    per_device, shared = _layouts(f"spark-dev-{uuid.uuid4().hex[:6]}")
     readings = generate_readings(devices=devices, seconds=seconds, seed=11)
-    stack.create_topics({**dict.fromkeys(mapping.values(), 1), shared: 4})
-    created = [*mapping.values(), shared]
-    try:
-        produce_readings(conf, readings, mapping)
+    with stack.temporary_topics({**per_device.topics(device_ids(devices)), shared: 4}, timeout=30.0) as created:
+        produce_readings(conf, readings, per_device)
         produce_readings(conf, readings, shared)
         rows = []
         for layout in LAYOUTS:
             params = {"layout": layout, "devices": devices, "readings_seconds": seconds}
-            rows.append(_layout_point(spark, stack, work_dir, params, _layout_options(prefix, layout)))
-        pattern = _layout_options(prefix, LAYOUTS[0])["subscribePattern"]
-        pickup = _new_topic_pickup(spark, stack, work_dir, pattern, prefix, readings, created) if late_device else {}
-    finally:
-        kafka.delete_topics(conf, created)
+            rows.append(_layout_point(spark, stack, work_dir, params, _layout_options(per_device, shared, layout)))
+        pickup = _new_topic_pickup(spark, stack, work_dir, per_device, readings, created) if late_device else {}
     return pd.DataFrame(rows), pickup
 
 
@@ -725,28 +724,27 @@ def _new_topic_pickup(
     spark: SparkSession,
     stack: Stack,
     work_dir: Path,
-    pattern: str,
-    prefix: str,
+    per_device: TopicPerDevice,
     readings: list[Reading],
-    created: list[str],
+    created: TemporaryTopics,
 ) -> dict[str, Any]:
     conf = stack.kafka_config("producer")
     table = f"pickup_{uuid.uuid4().hex[:8]}"
-    frame = kafka_source(spark, stack, subscribePattern=pattern, startingOffsets="earliest")
+    options: dict[str, Any] = {**per_device.spark_options(), "startingOffsets": "earliest"}
+    frame = kafka_source(spark, stack, **options)
     query = frame.writeStream.format("memory").queryName(table).option(
         "checkpointLocation", str(work_dir / table)).trigger(processingTime="500 milliseconds").start()  # fmt: skip
     before = len(readings)
     with stopping(query):
         _wait_rows(spark, query, table, before)
-        newcomer = f"{prefix}-device-new"
-        stack.create_topics({newcomer: 1})
-        created.append(newcomer)
+        newcomer = per_device.topic_for("device-new")
+        created.create({newcomer: 1})
         late = generate_readings(devices=1, seconds=50, seed=12)
         produce_readings(conf, late, newcomer)
         _wait_rows(spark, query, table, before + len(late))
         counts = to_pandas(spark.table(table).groupBy("topic").count())
     shutil.rmtree(work_dir / table, ignore_errors=True)
-    return {"topics_before": len(created) - 2, "new_topic": newcomer, "new_topic_rows_produced": len(late),
+    return {"topics_before": len(created.names) - 2, "new_topic": newcomer, "new_topic_rows_produced": len(late),
             "new_topic_rows_read": int(counts.loc[counts["topic"] == newcomer, "count"].sum()),
             "rows_read": int(counts["count"].sum()), "rows_produced": before + len(late)}  # fmt: skip
 
@@ -764,43 +762,42 @@ def restart_check(
     conf = stack.kafka_config("producer")
     topic = f"spark-restart-{uuid.uuid4().hex[:8]}"
     output, checkpoint = work_dir / f"{topic}-out", work_dir / f"{topic}-checkpoint"
-    stack.create_topics({topic: partitions})
-    try:
-        readings = generate_readings(devices=50, seconds=(first + second) // 50 + 1, seed=5)
-        produce_readings(conf, readings[:first], topic)
-        columns = parse_readings(
-            kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=first // 4)
-        ).select("device_id", "seq", "event_time", "partition", "offset")
-        query = write_parquet(columns, output, checkpoint, trigger={"processingTime": "500 milliseconds"})
-        # Stopping mid-batch aborts that batch's write job, and Spark logs the interruption
-        # as an error with a stack trace; it is the point of the experiment, not a fault.
-        spark.sparkContext.setLogLevel("OFF")
+    with stack.temporary_topics({topic: partitions}, timeout=30.0):
         try:
-            with stopping(query):
-                deadline = time.monotonic() + PATIENCE_S
-                while len([p for p in query.recentProgress if p["numInputRows"]]) < 2:
-                    if query.exception() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"first run did not commit two batches: {query.exception()}")
-                    time.sleep(0.1)
+            readings = generate_readings(devices=50, seconds=(first + second) // 50 + 1, seed=5)
+            produce_readings(conf, readings[:first], topic)
+            columns = parse_readings(
+                kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=first // 4)
+            ).select("device_id", "seq", "event_time", "partition", "offset")
+            query = write_parquet(columns, output, checkpoint, trigger={"processingTime": "500 milliseconds"})
+            # Stopping mid-batch aborts that batch's write job, and Spark logs the interruption
+            # as an error with a stack trace; it is the point of the experiment, not a fault.
+            spark.sparkContext.setLogLevel("OFF")
+            try:
+                with stopping(query):
+                    deadline = time.monotonic() + PATIENCE_S
+                    while len([p for p in query.recentProgress if p["numInputRows"]]) < 2:
+                        if query.exception() is not None or time.monotonic() > deadline:
+                            raise RuntimeError(f"first run did not commit two batches: {query.exception()}")
+                        time.sleep(0.1)
+            finally:
+                spark.sparkContext.setLogLevel("ERROR")
+            landed_first = spark.read.parquet(str(output)).count()
+            produce_readings(conf, readings[first : first + second], topic)
+            with stopping(write_parquet(columns, output, checkpoint)) as resumed:
+                resumed.awaitTermination(PATIENCE_S)
+            result = spark.read.parquet(str(output))
+            ends = kafka.end_offsets(conf, topic)
+            return {
+                "produced": first + second,
+                "landed_before_stop": landed_first,
+                "rows": result.count(),
+                "distinct_offsets": result.select("partition", "offset").distinct().count(),
+                "log_records": sum(ends.values()),
+                "distinct_readings": result.select("device_id", "seq").distinct().count(),
+            }
         finally:
-            spark.sparkContext.setLogLevel("ERROR")
-        landed_first = spark.read.parquet(str(output)).count()
-        produce_readings(conf, readings[first : first + second], topic)
-        with stopping(write_parquet(columns, output, checkpoint)) as resumed:
-            resumed.awaitTermination(PATIENCE_S)
-        result = spark.read.parquet(str(output))
-        ends = kafka.end_offsets(conf, topic)
-        return {
-            "produced": first + second,
-            "landed_before_stop": landed_first,
-            "rows": result.count(),
-            "distinct_offsets": result.select("partition", "offset").distinct().count(),
-            "log_records": sum(ends.values()),
-            "distinct_readings": result.select("device_id", "seq").distinct().count(),
-        }
-    finally:
-        kafka.delete_topics(conf, [topic])
-        shutil.rmtree(checkpoint, ignore_errors=True)
+            shutil.rmtree(checkpoint, ignore_errors=True)
 
 
 # The registered experiments (`workbench bench NAME`, `sweep`): one point each, one contract row.
@@ -914,20 +911,13 @@ def spark_topic_layout(
         raise BenchError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     spark, work = bench_session(stack)
     conf = stack.kafka_config("producer")
-    prefix = f"{topic_prefix}-{uuid.uuid4().hex[:6]}"
+    per_device, shared = _layouts(f"{topic_prefix}-{uuid.uuid4().hex[:6]}")
     readings = generate_readings(devices=devices, seconds=readings_seconds, seed=11)
-    if layout == LAYOUTS[0]:
-        mapping = device_topics(prefix, devices)
-        topics: dict[str, int] = dict.fromkeys(mapping.values(), 1)
-    else:
-        topics = {f"{prefix}-all": 4}
-    stack.create_topics(topics)
-    try:
-        produce_readings(conf, readings, mapping if layout == LAYOUTS[0] else f"{prefix}-all")
+    topics = per_device.topics(device_ids(devices)) if layout == LAYOUTS[0] else {shared: 4}
+    with stack.temporary_topics(topics, timeout=30.0):
+        produce_readings(conf, readings, per_device if layout == LAYOUTS[0] else shared)
         params = {"layout": layout, "devices": devices, "readings_seconds": readings_seconds}
-        return _layout_point(spark, stack, work, params, _layout_options(prefix, layout))
-    finally:
-        kafka.delete_topics(conf, list(topics))
+        return _layout_point(spark, stack, work, params, _layout_options(per_device, shared, layout))
 
 
 def spark_restart(

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-__all__ = ["OffsetRange", "from_json", "plan_ranges", "rate_limit", "split_ranges", "to_json"]
+__all__ = ["OffsetRange", "Partition", "from_json", "plan_ranges", "rate_limit", "split_ranges", "to_json"]
 
 #: A topic-partition as a plain tuple (the same shape as `workbench.kafka.Partition`).
 Partition = tuple[str, int]

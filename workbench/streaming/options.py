@@ -26,7 +26,16 @@ from workbench.errors import ConfigError
 from workbench.kafka import java_names
 from workbench.secrets import ClientConf
 
-__all__ = ["KafkaOptionError", "SourceOptions", "parse_options"]
+__all__ = [
+    "EARLIEST",
+    "KNOWN_OPTIONS",
+    "KafkaOptionError",
+    "LATEST",
+    "PartitionOffsets",
+    "SourceOptions",
+    "Strategy",
+    "parse_options",
+]
 
 log = logging.getLogger("workbench.streaming")
 

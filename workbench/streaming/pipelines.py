@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "READING_SCHEMA",
+    "WINDOW_COLUMNS",
     "device_windows",
     "expected_windows",
     "parse_readings",

@@ -62,8 +62,8 @@ def progress_frame(source: StreamingQuery | Iterable[Any]) -> pd.DataFrame:
                 "batch_id": data.get("batchId"),
                 "timestamp": pd.Timestamp(data["timestamp"]) if data.get("timestamp") else pd.NaT,
                 "rows": int(data.get("numInputRows") or 0),
-                "input_rows_s": float(data.get("inputRowsPerSecond") or 0.0),
-                "processed_rows_s": float(data.get("processedRowsPerSecond") or 0.0),
+                "input_msg_s": float(data.get("inputRowsPerSecond") or 0.0),
+                "processed_msg_s": float(data.get("processedRowsPerSecond") or 0.0),
                 "trigger_ms": int(durations.get("triggerExecution", 0)),
                 **{f"{name}_ms": int(durations.get(name, 0)) for name in DURATIONS},
                 "offsets_behind": sum(b for b in behind if b is not None)

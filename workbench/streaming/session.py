@@ -27,7 +27,7 @@ from workbench.errors import StackError
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["java_version", "spark_session", "stop_spark", "to_pandas"]
+__all__ = ["SUPPORTED_JAVA", "java_version", "spark_session", "stop_spark", "to_pandas"]
 
 log = logging.getLogger("workbench.streaming")
 

@@ -17,30 +17,26 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from confluent_kafka import KafkaError as RdKafkaError
-from confluent_kafka import Message
-
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.clients import producer
+from workbench.kafka.producing import DeliveryTally, Outgoing, send
+from workbench.topics.strategies import TopicPerDevice, TopicStrategy, device_ids
 
-__all__ = ["Reading", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
+__all__ = ["Reading", "TopicChoice", "device_ids", "device_topics", "encode", "generate_readings", "produce_readings"]
 
 #: One reading: device_id, event_ms (event time, ms since epoch), seq, temperature, humidity, battery.
 Reading = dict[str, Any]
-#: Where a reading goes: one topic, a device → topic mapping, or a function of the reading.
-TopicChoice = str | Mapping[str, str] | Callable[[Reading], str]
-
-
-def device_ids(devices: int) -> list[str]:
-    """`device-000`, `device-001`, ...: names that sort in numeric order."""
-    return [f"device-{i:03d}" for i in range(devices)]
+#: Where a reading goes: one topic, a device → topic mapping, a topic strategy (its route
+#: for the reading's device), or a function of the reading.
+TopicChoice = str | Mapping[str, str] | TopicStrategy | Callable[[Reading], str]
 
 
 def device_topics(prefix: str, devices: int | Iterable[str]) -> dict[str, str]:
-    """One topic per device, `<prefix>-<device id>`: the per-device topic strategy."""
+    """Device id → its topic `<prefix>-<device id>` under the per-device strategy (`TopicPerDevice`)."""
+    strategy = TopicPerDevice(f"{prefix}-")
     ids = device_ids(devices) if isinstance(devices, int) else list(devices)
-    return {device: f"{prefix}-{device}" for device in ids}
+    return {device: strategy.topic_for(device) for device in ids}
 
 
 def generate_readings(
@@ -131,8 +127,9 @@ def produce_readings(
     Args:
         conf: producer settings (`stack.kafka_config("producer")`).
         readings: from `generate_readings`, in the order to produce them.
-        topic: one topic for all, a device → topic mapping (`device_topics`), or a function
-            of the reading (any topic strategy). The topics must exist.
+        topic: one topic for all, a device → topic mapping (`device_topics`), a topic
+            strategy (`TopicPerDevice`, ...: the topic of its route), or a function of
+            the reading. The topics must exist.
         value_bytes: pad each JSON value to this size (benchmarks use 200 B records).
         settings: producer settings on top of `conf` (`linger.ms`, ...).
         flush_timeout: seconds to wait for the last acknowledgements.
@@ -145,36 +142,30 @@ def produce_readings(
     """
     route = _router(topic)
     client = producer(conf, {"linger.ms": 5, **(settings or {})})
-    acknowledged: dict[str, int] = {}
-    failures: list[str] = []
-
-    def delivered(error: RdKafkaError | None, message: Message) -> None:
-        if error is None:
-            name = message.topic() or ""
-            acknowledged[name] = acknowledged.get(name, 0) + 1
-        else:
-            failures.append(f"{message.topic()}: {error.str()}")
-
-    for reading in readings:
-        value = encode(reading, value_bytes)
-        while True:
-            try:
-                client.produce(route(reading), value=value, key=reading["device_id"], on_delivery=delivered)
-                break
-            except BufferError:  # the local queue is full: let deliveries drain it
-                client.poll(0.05)
-        client.poll(0)
-    unsent = client.flush(flush_timeout)
-    if unsent or failures:
-        first = failures[0] if failures else "none refused"
-        raise KafkaError(f"{unsent} readings not acknowledged within {flush_timeout:.0f} s and {len(failures)} "
+    tally = DeliveryTally()
+    outgoing = (Outgoing(route(r), encode(r, value_bytes), r["device_id"]) for r in readings)
+    sent = send(client, outgoing, on_delivery=tally, flush_timeout_s=flush_timeout)
+    if sent.unsent or tally.failed:
+        first = tally.first_error or "none refused"
+        raise KafkaError(f"{sent.unsent} readings not acknowledged within {flush_timeout:.0f} s and {tally.failed} "
                          f"refused (first: {first})")  # fmt: skip
-    return dict(sorted(acknowledged.items()))
+    return dict(sorted(tally.by_topic.items()))
 
 
 def _router(topic: TopicChoice) -> Callable[[Reading], str]:
     if isinstance(topic, str):
         return lambda _reading: topic
+    if isinstance(topic, TopicStrategy):
+        strategy = topic
+        known: dict[str, str] = {}  # a route hashes the key: once per device, not per reading
+
+        def by_strategy(reading: Reading) -> str:
+            device = reading["device_id"]
+            if device not in known:
+                known[device] = strategy.route(device).topic
+            return known[device]
+
+        return by_strategy
     if isinstance(topic, Mapping):
         mapping = topic
 

@@ -37,6 +37,7 @@ from workbench.topics.strategies import (
     Subscription,
     TopicPerDevice,
     TopicStrategy,
+    device_ids,
 )
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "TopicPerDevice",
     "TopicStrategy",
     "capacity",
+    "device_ids",
     "expected_moved_fraction",
     "fnv1a",
     "growth_table",

@@ -34,6 +34,9 @@ from workbench.topics.errors import TopicDesignError
 
 __all__ = [
     "Estimate",
+    "GIB",
+    "KIB",
+    "MIB",
     "PartitionPlan",
     "capacity",
     "open_file_handles",

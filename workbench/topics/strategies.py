@@ -40,6 +40,7 @@ __all__ = [
     "Subscription",
     "TopicPerDevice",
     "TopicStrategy",
+    "device_ids",
 ]
 
 #: Kafka's rule for topic names: these characters, at most 249 of them.
@@ -48,6 +49,20 @@ _MAX_NAME = 249
 #: A salt for the bucket hash, so bucket and partition are not the same hash modulo
 #: related numbers (M = P = 4 would otherwise put every device of bucket i in partition i).
 _BUCKET_SALT = b"workbench-bucket:"
+
+
+def device_ids(count: int, *, width: int = 3) -> list[str]:
+    """`device-000`, `device-001`, ...: the device ids every generator, experiment and test uses.
+
+    One scheme, so a device in a telemetry topic, a benchmark key and a per-device topic
+    name are the same string. Zero-padded to `width` digits, or more when `count` needs
+    them, so the ids sort in numeric order. Key size is part of a record's size: a
+    benchmark that must keep its record size keeps its `width`.
+
+    Usage: `device_ids(3)` is `["device-000", "device-001", "device-002"]`.
+    """
+    digits = max(width, len(str(max(0, count - 1))))
+    return [f"device-{i:0{digits}d}" for i in range(count)]
 
 
 @dataclass(frozen=True)

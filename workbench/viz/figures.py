@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 __all__ = [
+    "PERCENTILES",
+    "TEMPLATE",
     "bars",
     "before_after",
     "configure_renderers",

@@ -1,0 +1,224 @@
+"""A raw Kafka Metadata request on a plain socket: the exact size of the answer on the wire.
+
+librdkafka parses Metadata responses and never says how large they were, yet their size
+is what grows with the topic count (every client fetches the whole thing on start-up and
+on every refresh). This client sends one Metadata v4 request and reads the frame back
+byte for byte, so the size is exact; it also decodes the frame, which lets a caller
+check that the answer is what it asked for (brokers, topics, partitions).
+
+v4 because Kafka 4 dropped versions 0-3, and v4 is still the non-flexible encoding
+(fixed-width lengths, no tagged fields), simple enough to write by hand. Plain TCP only:
+a TLS or SASL listener needs a real client, and the caller reports librdkafka's time
+instead (see `workbench.topics.count_cost.metadata_cost`).
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from dataclasses import dataclass
+
+from workbench.errors import KafkaError
+
+__all__ = [
+    "BrokerMetadata",
+    "METADATA_API_KEY",
+    "METADATA_VERSION",
+    "MetadataAnswer",
+    "MetadataResponse",
+    "TopicMetadata",
+    "bootstrap_address",
+    "decode_metadata_response",
+    "encode_metadata_request",
+    "fetch_metadata",
+]
+
+METADATA_API_KEY = 3
+METADATA_VERSION = 4
+#: A Metadata answer larger than this is refused rather than buffered (a wrong port can
+#: answer with any four bytes; 1 GiB is far past any real cluster's metadata).
+_MAX_FRAME = 1 << 30
+
+
+@dataclass(frozen=True)
+class BrokerMetadata:
+    """One broker as a Metadata response lists it."""
+
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    """One topic as a Metadata response lists it: its error code (0 is none) and partition ids."""
+
+    name: str
+    error_code: int
+    internal: bool
+    partitions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MetadataResponse:
+    """A decoded Metadata v4 response."""
+
+    correlation_id: int
+    throttle_ms: int
+    brokers: tuple[BrokerMetadata, ...]
+    cluster_id: str | None
+    controller_id: int
+    topics: tuple[TopicMetadata, ...]
+
+
+@dataclass(frozen=True)
+class MetadataAnswer:
+    """What one raw request measured: the frame's size (size field included), its time, its content."""
+
+    size_bytes: int
+    seconds: float
+    response: MetadataResponse
+
+
+def encode_metadata_request(
+    correlation_id: int = 1, client_id: str = "workbench", topics: list[str] | None = None
+) -> bytes:
+    """A whole Metadata v4 request frame, size prefix included.
+
+    `topics=None` sends a null topic array, which asks for every topic; auto-creation
+    is always off, so asking about a topic never creates it.
+    """
+    client = client_id.encode()
+    header = struct.pack(">hhih", METADATA_API_KEY, METADATA_VERSION, correlation_id, len(client)) + client
+    if topics is None:
+        body = struct.pack(">i", -1)
+    else:
+        body = struct.pack(">i", len(topics)) + b"".join(_string(t) for t in topics)
+    request = header + body + struct.pack(">b", 0)  # allow_auto_topic_creation = false
+    return struct.pack(">i", len(request)) + request
+
+
+def decode_metadata_response(frame: bytes) -> MetadataResponse:
+    """Decode a Metadata v4 response frame (without its 4-byte size prefix).
+
+    Raises:
+        KafkaError: the bytes are not a whole v4 response (truncated, or trailing bytes).
+    """
+    reader = _Reader(frame)
+    correlation_id, throttle_ms = reader.int32(), reader.int32()
+    brokers = tuple(
+        BrokerMetadata(reader.int32(), reader.string() or "", reader.int32(), reader.string())
+        for _ in range(reader.count())
+    )
+    cluster_id, controller_id = reader.string(), reader.int32()
+    topics = tuple(_topic(reader) for _ in range(reader.count()))
+    if reader.remaining:
+        raise KafkaError(f"a Metadata v4 response had {reader.remaining} bytes past its end; is it another version?")
+    return MetadataResponse(correlation_id, throttle_ms, brokers, cluster_id, controller_id, topics)
+
+
+def fetch_metadata(host: str, port: int, *, timeout: float = 120.0, correlation_id: int = 1) -> MetadataAnswer:
+    """Send one Metadata v4 request for every topic and read the whole answer.
+
+    The time runs from sending the request to the last byte of the answer (connecting
+    is left out).
+
+    Raises:
+        OSError: no connection, or none in `timeout` seconds.
+        KafkaError: the broker closed the connection early or answered something else.
+    """
+    request = encode_metadata_request(correlation_id)
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        started = time.perf_counter()
+        sock.sendall(request)
+        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
+        if not 0 <= size <= _MAX_FRAME:
+            raise KafkaError(f"{host}:{port} answered a Metadata request with a frame of {size} bytes; is it Kafka?")
+        frame = _recv_exactly(sock, size)
+        seconds = time.perf_counter() - started
+    response = decode_metadata_response(frame)
+    if response.correlation_id != correlation_id:
+        raise KafkaError(f"{host}:{port} answered correlation id {response.correlation_id}, not {correlation_id}")
+    return MetadataAnswer(size + 4, seconds, response)
+
+
+def bootstrap_address(servers: str) -> tuple[str, int]:
+    """The first `host:port` of a `bootstrap.servers` list (a `PLAINTEXT://` scheme is dropped).
+
+    Raises:
+        KafkaError: the first entry has no `host:port`.
+    """
+    first = servers.split(",")[0].strip().split("://", 1)[-1]
+    host, _, port = first.rpartition(":")
+    if not host or not port.isdigit():
+        raise KafkaError(f"cannot read host:port from bootstrap.servers {servers!r}")
+    return host.strip("[]"), int(port)
+
+
+def _topic(reader: _Reader) -> TopicMetadata:
+    error_code, name, internal = reader.int16(), reader.string() or "", reader.boolean()
+    partitions = []
+    for _ in range(reader.count()):
+        reader.int16()  # the partition's error code
+        partitions.append(reader.int32())
+        reader.int32()  # leader
+        reader.skip_int32_array()  # replicas
+        reader.skip_int32_array()  # in-sync replicas
+    return TopicMetadata(name, error_code, internal, tuple(partitions))
+
+
+def _string(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack(">h", len(data)) + data
+
+
+class _Reader:
+    """Reads Kafka's fixed-width primitives from a buffer, refusing to run past its end."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self._data) - self._at
+
+    def _take(self, n: int) -> memoryview:
+        if n > self.remaining:
+            raise KafkaError(f"a Metadata response ended {n - self.remaining} bytes short; the frame is truncated")
+        chunk = self._data[self._at : self._at + n]
+        self._at += n
+        return chunk
+
+    def int16(self) -> int:
+        return int(struct.unpack(">h", self._take(2))[0])
+
+    def int32(self) -> int:
+        return int(struct.unpack(">i", self._take(4))[0])
+
+    def boolean(self) -> bool:
+        return self._take(1)[0] != 0
+
+    def count(self) -> int:
+        """An array's length; a null array (-1) has no elements."""
+        return max(0, self.int32())
+
+    def string(self) -> str | None:
+        length = self.int16()
+        return None if length < 0 else bytes(self._take(length)).decode()
+
+    def skip_int32_array(self) -> None:
+        self._take(4 * self.count())
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise KafkaError("the broker closed the connection in the middle of a Metadata response")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
