@@ -24,13 +24,6 @@ PUBLIC = sorted(
 )
 
 
-#: Public names that modules other helpers are changing still define without listing them:
-#: the merge adds them to `__all__` or makes them private, and then empties this table.
-PENDING: dict[str, set[str]] = {
-    "workbench.streaming.experiments": {"NAN", "PATIENCE_S", "PLAIN_SINKS"},
-}
-
-
 def _module(name: str) -> ModuleType:
     return importlib.import_module(name)
 
@@ -68,14 +61,7 @@ def test_every_public_name_a_module_defines_is_exported(name: str) -> None:
     module = _module(name)
     public = {n for n in _defined_names(module) if not n.startswith("_")}
     public = {n for n in public if not isinstance(getattr(module, n, None), logging.Logger)}
-    assert sorted(public - set(module.__all__) - PENDING.get(name, set())) == []
-
-
-def test_the_pending_names_are_still_pending() -> None:
-    """Once a pending name is exported or made private, it leaves `PENDING`."""
-    still = {name: {n for n in names if n not in _module(name).__all__ and hasattr(_module(name), n)}
-             for name, names in PENDING.items()}  # fmt: skip
-    assert still == PENDING
+    assert sorted(public - set(module.__all__)) == []
 
 
 @pytest.mark.parametrize("name", ["workbench", *PUBLIC])

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LAYOUTS",
+    "PLAIN_SINKS",
     "SINKS",
     "bench_session",
     "consumer_ceiling",
@@ -59,9 +60,9 @@ __all__ = [
 ]
 
 #: Upper bound on waiting for a running query; a hang becomes an error, never a stuck cell.
-PATIENCE_S = 180
+_PATIENCE_S = 180
 #: "Not measured" (no batch read anything, nothing timed): never 0.0, which would be a measurement.
-NAN = float("nan")
+_NAN = float("nan")
 
 
 @contextmanager
@@ -134,9 +135,9 @@ def ingest(
     started = time.perf_counter()
     query = writer.trigger(**(trigger or {"availableNow": True})).start()
     try:
-        query.awaitTermination(PATIENCE_S)
+        query.awaitTermination(_PATIENCE_S)
         if query.isActive:
-            raise TimeoutError(f"query did not finish within {PATIENCE_S:.0f} s; last progress {query.lastProgress}")
+            raise TimeoutError(f"query did not finish within {_PATIENCE_S:.0f} s; last progress {query.lastProgress}")
         wall = time.perf_counter() - started
     finally:
         if query.isActive:
@@ -146,7 +147,7 @@ def ingest(
     progress = progress_frame(query)
     busy = progress[progress["rows"] > 0]
     rows = int(progress["rows"].sum())
-    exec_s = float(busy["trigger_ms"].sum()) / 1000 if len(busy) else NAN
+    exec_s = float(busy["trigger_ms"].sum()) / 1000 if len(busy) else _NAN
     return {
         "sink": sink,
         "records": rows,
@@ -154,9 +155,9 @@ def ingest(
         "max_batch_rows": int(busy["rows"].max()) if len(busy) else 0,
         "exec_s": exec_s,
         "wall_s": wall,
-        "msg_s": rows / exec_s if exec_s > 0 else NAN,
-        "wall_msg_s": rows / wall if wall > 0 else NAN,
-        "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NAN,
+        "msg_s": rows / exec_s if exec_s > 0 else _NAN,
+        "wall_msg_s": rows / wall if wall > 0 else _NAN,
+        "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else _NAN,
     }, progress
 
 
@@ -177,7 +178,7 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     starts = kafka.reported_offsets(conf, list(ends), "earliest")
     remaining = {tp: end for tp, end in ends.items() if end > starts[tp]}
     client = kafka.consumer(conf, settings=kafka.READER_SETTINGS)
-    count, deadline = 0, time.monotonic() + PATIENCE_S
+    count, deadline = 0, time.monotonic() + _PATIENCE_S
     started = time.perf_counter()
     try:
         client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
@@ -194,11 +195,11 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     finally:
         client.close()
     if remaining:
-        raise TimeoutError(f"plain consumer did not reach the end of {sorted(remaining)} in {PATIENCE_S} s")
+        raise TimeoutError(f"plain consumer did not reach the end of {sorted(remaining)} in {_PATIENCE_S} s")
     sink = "plain consumer, GC paused" if pause_gc else "plain consumer"
-    rate = count / seconds if seconds > 0 else NAN
-    return {"sink": sink, "records": count, "batches": NAN, "max_batch_rows": NAN, "exec_s": seconds,
-            "wall_s": seconds, "msg_s": rate, "wall_msg_s": rate, "median_batch_ms": NAN}  # fmt: skip
+    rate = count / seconds if seconds > 0 else _NAN
+    return {"sink": sink, "records": count, "batches": _NAN, "max_batch_rows": _NAN, "exec_s": seconds,
+            "wall_s": seconds, "msg_s": rate, "wall_msg_s": rate, "median_batch_ms": _NAN}  # fmt: skip
 
 
 def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
@@ -222,7 +223,7 @@ def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
         for batch in read_range(options, OffsetRange(name, partition, starts[(name, partition)], end), schema):
             count += batch.num_rows
     seconds = time.perf_counter() - started
-    return {"records": count, "msg_s": count / seconds if seconds > 0 else NAN}
+    return {"records": count, "msg_s": count / seconds if seconds > 0 else _NAN}
 
 
 def source_vs_ceiling(
@@ -297,7 +298,7 @@ def spark_row(
     records = measured["records"]
     rest = {k: v for k, v in measured.items() if k not in ("records", "msg_s", "exec_s", *params)}
     return result_row(stack, experiment=experiment, params=params, records=records,
-                      payload_bytes=records * value_bytes if value_bytes else NAN, seconds=measured["exec_s"],
+                      payload_bytes=records * value_bytes if value_bytes else _NAN, seconds=measured["exec_s"],
                       resources=resources, extra={**rest, **(extra or {})})  # fmt: skip
 
 
@@ -481,7 +482,7 @@ def _latency_point(
             producer.start()
             if on_query is not None:
                 on_query(query, lambda thread=producer: not thread.is_alive())
-            producer.join(PATIENCE_S)
+            producer.join(_PATIENCE_S)
             _wait_rows(spark, query, table, total)
         progress = progress_frame(query)
         records = to_pandas(spark.table(table))
@@ -495,14 +496,14 @@ def _latency_point(
         **floor,
         # p50 against Spark's own floor, same session and trigger. With back-to-back batches a
         # source costing nothing would give about 1.5 (a record waits half a batch, then one).
-        "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NAN,
+        "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else _NAN,
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
-        "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NAN,
-        **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NAN for phase in DURATIONS},
+        "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else _NAN,
+        **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else _NAN for phase in DURATIONS},
     }  # fmt: skip
     # msg/s is what the producer achieved: below the offered rate, the load generator was the limit.
     row = result_row(stack, experiment="spark_trigger_latency", params=params, records=len(records),
-                     seconds=produced[0] if produced else NAN, latencies=latency.to_numpy(),
+                     seconds=produced[0] if produced else _NAN, latencies=latency.to_numpy(),
                      latency_of="Kafka timestamp → batch commit, per record", extra=extra)  # fmt: skip
     return row, busy.assign(trigger=interval)
 
@@ -520,14 +521,14 @@ def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: in
     frame = spark.readStream.format("rate").option("rowsPerSecond", rate).load()
     writer = frame.writeStream.format("noop").option("checkpointLocation", str(work_dir / name))
     query = writer.trigger(processingTime=trigger).start()
-    deadline = time.monotonic() + PATIENCE_S
+    deadline = time.monotonic() + _PATIENCE_S
     with stopping(query):
         while len([p for p in query.recentProgress if p["numInputRows"]]) <= batches:
             failure = query.exception()
             if failure is not None:
                 raise RuntimeError(f"Spark's rate -> noop query failed: {failure}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"rate -> noop ran fewer than {batches} batches in {PATIENCE_S:.0f} s")
+                raise TimeoutError(f"rate -> noop ran fewer than {batches} batches in {_PATIENCE_S:.0f} s")
             time.sleep(0.05)
         progress = progress_frame(query)
     shutil.rmtree(work_dir / name, ignore_errors=True)
@@ -639,22 +640,22 @@ def _wait_started(query: Any) -> None:
     the first batch, a second or more on a busy machine; records produced meanwhile would
     measure that start-up, not the micro-batch.
     """
-    deadline = time.monotonic() + PATIENCE_S
+    deadline = time.monotonic() + _PATIENCE_S
     while not query.recentProgress:
         if query.exception() is not None:
             raise RuntimeError(f"query failed before its first trigger: {query.exception()}")
         if time.monotonic() > deadline:
-            raise TimeoutError(f"query ran no trigger within {PATIENCE_S:.0f} s")
+            raise TimeoutError(f"query ran no trigger within {_PATIENCE_S:.0f} s")
         time.sleep(0.05)
 
 
 def _wait_rows(spark: SparkSession, query: Any, table: str, total: int) -> None:
-    deadline = time.monotonic() + PATIENCE_S
+    deadline = time.monotonic() + _PATIENCE_S
     while spark.table(table).count() < total:
         if query.exception() is not None:
             raise query.exception()
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{table}: {spark.table(table).count()} of {total} rows after {PATIENCE_S:.0f} s")
+            raise TimeoutError(f"{table}: {spark.table(table).count()} of {total} rows after {_PATIENCE_S:.0f} s")
         time.sleep(0.25)
 
 
@@ -775,7 +776,7 @@ def restart_check(
             spark.sparkContext.setLogLevel("OFF")
             try:
                 with stopping(query):
-                    deadline = time.monotonic() + PATIENCE_S
+                    deadline = time.monotonic() + _PATIENCE_S
                     while len([p for p in query.recentProgress if p["numInputRows"]]) < 2:
                         if query.exception() is not None or time.monotonic() > deadline:
                             raise RuntimeError(f"first run did not commit two batches: {query.exception()}")
@@ -785,7 +786,7 @@ def restart_check(
             landed_first = spark.read.parquet(str(output)).count()
             produce_readings(conf, readings[first : first + second], topic)
             with stopping(write_parquet(columns, output, checkpoint)) as resumed:
-                resumed.awaitTermination(PATIENCE_S)
+                resumed.awaitTermination(_PATIENCE_S)
             result = spark.read.parquet(str(output))
             ends = kafka.end_offsets(conf, topic)
             return {

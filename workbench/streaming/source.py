@@ -83,6 +83,7 @@ __all__ = [
     "KafkaDataSource",
     "KafkaRangePartition",
     "KafkaStreamReader",
+    "ONE_TASK_BELOW",
     "kafka_schema",
     "read_range",
 ]
