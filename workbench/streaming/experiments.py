@@ -465,11 +465,10 @@ def _latency_point(
     conf = stack.kafka_config("producer")
     interval, rate = params["trigger"], params["offered_msg_s"]
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
-    stack.create_topics({topic: params["topic_partitions"]})
     table = f"latency_{uuid.uuid4().hex[:8]}"
     total = int(rate * params["produce_seconds"])
     produced: list[float] = []
-    try:
+    with stack.temporary_topics({topic: params["topic_partitions"]}):
         frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
             "partition", "offset", F.col("timestamp").alias("kafka_ts"), F.current_timestamp().alias("batch_ts")
         )
@@ -486,9 +485,7 @@ def _latency_point(
             _wait_rows(spark, query, table, total)
         progress = progress_frame(query)
         records = to_pandas(spark.table(table))
-    finally:
-        kafka.delete_topics(conf, [topic])
-        shutil.rmtree(work_dir / table, ignore_errors=True)
+    shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
     latency = _latencies(records, busy) / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
