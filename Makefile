@@ -71,6 +71,7 @@ lab: setup
 ## check: lint and types
 check: setup
 	$(BIN)/ruff check workbench tests
+	$(BIN)/ruff format --check workbench tests
 	$(BIN)/mypy
 	$(BIN)/mypy --explicit-package-bases tests
 

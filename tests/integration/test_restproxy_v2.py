@@ -90,8 +90,13 @@ def test_partition_offsets_are_true_log_ends(http: requests.Session, proxy: str,
 
 def test_produce_json_records(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic(partitions=3)
-    records: list[dict[str, Any]] = [{"value": {"n": 1}}, {"key": "k", "value": [1, 2]},
-                                     {"key": None, "value": 0, "partition": 2}, {"value": False}, {"key": {"a": 1}}]
+    records: list[dict[str, Any]] = [
+        {"value": {"n": 1}},
+        {"key": "k", "value": [1, 2]},
+        {"key": None, "value": 0, "partition": 2},
+        {"value": False},
+        {"key": {"a": 1}},
+    ]
     body = {"records": records}
     response = post(http, f"{proxy}/topics/{name}", body)
     assert response.status_code == 200

@@ -32,8 +32,10 @@ def test_list_shows_every_experiment_with_its_parameters() -> None:
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
         (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),
         (["native_produce", "--param", "records=abc"], "error: native_produce: --param records='abc' is not an int"),
-        (["proxy_produce", "--param", "session_reuse=maybe"], "error: proxy_produce: --param session_reuse='maybe' "
-         "is not a bool"),
+        (
+            ["proxy_produce", "--param", "session_reuse=maybe"],
+            "error: proxy_produce: --param session_reuse='maybe' is not a bool",
+        ),
     ],
 )
 def test_bad_input_is_one_line_on_stderr(args: list[str], message: str) -> None:

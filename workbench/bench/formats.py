@@ -36,6 +36,7 @@ __all__ = ["FORMAT_PATHS", "format_points", "format_produce", "readings"]
 FORMAT_PATHS = {"native": ("json", "avro", "jsonschema", "protobuf"),
                 "proxy": ("binary", "json", "avro", "jsonschema", "protobuf")}  # fmt: skip
 
+
 def format_points(stack: Stack, records: int, proxy_records: int) -> tuple[list[dict[str, Any]], str | None]:
     """The (path, format) points this stack can measure, and one line on what it cannot.
 
@@ -145,7 +146,8 @@ def format_produce(
             "first_call_ms": calls[0] * 1000 if calls else float("nan"),
             "later_call_ms": statistics.median(calls[1:]) * 1000 if len(calls) > 1 else float("nan"),
             # Without the first call (schema registration, caches filling): the steady rate.
-            "steady_msg_s": (sent - first) / (seconds - calls[0]) if len(calls) > 1 and seconds > calls[0]
+            "steady_msg_s": (sent - first) / (seconds - calls[0])
+            if len(calls) > 1 and seconds > calls[0]
             else float("nan"),
         },
     )

@@ -288,4 +288,3 @@ def _setup_parts(setup: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
 
 def _describe(setup: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in setup.items())
-

@@ -61,8 +61,12 @@ def _answer(body: Any, media_type: str, status: int = 200) -> Response:
 
 def _subject(name: str, *, writing: bool = False) -> str:
     """A subject name as given; on writes an invalid one is 42208, on reads it is simply not found."""
-    bad = not name or len(name) > SUBJECT_MAX_CHARS or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name) \
+    bad = (
+        not name
+        or len(name) > SUBJECT_MAX_CHARS
+        or any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name)
         or name in ("__GLOBAL", "__EMPTY")
+    )
     if bad:
         shown = repr(name[:80]) + ("…" if len(name) > 80 else "")
         if writing:
@@ -116,18 +120,23 @@ def _schema_request(body: dict[str, Any]) -> tuple[str, str, tuple[Reference, ..
     """(type, text, references) of a register / lookup / check body; 42201 when malformed."""
     text = body.get("schema")
     if not isinstance(text, str) or not text.strip():
-        raise RegistryError(INVALID_SCHEMA, "Invalid schema: the body needs \"schema\" as a non-empty string")
+        raise RegistryError(INVALID_SCHEMA, 'Invalid schema: the body needs "schema" as a non-empty string')
     schema_type = body.get("schemaType") or "AVRO"
     if not isinstance(schema_type, str) or schema_type.upper() not in SCHEMA_TYPES:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema type {str(schema_type)[:40]!r}; use one of "
                             f"{list(SCHEMA_TYPES)}")  # fmt: skip
     raw_refs = body.get("references") or []
     if not isinstance(raw_refs, list) or len(raw_refs) > 1000:
-        raise RegistryError(INVALID_SCHEMA, "Invalid schema: \"references\" must be a list (at most 1000)")
+        raise RegistryError(INVALID_SCHEMA, 'Invalid schema: "references" must be a list (at most 1000)')
     refs = []
     for ref in raw_refs:
-        if not (isinstance(ref, dict) and isinstance(ref.get("name"), str) and isinstance(ref.get("subject"), str)
-                and isinstance(ref.get("version"), int) and not isinstance(ref.get("version"), bool)):
+        if not (
+            isinstance(ref, dict)
+            and isinstance(ref.get("name"), str)
+            and isinstance(ref.get("subject"), str)
+            and isinstance(ref.get("version"), int)
+            and not isinstance(ref.get("version"), bool)
+        ):
             raise RegistryError(INVALID_SCHEMA, "Invalid schema: each reference needs name, subject and version")
         version = ref["version"]
         if not 1 <= version <= INT32_MAX and version != -1:
@@ -227,8 +236,10 @@ class _Api:
         if level is None:
             if _flag(request, "defaultToGlobal"):
                 return {"compatibilityLevel": self.db.effective_level(subject)}
-            raise RegistryError(SUBJECT_COMPATIBILITY_NOT_FOUND,
-                                f"Subject '{subject}' does not have subject-level compatibility configured")
+            raise RegistryError(
+                SUBJECT_COMPATIBILITY_NOT_FOUND,
+                f"Subject '{subject}' does not have subject-level compatibility configured",
+            )
         return {"compatibilityLevel": level}
 
     async def put_config(self, request: Request, subject: str | None = None) -> Any:

@@ -150,8 +150,9 @@ def _protobuf(text: str, references: tuple[Resolved, ...]) -> Any:
         try:
             file.ParseFromString(base64.b64decode(text))
         except (binascii.Error, ValueError, Exception) as exc:  # protobuf's DecodeError is an Exception
-            raise RegistryError(INVALID_SCHEMA, f"Invalid schema: not a serialized FileDescriptorProto: {exc}") \
-                from None
+            raise RegistryError(
+                INVALID_SCHEMA, f"Invalid schema: not a serialized FileDescriptorProto: {exc}"
+            ) from None
         if file.name:
             _build(file, deps)
             return file

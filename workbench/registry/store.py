@@ -365,8 +365,11 @@ class SchemaStore:
             try:
                 target = self.version(ref.subject, None if ref.version == -1 else ref.version, deleted=True)
             except RegistryError:
-                raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {ref.name!r} names subject "
-                                           f"{ref.subject!r} version {ref.version}, which does not exist") from None
+                raise RegistryError(
+                    INVALID_SCHEMA,
+                    f"Invalid schema: reference {ref.name!r} names subject "
+                    f"{ref.subject!r} version {ref.version}, which does not exist",
+                ) from None
             nested = tuple(self._resolve(target.references, depth + 1))
             resolved.append((ref.name, target.schema_type, target.schema, nested))
         return resolved
@@ -413,8 +416,11 @@ class SchemaStore:
                     level = self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
                 problems = incompatibilities(level, new, [self.parsed(v) for v in live])
                 if problems:
-                    raise RegistryError(INCOMPATIBLE, "Schema being registered is incompatible with an earlier "
-                                                      f"schema for subject \"{subject}\"; details: {problems[:10]}")
+                    raise RegistryError(
+                        INCOMPATIBLE,
+                        "Schema being registered is incompatible with an earlier "
+                        f'schema for subject "{subject}"; details: {problems[:10]}',
+                    )
                 mine = SchemaVersion(subject, version, schema_id, text, schema_type, references)
                 self._write(*mine.record())
                 with self._lock:
@@ -469,8 +475,12 @@ class SchemaStore:
 
     def _refuse_referenced(self, subject: str, version: int) -> None:
         with self._lock:
-            users = [f"{v.subject}@{v.version}" for versions in self.state.subjects.values() for v in versions.values()
-                     if not v.deleted and any(r.subject == subject and r.version == version for r in v.references)]
+            users = [
+                f"{v.subject}@{v.version}"
+                for versions in self.state.subjects.values()
+                for v in versions.values()
+                if not v.deleted and any(r.subject == subject and r.version == version for r in v.references)
+            ]
         if users:
             raise RegistryError(REFERENCE_EXISTS, f"Subject '{subject}' Version {version} is referenced by {users[:5]}")
 

@@ -99,8 +99,9 @@ class SchemaFormats:
             answer = self._session.request(method, self.url + path, json=body, params=params, timeout=self.timeout_s,
                                            headers={"Accept": "application/vnd.schemaregistry.v1+json"})  # fmt: skip
         except requests.RequestException as exc:
-            raise RestError(408, 40801, f"Schema Registry at {self.url} cannot be reached: {type(exc).__name__}") \
-                from None
+            raise RestError(
+                408, 40801, f"Schema Registry at {self.url} cannot be reached: {type(exc).__name__}"
+            ) from None
         try:
             data = answer.json()
         except ValueError:
@@ -111,8 +112,9 @@ class SchemaFormats:
         message = data.get("message") if isinstance(data, dict) else answer.text[:200]
         if answer.status_code == 409:
             raise RestError(409, 409, f"Schema Registry: {message}")
-        if (answer.status_code in (404, 422) and code in (40401, 40402, 40403, 42201, 42202, 42208)) \
-                or answer.status_code == 413:
+        if (
+            answer.status_code in (404, 422) and code in (40401, 40402, 40403, 42201, 42202, 42208)
+        ) or answer.status_code == 413:
             raise RestError(422, 42205, f"Invalid schema: {message}")
         raise RestError(408, 40801, f"Schema Registry error {answer.status_code}/{code}: {message}")
 

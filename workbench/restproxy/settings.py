@@ -105,6 +105,7 @@ IGNORED = {
 
 PASS_THROUGH = ("client.", "producer.", "consumer.", "admin.")
 
+
 @dataclass(frozen=True)
 class RestProxySettings:
     """Everything one REST proxy server process needs, typed; built by `load_restproxy_settings`.

@@ -76,4 +76,3 @@ def follow_query(*, timeout_s: float = 60.0, title: str = "Streaming query progr
         watch_query(query, until=done, timeout_s=timeout_s, title=title)
 
     return follow
-

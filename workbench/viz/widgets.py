@@ -123,4 +123,3 @@ def partition_calculator(
         replication_factor=w.IntSlider(value=replication_factor, min=1, max=5),
         consumers=w.IntSlider(value=consumers, min=0, max=10_000, step=10),
     )
-
