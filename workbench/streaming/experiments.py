@@ -8,6 +8,7 @@ start-up; the wall time including start-up is reported next to it.
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -250,8 +251,6 @@ def source_vs_ceiling(
         rows each read (all must equal `records`) and the 1-minute load average
         before the repeat.
     """
-    import os
-
     rows: list[dict[str, Any]] = []
     for count in partitions:
         with telemetry_topic(stack, records=records, partitions=count, value_bytes=value_bytes) as topic:
@@ -469,23 +468,25 @@ def _latency_point(
     total = int(rate * params["produce_seconds"])
     produced: list[float] = []
     with stack.temporary_topics({topic: params["topic_partitions"]}):
-        frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
-            "partition", "offset", F.col("timestamp").alias("kafka_ts"), F.current_timestamp().alias("batch_ts")
-        )
-        writer = frame.writeStream.format("memory").queryName(table)
-        query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
-        with stopping(query):
-            _wait_started(query)
-            producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate, produced),
-                                        daemon=True)  # fmt: skip
-            producer.start()
-            if on_query is not None:
-                on_query(query, lambda thread=producer: not thread.is_alive())
-            producer.join(_PATIENCE_S)
-            _wait_rows(spark, query, table, total)
-        progress = progress_frame(query)
-        records = to_pandas(spark.table(table))
-    shutil.rmtree(work_dir / table, ignore_errors=True)
+        try:
+            frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest").select(
+                "partition", "offset", F.col("timestamp").alias("kafka_ts"), F.current_timestamp().alias("batch_ts")
+            )
+            writer = frame.writeStream.format("memory").queryName(table)
+            query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
+            with stopping(query):
+                _wait_started(query)
+                producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate, produced),
+                                            daemon=True)  # fmt: skip
+                producer.start()
+                if on_query is not None:
+                    on_query(query, lambda thread=producer: not thread.is_alive())
+                producer.join(_PATIENCE_S)
+                _wait_rows(spark, query, table, total)
+            progress = progress_frame(query)
+            records = to_pandas(spark.table(table))
+        finally:
+            shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
     latency = _latencies(records, busy) / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
