@@ -144,6 +144,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 self.groups = json.loads(path.read_text()) if path.exists() else {}
             return self.groups.get(nodeid, nodeid)
 
+        def _reschedule(self, node: Any) -> None:
+            # When a worker crashes, xdist starts a replacement and hands the dead worker's
+            # units to every worker at once, the replacement included before it has
+            # collected: LoadScopeScheduling then fails with a KeyError and the run hangs.
+            # A worker still collecting gets its units when its collection arrives.
+            if node in self.registered_collections:
+                super()._reschedule(node)
+
     return GroupScheduling(config, log)
 
 

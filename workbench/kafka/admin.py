@@ -50,18 +50,24 @@ class TopicInfo:
 
 
 def admin_client(conf: KafkaConf) -> AdminClient:
-    """An AdminClient whose librdkafka log lines go to the `workbench.kafka` logger."""
+    """An AdminClient whose librdkafka log lines go to the `workbench.kafka` logger.
+
+    Use it as a context manager (`with admin_client(conf) as client:`), which destroys it
+    in the calling thread. A client left to the garbage collector may be destroyed by a
+    collection that runs in one of librdkafka's own threads (a future's callback), which
+    aborts or crashes the process (confluent-kafka-python #1761, #2129); a segfault in a
+    test worker's `list_offsets` was one such crash."""
     return AdminClient({**conf, "logger": log})  # type: ignore[dict-item]  # librdkafka takes a logger
 
 
 def broker_answers(bootstrap_servers: str, timeout: float = 1.0, conf: KafkaConf | None = None) -> bool:
     """True when a broker answers a Metadata request within `timeout` seconds."""
-    client = admin_client({**(conf or {}), "bootstrap.servers": bootstrap_servers})
-    try:
-        client.list_topics(timeout=timeout)
-        return True
-    except KafkaException:
-        return False
+    with admin_client({**(conf or {}), "bootstrap.servers": bootstrap_servers}) as client:
+        try:
+            client.list_topics(timeout=timeout)
+            return True
+        except KafkaException:
+            return False
 
 
 def create_topics(
@@ -84,16 +90,16 @@ def create_topics(
     ]
     if not new:
         return
-    client = admin_client(conf)  # must outlive the futures, or they fail as 'terminating'
-    futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
-    for name, future in futures.items():
-        try:
-            future.result()
-        except KafkaException as exc:
-            error = exc.args[0]
-            if exist_ok and error.name() == "TOPIC_ALREADY_EXISTS":
-                continue
-            raise KafkaError(f"cannot create topic {name!r}: {error.str()}", error.name()) from None
+    with admin_client(conf) as client:  # it must outlive the futures, or they fail as 'terminating'
+        futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
+        for name, future in futures.items():
+            try:
+                future.result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                if exist_ok and error.name() == "TOPIC_ALREADY_EXISTS":
+                    continue
+                raise KafkaError(f"cannot create topic {name!r}: {error.str()}", error.name()) from None
 
 
 def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: object) -> str:
@@ -107,16 +113,16 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
     names = list(names)
     if not names:
         return
-    client = admin_client(conf)  # must outlive the futures
-    futures = client.delete_topics(names, operation_timeout=timeout, request_timeout=timeout)
-    for name, future in futures.items():
-        try:
-            future.result()
-        except KafkaException as exc:
-            error = exc.args[0]
-            if missing_ok and error.name() == "UNKNOWN_TOPIC_OR_PART":
-                continue
-            raise KafkaError(f"cannot delete topic {name!r}: {error.str()}", error.name()) from None
+    with admin_client(conf) as client:  # it must outlive the futures
+        futures = client.delete_topics(names, operation_timeout=timeout, request_timeout=timeout)
+        for name, future in futures.items():
+            try:
+                future.result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                if missing_ok and error.name() == "UNKNOWN_TOPIC_OR_PART":
+                    continue
+                raise KafkaError(f"cannot delete topic {name!r}: {error.str()}", error.name()) from None
 
 
 def list_topics(conf: KafkaConf, *, internal: bool = False, timeout: float = 10.0) -> list[str]:
@@ -144,7 +150,8 @@ def describe_topic(conf: KafkaConf, name: str, *, timeout: float = 10.0) -> Topi
 
 def _metadata(conf: KafkaConf, topic: str | None, timeout: float):  # type: ignore[no-untyped-def]
     try:
-        return admin_client(conf).list_topics(topic=topic, timeout=timeout)
+        with admin_client(conf) as client:
+            return client.list_topics(topic=topic, timeout=timeout)
     except KafkaException as exc:
         error = exc.args[0]
         raise KafkaError(f"no metadata from {conf.get('bootstrap.servers')}: {error.str()}", error.name()) from None

@@ -81,17 +81,17 @@ def reported_offsets(
     request = {TopicPartition(t, p): spec for t, p in partitions}
     if not request:
         return {}
-    client = admin_client(conf)  # must outlive the futures
-    futures = client.list_offsets(request, request_timeout=timeout)
     result = {}
-    for tp, future in futures.items():
-        try:
-            result[(tp.topic, tp.partition)] = future.result().offset
-        except KafkaException as exc:
-            error = exc.args[0]
-            raise KafkaError(
-                f"cannot list offsets of {tp.topic}[{tp.partition}]: {error.str()}", error.name()
-            ) from None
+    with admin_client(conf) as client:  # it must outlive the futures
+        futures = client.list_offsets(request, request_timeout=timeout)
+        for tp, future in futures.items():
+            try:
+                result[(tp.topic, tp.partition)] = future.result().offset
+            except KafkaException as exc:
+                error = exc.args[0]
+                raise KafkaError(
+                    f"cannot list offsets of {tp.topic}[{tp.partition}]: {error.str()}", error.name()
+                ) from None
     return result
 
 

@@ -89,12 +89,12 @@ def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | Non
         except (OSError, KafkaError) as exc:
             log.warning("no raw Metadata size from %s:%s (%s); reporting librdkafka's time only", host, port, exc)
             raw = []
-    client = kafka.admin_client(conf)
     timings = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        client.list_topics(timeout=120)
-        timings.append(time.perf_counter() - started)
+    with kafka.admin_client(conf) as client:
+        for _ in range(repeats):
+            started = time.perf_counter()
+            client.list_topics(timeout=120)
+            timings.append(time.perf_counter() - started)
     return {
         "metadata_bytes": float(raw[0][0]) if raw else None,
         "metadata_s": _median([s for _, s in raw]) if raw else None,
