@@ -145,12 +145,23 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return self.groups.get(nodeid, nodeid)
 
         def _reschedule(self, node: Any) -> None:
-            # When a worker crashes, xdist starts a replacement and hands the dead worker's
-            # units to every worker at once, the replacement included before it has
-            # collected: LoadScopeScheduling then fails with a KeyError and the run hangs.
-            # A worker still collecting gets its units when its collection arrives.
-            if node in self.registered_collections:
-                super()._reschedule(node)
+            # When a worker crashes, LoadScopeScheduling puts all its units back in the
+            # queue, finished ones too, and offers them to every worker at once, the
+            # replacement worker included. Three ways that hung the run, each handled here:
+            # a finished unit would go out as an empty batch that never reports back; a
+            # replacement still collecting raised a KeyError; and a worker holds its last
+            # test until it is sent more or told to stop, so a replacement handed a single
+            # test waited for ever. So: finished units are dropped, a worker gets units once
+            # its collection has arrived, and it always has two tests or the order to stop.
+            for scope in [scope for scope, unit in self.workqueue.items() if all(unit.values())]:
+                del self.workqueue[scope]
+            if node not in self.registered_collections:
+                return
+            super()._reschedule(node)
+            while not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) < 2:
+                self._assign_work_unit(node)
+            if not node.shutting_down and not self.workqueue:
+                node.shutdown()
 
     return GroupScheduling(config, log)
 
