@@ -156,9 +156,9 @@ def test_max_bytes_and_timeout(http: requests.Session, proxy: str, topic: Callab
 def test_answers_larger_than_a_piece_keep_every_record_once_in_order_within_max_bytes(
     http: requests.Session, proxy: str, topic: Callable[..., str]
 ) -> None:
-    """An answer is gathered and sent in pieces of 4 MiB (key + value): 2 partitions of 6 MB
-    (12 MB) come back in a few answers, every record once, offsets in order per partition,
-    each answer within max_bytes."""
+    """An answer is gathered and sent in pieces (1 MiB of keys and values): 2 partitions of
+    6 MB (12 MB) come back in a few answers, every record once, offsets in order per
+    partition, each answer within max_bytes."""
     name = topic(partitions=2)
     value = "v" * 20_000  # JSON strings of 20,002 bytes
     for partition in (0, 1):
@@ -183,7 +183,7 @@ def test_answers_larger_than_a_piece_keep_every_record_once_in_order_within_max_
 def test_a_poison_record_in_a_later_piece_ends_the_answer_and_fails_the_next(
     http: requests.Session, proxy: str, topic: Callable[..., str], stack: Stack
 ) -> None:
-    """250 JSON values of 20 KB (past one 4 MiB piece), then bytes that are not JSON: the
+    """250 JSON values of 20 KB (past the first 1 MiB piece), then bytes that are not JSON: the
     answer carries the 250 and stops; the next call is the 422 naming offset 250."""
     from workbench import kafka
 
