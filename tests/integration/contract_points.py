@@ -22,6 +22,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "proxy_produce": {"records": 300, "partitions": 1, "max_seconds": 5.0},
     "proxy_consume": {"records": 300, "partitions": 1, "max_seconds": 10.0},
     "http_floor": {"records": 500, "concurrency": 1, "max_seconds": 5.0},
+    "proxy_vs_native": {"records": 300, "partitions": 1, "concurrency": 1, "max_seconds": 2.0, "client": "python"},
     "format_produce": {"records": 200, "format": "avro"},
     "registry_lookups": {"lookups": 50, "schemas": 2},
     "end_to_end_latency": {"offered_msg_s": 200.0, "offered_seconds": 0.5, "partitions": 1},

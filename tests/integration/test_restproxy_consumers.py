@@ -153,6 +153,52 @@ def test_max_bytes_and_timeout(http: requests.Session, proxy: str, topic: Callab
     assert http.delete(base).status_code == 204
 
 
+def test_answers_larger_than_a_piece_keep_every_record_once_in_order_within_max_bytes(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
+    """An answer is gathered and sent in pieces (1 MiB of keys and values): 2 partitions of
+    6 MB (12 MB) come back in a few answers, every record once, offsets in order per
+    partition, each answer within max_bytes."""
+    name = topic(partitions=2)
+    value = "v" * 20_000  # JSON strings of 20,002 bytes
+    for partition in (0, 1):
+        for _ in range(3):
+            produce(http, proxy, name, [value] * 100, partition=partition)
+    base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "earliest"})
+    assign(http, base, name, [0, 1])
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 60
+    while len(seen) < 600 and time.monotonic() < deadline:
+        response = http.get(f"{base}/records", headers={"Accept": JSON_V2}, params={"max_bytes": 9_000_000})
+        assert response.status_code == 200, response.text
+        answer = response.json()
+        assert len(answer) <= 1 or sum(len(orjson.dumps(r["value"])) for r in answer) <= 9_000_000
+        seen += answer
+    by_partition = {p: [r["offset"] for r in seen if r["partition"] == p] for p in (0, 1)}
+    assert by_partition == {0: list(range(300)), 1: list(range(300))}
+    assert all(r["value"] == value for r in seen)
+    assert http.delete(base).status_code == 204
+
+
+def test_a_poison_record_in_a_later_piece_ends_the_answer_and_fails_the_next(
+    http: requests.Session, proxy: str, topic: Callable[..., str], stack: Stack
+) -> None:
+    """250 JSON values of 20 KB (past the first 1 MiB piece), then bytes that are not JSON: the
+    answer carries the 250 and stops; the next call is the 422 naming offset 250."""
+    from workbench import kafka
+
+    name = topic()
+    values = [orjson.dumps("v" * 20_000)] * 250 + [b"\xff not json", orjson.dumps("after")]
+    kafka.produce(stack.kafka_config("producer"), name, [(None, v) for v in values], partition=0)
+    base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "earliest"})
+    assign(http, base, name, [0])
+    delivered = fetch_until(http, base, 250)
+    assert [r["offset"] for r in delivered] == list(range(250))
+    poison = http.get(f"{base}/records", headers={"Accept": JSON_V2})
+    assert poison.status_code == 422 and "offset 250" in poison.text, poison.text
+    assert http.delete(base).status_code == 204
+
+
 def test_explicit_commit_and_committed_offsets(http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic(partitions=2)
     base = create(http, proxy, group())

@@ -162,3 +162,31 @@ def test_cpu_per_mb_splits_each_path_by_process_and_skips_what_was_not_measured(
     expected = {("native", "broker"): 3.0, ("native", "client"): 2.0, ("http", "proxy"): 0.5, ("http", "client"): 3.0}
     assert got == expected
     assert set(frame.mb_s) == {100.0, 200.0}
+
+
+@pytest.mark.parametrize(("param", "value"), [("direction", "sideways"), ("format", "avro")])
+def test_proxy_vs_native_refuses_what_it_cannot_measure_before_touching_the_stack(param: str, value: str) -> None:
+    from typing import Any, cast
+
+    from workbench.bench import proxy_vs_native
+
+    params: dict[str, Any] = {param: value}
+    with pytest.raises(BenchError, match=f"{param} must be"):
+        proxy_vs_native(cast(Any, None), **params)
+
+
+def test_bench_prints_an_experiments_own_columns_and_the_spread_of_its_ratios() -> None:
+    from rich.console import Console
+
+    from workbench.bench.command import _results_table, _spread_table
+
+    spec = get_experiment("proxy_vs_native")
+    rows = [{"direction": "produce", "repeat": r, "mb_s": 50.0 + r, "mb_s_ratio": 0.5 + r / 10} for r in range(3)]
+    frame = pd.DataFrame(rows).assign(cpu_ratio=1.5, msg_s=1.0)
+    console = Console(width=250, record=True)
+    console.print(_results_table(spec.name, frame, ["direction"], spec.shown))
+    for metric in spec.spread_of:
+        console.print(_spread_table(frame, ["direction"], metric))
+    text = console.export_text()
+    assert "mb_s_ratio" in text and "cpu_ratio" in text and "msg_s" not in text.split("spread")[0]
+    assert "mb_s_ratio min" in text and "0.6" in text  # the median of 0.5, 0.6, 0.7

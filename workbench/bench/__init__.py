@@ -10,6 +10,7 @@ peak RSS of the broker and proxy processes, and the run metadata. Speed is measu
 here, never asserted by tests.
 """
 
+from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.experiments import Experiment, get_experiment
@@ -51,6 +52,7 @@ __all__ = [
     "proxy_counts",
     "proxy_produce",
     "proxy_setup",
+    "proxy_vs_native",
     "registry_lookups",
     "setup_sweep",
     "side_stack",

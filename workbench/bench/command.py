@@ -101,9 +101,10 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
             if spec.needs == "spark":
                 _stop_spark()
     varied = sorted(points or {}) or sorted(fixed)
-    console.print(_results_table(experiment, frame, varied))
+    console.print(_results_table(experiment, frame, varied, spec.shown or _SHOWN))
     if repeat > 1:
-        console.print(_spread_table(frame, [v for v in varied if v in frame.columns]))
+        for metric in spec.spread_of:
+            console.print(_spread_table(frame, [v for v in varied if v in frame.columns], metric))
 
 
 def _stop_spark() -> None:
@@ -144,23 +145,24 @@ def _experiments_table() -> Any:
     return table
 
 
-def _results_table(experiment: str, frame: Any, varied: list[str]) -> Any:
+def _results_table(experiment: str, frame: Any, varied: list[str], shown: tuple[str, ...] = _SHOWN) -> Any:
     from rich.table import Table
 
-    columns = [c for c in dict.fromkeys([*varied, "repeat", *_SHOWN]) if c in frame.columns]
+    columns = [c for c in dict.fromkeys([*varied, "repeat", *shown]) if c in frame.columns]
     table = Table(*columns, title=f"{experiment}: {len(frame)} run(s), recorded in results/{experiment}.parquet")
     for _, row in frame.iterrows():
         table.add_row(*(_cell(row[c]) for c in columns))
     return table
 
 
-def _spread_table(frame: Any, varied: list[str]) -> Any:
+def _spread_table(frame: Any, varied: list[str], metric: str = "msg_s") -> Any:
     from rich.table import Table
 
     from workbench.results import spread
 
-    summary = spread(frame, "msg_s", varied or None)
-    table = Table(*varied, "msg/s min", "median", "max", "runs", title="spread over the repeats")
+    summary = spread(frame, metric, varied or None)
+    label = "msg/s" if metric == "msg_s" else metric
+    table = Table(*varied, f"{label} min", "median", "max", "runs", title="spread over the repeats")
     for _, row in summary.iterrows():
         table.add_row(*(_cell(row[c]) for c in [*varied, "min", "median", "max", "n"]))
     return table

@@ -17,6 +17,7 @@ from typing import Any, get_type_hints
 
 from pydantic import TypeAdapter, ValidationError
 
+from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.errors import BenchError
 from workbench.bench.formats import format_produce
@@ -40,6 +41,10 @@ class Experiment:
     kafka_settings: bool = False
     #: What it needs beyond the broker (`"spark"`: Java and PySpark), for tests and listings.
     needs: str = ""
+    #: The columns `workbench bench` prints for it (empty: throughput, latency and CPU).
+    shown: tuple[str, ...] = ()
+    #: The metrics whose spread over repeats `workbench bench --repeat` prints.
+    spread_of: tuple[str, ...] = ("msg_s",)
 
     @property
     def run(self) -> Callable[..., dict[str, Any]]:
@@ -129,6 +134,24 @@ EXPERIMENTS: dict[str, Experiment] = {
             "http_floor",
             http_floor,
             "what HTTP alone costs a Python proxy and its clients per MB (a bare app, no Kafka)",
+        ),
+        Experiment(
+            "proxy_vs_native",
+            proxy_vs_native,
+            "the proxy's MB/s and CPU per MB against the native client's (and the bare HTTP app's), in one run",
+            shown=(
+                "mb_s",
+                "native_mb_s",
+                "mb_s_ratio",
+                "proxy_ms_per_mb",
+                "native_client_ms_per_mb",
+                "floor_ms_per_mb",
+                "cpu_ratio",
+                "proxy_broker_ms_per_mb",
+                "native_broker_ms_per_mb",
+                "client_saturated",
+            ),
+            spread_of=("mb_s_ratio", "cpu_ratio"),
         ),
         Experiment(
             "format_produce",

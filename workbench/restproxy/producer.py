@@ -182,10 +182,11 @@ class AsyncProducer:
     def kick(self) -> None:
         """Send what is queued now, without waiting out `linger.ms` (and serve reports).
 
-        For requests that bring a full batch by themselves: the Java producer upstream
-        sends a batch as soon as it holds `batch.size` bytes (16 KB by default), while
-        librdkafka's batches are 1 MB, so a 500 KB request would otherwise wait the
-        whole linger. `flush(0)` wakes the broker threads and returns at once.
+        For requests that bring a full batch (`batch.size`) by themselves: spread over
+        partitions, their records would otherwise wait the whole linger. Only those:
+        a kick sends each request's records as batches of their own, and the broker
+        spends its CPU per batch (see `RestProxySettings.full_batch_bytes`). `flush(0)`
+        wakes the broker threads and returns at once.
         """
         self._producer.flush(0)
 
