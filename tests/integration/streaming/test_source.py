@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +250,10 @@ def test_one_consumer_reads_several_ranges_exactly(stack: Stack, topic: Callable
     }
 
 
+def _has_rows(spark: SparkSession, table: str, count: int) -> bool:
+    return spark.table(table).count() >= count
+
+
 def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
     spark: SparkSession, stack: Stack, tmp_path: Path
 ) -> None:
@@ -266,7 +271,7 @@ def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
             with stopping(write_memory(frame, table, checkpoint=tmp_path / table, trigger=trigger)) as query:
                 for start in range(0, count, 100):  # in steps, so that batches stay small and live
                     _produce(stack, name, 100, start=start)
-                _wait_for(lambda table=table, count=count: spark.table(table).count() >= count, f"{count} rows", query)
+                _wait_for(partial(_has_rows, spark, table, count), f"{count} rows", query)
             rows = spark.table(table).select("partition", "offset", "value").collect()
             assert len(rows) == count
             assert {(r.partition, r.offset) for r in rows} == _all_offsets(stack, name)
