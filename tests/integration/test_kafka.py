@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 
@@ -49,6 +51,33 @@ def test_end_offsets_of_an_empty_topic_are_zero(stack: Stack, topic: Callable[..
     name = topic(partitions=2)
     assert kafka.end_offsets(stack.kafka_config(), name) == {(name, 0): 0, (name, 1): 0}
     assert list(kafka.read_records(stack.kafka_config("consumer"), name)) == []
+
+
+def test_one_offset_reader_follows_a_growing_log_and_a_topic_deleted_and_recreated(stack: Stack) -> None:
+    """A stream's driver keeps one OffsetReader (one AdminClient) for every trigger: it must
+    see every new record, and survive and answer right when its topic is deleted and made
+    again under the same name (a kept consumer would crash the process on this broker)."""
+    admin, producer = stack.kafka_config("admin"), stack.kafka_config("producer")
+    name = f"test-reader-{uuid.uuid4().hex[:10]}"
+    reader = kafka.OffsetReader(stack.kafka_config("consumer"))
+    partitions = [(name, 0), (name, 1)]
+    try:
+        stack.create_topics({name: 2})
+        assert reader.ends(partitions) == {(name, 0): 0, (name, 1): 0}
+        for total in (700, 1_500):
+            for partition in (0, 1):
+                records = ((None, b"x") for _ in range(total // 2 - reader.ends(partitions)[(name, partition)]))
+                kafka.produce(producer, name, records, partition=partition, settings={"linger.ms": 20})
+            assert reader.ends(partitions) == {(name, 0): total // 2, (name, 1): total // 2}
+            assert reader.reported(partitions, "earliest") == {(name, 0): 0, (name, 1): 0}
+        kafka.delete_topics(admin, [name])
+        stack.create_topics({name: 2})
+        kafka.produce(producer, name, ((None, b"y") for _ in range(30)), partition=1)
+        time.sleep(2)  # a consumer that had read the old topic would have crashed this process by now
+        assert reader.ends(partitions) == {(name, 0): 0, (name, 1): 30}
+    finally:
+        reader.close()
+        kafka.delete_topics(admin, [name])
 
 
 def test_topics_are_created_listed_described_and_deleted(stack: Stack) -> None:

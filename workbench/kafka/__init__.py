@@ -25,9 +25,10 @@ from workbench.kafka.clients import (
     producer,
     read_records,
 )
-from workbench.kafka.offsets import Partition, end_offsets, reported_offsets, total_records
+from workbench.kafka.offsets import OffsetReader, Partition, end_offsets, reported_offsets, total_records
 
 __all__ = [
+    "OffsetReader",
     "Partition",
     "PartitionInfo",
     "ProduceResult",

@@ -11,22 +11,27 @@ How a micro-batch works, and why:
   checkpoints them; Spark keeps them in its offset log, and this source commits nothing to
   Kafka. A batch is `[start, end)` of each partition.
 - `latestOffset(start, limit)` (PySpark 4.2+ admission control) asks the broker for the
-  *true* log end (`workbench.kafka.end_offsets`: the embedded broker's ListOffsets answer
-  is off by a record batch) and applies `maxOffsetsPerTrigger` as `ReadMaxRows`, shared
-  in proportion to each partition's backlog. `prepareForTriggerAvailableNow` snapshots
-  the ends once, so `Trigger.AvailableNow` drains exactly what was there, in as many
-  rate-limited batches as it takes, then stops.
+  *true* log end (`workbench.kafka.OffsetReader.ends`: the embedded broker's ListOffsets
+  answer is off by a record batch), through one AdminClient kept for the query's life
+  (the driver-side runner process lives as long as the query), and applies
+  `maxOffsetsPerTrigger` as `ReadMaxRows`, shared in proportion to each partition's
+  backlog. `prepareForTriggerAvailableNow` snapshots the ends once, so
+  `Trigger.AvailableNow` drains exactly what was there, in as many rate-limited batches
+  as it takes, then stops.
 - `partitions(start, end)` turns the two offsets into ranges, one task each, split further
   by `minPartitions`; new partitions (and, with a pattern, new topics) start at their
   earliest offset. A batch smaller than `ONE_TASK_BELOW` records (and no `minPartitions`)
-  is one task reading its ranges in turn: a task's fixed cost dwarfs such a read, and
-  the low-latency queries that make small batches pay it on every trigger.
-- `read(range)` runs on an executor: a consumer is created there (the reader is pickled,
-  and Kafka clients cannot be), assigned to the partition at `start` with no group join,
-  and stops at `end` exactly. Records come out as Arrow record batches, which Spark takes
-  as they are (1.3-1.6x faster than tuples in the prototype). So a restart from the
-  checkpoint re-reads exactly the ranges of the batch that did not commit: nothing is
-  skipped and nothing is read twice into a committed result.
+  is one task reading all its ranges: a task's fixed cost dwarfs such a read, and the
+  low-latency queries that make small batches pay it on every trigger.
+- `read(ranges)` runs on an executor: one consumer is created there for the task (the
+  reader is pickled, and Kafka clients cannot be), assigned to each partition at its
+  `start` with no group join, and stops at each `end` exactly. It is closed when the
+  task ends: a consumer kept in the reused Python worker would crash it once a topic it
+  read is deleted on the embedded broker (librdkafka 2.16, measured). Records come out
+  as Arrow record batches, which Spark takes as they are (1.3-1.6x faster than tuples in
+  the prototype). So a restart from the checkpoint re-reads exactly the ranges of the
+  batch that did not commit: nothing is skipped and nothing is read twice into a
+  committed result.
 """
 
 from __future__ import annotations
@@ -63,9 +68,8 @@ from pyspark.sql.types import (
 )
 
 from workbench.errors import KafkaError
-from workbench.kafka.admin import admin_client
 from workbench.kafka.clients import READER_SETTINGS, gc_paused
-from workbench.kafka.offsets import end_offsets, reported_offsets
+from workbench.kafka.offsets import OffsetReader
 from workbench.streaming.offsets import (
     OffsetRange,
     Partition,
@@ -86,6 +90,7 @@ __all__ = [
     "ONE_TASK_BELOW",
     "kafka_schema",
     "read_range",
+    "read_ranges",
 ]
 
 _T = TypeVar("_T")
@@ -171,17 +176,24 @@ class KafkaRangePartition(InputPartition):
 
 
 class _Broker:
-    """Driver-side questions to Kafka: which partitions, and where their logs start and end."""
+    """Driver-side questions to Kafka: which partitions, and where their logs start and end.
+
+    One per reader, asked on every trigger through one AdminClient (`OffsetReader`).
+    """
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
+        self.offsets = OffsetReader(options.kafka)
+
+    def close(self) -> None:
+        self.offsets.close()
 
     def partitions(self) -> list[Partition]:
         """The partitions the strategy names now (topics are re-listed on every call)."""
         kind, value = self.options.strategy
         if kind == "assign":
             return sorted((topic, p) for topic, parts in value.items() for p in parts)
-        metadata = self._retry("list topics", lambda: admin_client(self.options.kafka).list_topics(timeout=10))
+        metadata = self._retry("list topics", lambda: self.offsets.admin.list_topics(timeout=10))
         if kind == "subscribe":
             wanted = set(value)
             chosen = [t for t in metadata.topics.values() if t.topic in wanted]
@@ -198,13 +210,13 @@ class _Broker:
     def earliest(self, partitions: Sequence[Partition]) -> dict[Partition, int]:
         if not partitions:
             return {}
-        return self._retry("earliest offsets", lambda: reported_offsets(self.options.kafka, partitions, "earliest"))
+        return self._retry("earliest offsets", lambda: self.offsets.reported(partitions, "earliest"))
 
     def latest(self, partitions: Sequence[Partition]) -> dict[Partition, int]:
         """True log-end offsets: on the embedded broker ListOffsets(latest) stops a batch short."""
         if not partitions:
             return {}
-        return self._retry("latest offsets", lambda: end_offsets(self.options.kafka, list(partitions)))
+        return self._retry("latest offsets", lambda: self.offsets.ends(partitions))
 
     def resolve(
         self, wanted: str | Mapping[Partition, int], partitions: Sequence[Partition], option: str = "startingOffsets"
@@ -253,10 +265,23 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target: dict[Partition, int] | None = None
         self._latest: dict[Partition, int] | None = None
         self._last_batch_at = time.monotonic()
+        self._kept_broker: _Broker | None = None
 
     @property
     def _broker(self) -> _Broker:
-        return _Broker(self.options)
+        """The driver's one `_Broker`: the runner process lives as long as the query."""
+        if self._kept_broker is None:
+            self._kept_broker = _Broker(self.options)
+        return self._kept_broker
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Kafka clients cannot be pickled; a copy made for the executors makes its own.
+        return {**self.__dict__, "_kept_broker": None}
+
+    def stop(self) -> None:
+        if self._kept_broker is not None:
+            self._kept_broker.close()
+            self._kept_broker = None
 
     def initialOffset(self) -> dict[str, dict[str, int]]:
         broker = self._broker
@@ -350,7 +375,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRangePartition)
-        return _read_ranges(self.options, partition.ranges, self.schema)
+        return read_ranges(self.options, partition.ranges, self.schema)
 
     def commit(self, end: dict[str, Any]) -> None:
         """Nothing to do: like the official source, offsets live only in the checkpoint."""
@@ -365,9 +390,12 @@ class KafkaBatchReader(DataSourceReader):
 
     def partitions(self) -> list[KafkaRangePartition]:
         broker = _Broker(self.options)
-        current = broker.partitions()
-        start = broker.resolve(self.options.starting, current)
-        end = broker.resolve(self.options.ending, current, "endingOffsets")
+        try:
+            current = broker.partitions()
+            start = broker.resolve(self.options.starting, current)
+            end = broker.resolve(self.options.ending, current, "endingOffsets")
+        finally:
+            broker.close()
         for tp in end:
             if end[tp] < start[tp]:
                 raise KafkaOptionError("endingOffsets", f"ending offset {end[tp]} is before starting offset "
@@ -378,26 +406,39 @@ class KafkaBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRangePartition)
-        return _read_ranges(self.options, partition.ranges, self.schema)
-
-
-def _read_ranges(options: SourceOptions, ranges: Sequence[OffsetRange], schema: StructType) -> Iterator[pa.RecordBatch]:
-    for offsets in ranges:
-        yield from read_range(options, offsets, schema)
+        return read_ranges(self.options, partition.ranges, self.schema)
 
 
 def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType) -> Iterator[pa.RecordBatch]:
-    """Yield the records `[start, end)` of one partition as Arrow batches in Spark's schema.
+    """Yield the records `[start, end)` of one partition as Arrow batches in Spark's schema (see `read_ranges`)."""
+    return read_ranges(options, [offsets], schema)
+
+
+def read_ranges(options: SourceOptions, ranges: Sequence[OffsetRange], schema: StructType) -> Iterator[pa.RecordBatch]:
+    """Yield the records of each range (`[start, end)` of a partition) as Arrow batches in Spark's schema.
+
+    One consumer reads every range of a task at once. A consumer costs its creation,
+    connection and first fetch (5-50 ms each on this machine, measured in a micro-batch's
+    trace), and one Fetch request serves all its partitions, where a consumer per range
+    in turn pays that again for each partition of a small batch. A partition cut into
+    several ranges of one task (never planned so) is read range by range.
 
     The consumer is assigned (no group join, nothing committed) and asks librdkafka for
     exactly the records still missing: `consume(n)` waits for n records or its timeout,
     even at the end of the log, so asking for more would stall each range at its end.
+    A partition whose range is read is paused, so it takes no more of those n.
 
     Raises:
         KafkaError: no progress for `kafkaConsumer.pollTimeoutMs`, or records are gone
             (offset out of range) and failOnDataLoss is true.
     """
-    if offsets.size <= 0:
+    nonempty = [r for r in ranges if r.size > 0]
+    todo = {(r.topic, r.partition): r for r in nonempty}
+    if len(todo) < len(nonempty):
+        for offsets in nonempty:
+            yield from read_ranges(options, [offsets], schema)
+        return
+    if not todo:
         return
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     consumer = Consumer(
@@ -412,57 +453,91 @@ def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType)
         }
     )
     try:
-        consumer.assign([TopicPartition(offsets.topic, offsets.partition, offsets.start)])
-        expected = offsets.start
+        consumer.assign([TopicPartition(r.topic, r.partition, r.start) for r in todo.values()])
+        expected = {key: r.start for key, r in todo.items()}
         progress_at = time.monotonic()
-        while expected < offsets.end:
+        while expected:
+            missing = sum(todo[key].end - offset for key, offset in expected.items())
             with gc_paused():  # the Messages are dropped inside: see gc_paused
-                messages = consumer.consume(num_messages=min(offsets.end - expected, _CHUNK), timeout=0.5)
-                # Errors (a partition-EOF event, mostly) are rare: one C pass finds there are none.
-                good = [m for m in messages if m.error() is None] if any(map(Message.error, messages)) else messages
-                if len(good) != len(messages):
-                    done = _handle_errors([m for m in messages if m.error() is not None], offsets, expected, options)
-                    if done:
-                        expected = offsets.end
-                if good and (_offset(good[-1]) >= offsets.end or _offset(good[0]) < expected):
-                    good = [m for m in good if expected <= _offset(m) < offsets.end]
-                batch = _to_batch(good, offsets, arrow_schema, options.include_headers) if good else None
-                last = _offset(good[-1]) if good else expected - 1
-                del messages, good
-            if batch is not None:
-                yield batch
-                expected = last + 1
+                messages = consumer.consume(num_messages=min(missing, _CHUNK), timeout=0.5)
+                batches = _sort_out(messages, todo, expected, arrow_schema, options)
+                del messages
+            finished = [key for key, offset in expected.items() if offset >= todo[key].end]
+            if finished:
+                consumer.pause([TopicPartition(topic, partition) for topic, partition in finished])
+                for key in finished:
+                    del expected[key]
+            if batches or finished:
                 progress_at = time.monotonic()
+                yield from batches
             elif (time.monotonic() - progress_at) * 1000 > options.poll_timeout_ms:
+                (topic, partition), offset = next(iter(expected.items()))
                 raise KafkaError(
-                    f"Kafka source: no record from {offsets.topic}[{offsets.partition}] at offset {expected} "
-                    f"within kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms} (range ends at {offsets.end})"
+                    f"Kafka source: no record from {topic}[{partition}] at offset {offset} "
+                    f"within kafkaConsumer.pollTimeoutMs={options.poll_timeout_ms} "
+                    f"(range ends at {todo[(topic, partition)].end})"
                 )
     finally:
         consumer.close()
+
+
+def _sort_out(
+    messages: list[Message],
+    ranges: Mapping[Partition, OffsetRange],
+    expected: dict[Partition, int],
+    schema: pa.Schema,
+    options: SourceOptions,
+) -> list[pa.RecordBatch]:
+    """One `consume()` batch as Arrow batches, one per partition; moves `expected` past what they hold.
+
+    Records are taken before errors: a partition-EOF event at or past a range's end (gaps
+    left by transaction markers or compaction) finishes the range only after the records
+    that came before it in the same batch.
+    """
+    # Errors (a partition-EOF event, mostly) are rare: one C pass finds there are none.
+    errors = [m for m in messages if m.error() is not None] if any(map(Message.error, messages)) else []
+    good = [m for m in messages if m.error() is None] if errors else messages
+    groups: dict[Partition, list[Message]] = {}
+    if len(ranges) == 1:  # one partition: no call per record to sort them out
+        if good:
+            groups[next(iter(ranges))] = good
+    else:
+        for message in good:
+            groups.setdefault((cast(str, message.topic()), cast(int, message.partition())), []).append(message)
+    batches = []
+    for key, records in groups.items():
+        if key not in expected:
+            continue  # its range is read: records fetched before it was paused
+        offsets, start = ranges[key], expected[key]
+        if _offset(records[-1]) >= offsets.end or _offset(records[0]) < start:
+            records = [m for m in records if start <= _offset(m) < offsets.end]
+        if records:
+            batches.append(_to_batch(records, offsets, schema, options.include_headers))
+            expected[key] = _offset(records[-1]) + 1
+    for message in errors:
+        key = (cast(str, message.topic()), cast(int, message.partition()))
+        if key in expected and _handle_errors(message, ranges[key], expected[key], options):
+            expected[key] = ranges[key].end
+    return batches
 
 
 def _offset(message: Message) -> int:
     return cast(int, message.offset())  # never None for a record or a partition-EOF event
 
 
-def _handle_errors(errors: list[Message], offsets: OffsetRange, expected: int, options: SourceOptions) -> bool:
-    """True when the range is finished early: the log ends at or past its end (gaps) or data is lost."""
-    for message in errors:
-        error = cast(RdKafkaError, message.error())
-        if error.code() == RdKafkaError._PARTITION_EOF:
-            # Transaction markers or compaction can leave no record at end - 1.
-            if _offset(message) >= offsets.end:
-                return True
-            continue
-        where = f"{offsets.topic}[{offsets.partition}] at offset {expected} (range {offsets.start}..{offsets.end})"
-        if error.code() == RdKafkaError._AUTO_OFFSET_RESET or error.name() == "OFFSET_OUT_OF_RANGE":
-            if options.fail_on_data_loss:
-                raise KafkaError(f"Cannot fetch {where}: {error.str()}. {_DATA_LOSS_HINT}", "DATA_LOSS")
-            log.warning("Cannot fetch %s: %s; the rest of the range is skipped", where, error.str())
-            return True
-        raise KafkaError(f"Kafka source cannot read {where}: {error.str()}", error.name())
-    return False
+def _handle_errors(message: Message, offsets: OffsetRange, expected: int, options: SourceOptions) -> bool:
+    """True when an error event finishes the range early: the log ends at or past its end (gaps), or data is lost."""
+    error = cast(RdKafkaError, message.error())
+    if error.code() == RdKafkaError._PARTITION_EOF:
+        # Transaction markers or compaction can leave no record at end - 1.
+        return _offset(message) >= offsets.end
+    where = f"{offsets.topic}[{offsets.partition}] at offset {expected} (range {offsets.start}..{offsets.end})"
+    if error.code() == RdKafkaError._AUTO_OFFSET_RESET or error.name() == "OFFSET_OUT_OF_RANGE":
+        if options.fail_on_data_loss:
+            raise KafkaError(f"Cannot fetch {where}: {error.str()}. {_DATA_LOSS_HINT}", "DATA_LOSS")
+        log.warning("Cannot fetch %s: %s; the rest of the range is skipped", where, error.str())
+        return True
+    raise KafkaError(f"Kafka source cannot read {where}: {error.str()}", error.name())
 
 
 def _to_batch(messages: list[Message], offsets: OffsetRange, schema: pa.Schema, headers: bool) -> pa.RecordBatch:

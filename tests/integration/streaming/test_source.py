@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +220,63 @@ def test_the_connector_follows_the_profile_and_says_why(spark: SparkSession, sta
     assert fmt == FORMAT_NAME and "not on the classpath" in reason
     with pytest.raises(ConfigError, match="jar is not on Spark's classpath"):
         choose_connector(spark, profile("kafka"))
+
+
+def test_one_consumer_reads_several_ranges_exactly(stack: Stack, topic: Callable[..., str]) -> None:
+    """A small micro-batch is one task reading all its ranges through one consumer: each
+    partition's records come out exactly `[start, end)`, in order, however the fetches
+    interleave, also where the log goes on past a range's end or a range is empty."""
+    from workbench.streaming.offsets import OffsetRange
+    from workbench.streaming.options import parse_options
+    from workbench.streaming.source import kafka_schema, read_ranges
+
+    name = topic(partitions=3)
+    for partition in (0, 1, 2):
+        records = ((None, f"p{partition}-{i}") for i in range(400))
+        assert kafka.produce(stack.kafka_config("producer"), name, records, partition=partition).acknowledged == 400
+    ranges = [OffsetRange(name, 0, 0, 400), OffsetRange(name, 1, 123, 301), OffsetRange(name, 2, 50, 50)]
+    options = parse_options(source_options(stack, subscribe=name), streaming=True)
+
+    batches = list(read_ranges(options, ranges, kafka_schema()))
+    got: dict[int, list[tuple[int, bytes]]] = {}
+    for batch in batches:
+        (partition,) = set(batch.column("partition").to_pylist())
+        pairs = zip(batch.column("offset").to_pylist(), batch.column("value").to_pylist(), strict=True)
+        got.setdefault(partition, []).extend(pairs)
+
+    assert got == {
+        0: [(i, f"p0-{i}".encode()) for i in range(400)],
+        1: [(i, f"p1-{i}".encode()) for i in range(123, 301)],
+    }
+
+
+def _has_rows(spark: SparkSession, table: str, count: int) -> bool:
+    return spark.table(table).count() >= count
+
+
+def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
+    spark: SparkSession, stack: Stack, tmp_path: Path
+) -> None:
+    """Small live batches (one task, one consumer for all partitions) under a processing-time
+    trigger, twice over a topic deleted and made again under the same name: every record of
+    each incarnation once, none of the old one, and no Python worker lost to the deletion."""
+    name = f"test-recreated-{time.monotonic_ns() % 10**9}"
+    admin = stack.kafka_config("admin")
+    try:
+        for run, count in enumerate((900, 500)):
+            stack.create_topics({name: 3})
+            frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest")
+            table = f"recreated_{run}"
+            trigger = {"processingTime": "0 seconds"}
+            with stopping(write_memory(frame, table, checkpoint=tmp_path / table, trigger=trigger)) as query:
+                for start in range(0, count, 100):  # in steps, so that batches stay small and live
+                    _produce(stack, name, 100, start=start)
+                _wait_for(partial(_has_rows, spark, table, count), f"{count} rows", query)
+            rows = spark.table(table).select("partition", "offset", "value").collect()
+            assert len(rows) == count
+            assert {(r.partition, r.offset) for r in rows} == _all_offsets(stack, name)
+            assert {r.value for r in rows} == {f"v{i}".encode() for i in range(count)}
+            kafka.delete_topics(admin, [name])
+            time.sleep(1)  # long enough for a consumer that knew the topic to crash its process
+    finally:
+        kafka.delete_topics(admin, [name])
