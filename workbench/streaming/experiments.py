@@ -490,11 +490,15 @@ def _latency_point(
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
     latency = _latencies(records, busy) / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
+    python_floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate, source="python")
     extra = {
         **floor,
+        **python_floor,
         # p50 against Spark's own floor, same session and trigger. With back-to-back batches a
-        # source costing nothing would give about 1.5 (a record waits half a batch, then one).
+        # source costing nothing would give about 1.5 (a record waits half a batch, then one);
+        # a Python source reading nothing about 1.5 x python_floor_over_floor.
         "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else _NAN,
+        "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
         "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else _NAN,
         **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else _NAN for phase in DURATIONS},
@@ -506,17 +510,34 @@ def _latency_point(
     return row, busy.assign(trigger=interval)
 
 
-def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: int, batches: int = 4) -> dict[str, Any]:
-    """Spark's own micro-batch floor: its `rate` source into the `noop` sink under `trigger`.
+def trigger_floor(
+    spark: SparkSession, work_dir: Path, *, trigger: str, rate: int, batches: int = 4, source: str = "rate"
+) -> dict[str, Any]:
+    """A micro-batch floor: a source that reads nothing into the `noop` sink under `trigger`.
 
-    No Kafka, no Python, nothing kept: what one micro-batch of `rate` rows/s costs in
-    this session is Spark's planning, task and commit work alone, the least any source's
-    batch can take. Runs until `batches` batches after the first (which also starts the
-    query) have read rows. Returns their median `triggerExecution` (`floor_ms`) and the
-    median of each of its phases (`floor_<phase>_ms`).
+    `source="rate"`: Spark's own `rate` source. No Kafka, no Python, nothing kept: what one
+    micro-batch of `rate` rows/s costs in this session is Spark's planning, task and commit
+    work alone, the least any source's batch can take. Returns `floor_ms`.
+
+    `source="python"`: `null_source.NullSource`, a Python data source that makes its rows in
+    memory. It pays what every Python source pays per batch (its runner's offsets and
+    partitions, a Python task, the Arrow hand-over) and nothing for Kafka: the least a
+    Python source's batch can take. Returns `python_floor_ms`.
+
+    Runs until `batches` batches after the first (which also starts the query) have read
+    rows; the figure is their median `triggerExecution`, with the median of each of its
+    phases (`floor_<phase>_ms` or `python_floor_<phase>_ms`).
     """
+    if source not in ("rate", "python"):
+        raise ValueError(f"trigger_floor: source must be 'rate' or 'python', not {source!r}")
     name = f"floor_{uuid.uuid4().hex[:8]}"
-    frame = spark.readStream.format("rate").option("rowsPerSecond", rate).load()
+    if source == "python":
+        from workbench.streaming.null_source import NULL_FORMAT, NullSource
+
+        spark.dataSource.register(NullSource)
+        frame = spark.readStream.format(NULL_FORMAT).option("rowsPerSecond", rate).load()
+    else:
+        frame = spark.readStream.format("rate").option("rowsPerSecond", rate).load()
     writer = frame.writeStream.format("noop").option("checkpointLocation", str(work_dir / name))
     query = writer.trigger(processingTime=trigger).start()
     deadline = time.monotonic() + _PATIENCE_S
@@ -524,15 +545,16 @@ def trigger_floor(spark: SparkSession, work_dir: Path, *, trigger: str, rate: in
         while len([p for p in query.recentProgress if p["numInputRows"]]) <= batches:
             failure = query.exception()
             if failure is not None:
-                raise RuntimeError(f"Spark's rate -> noop query failed: {failure}")
+                raise RuntimeError(f"the {source} -> noop query failed: {failure}")
             if time.monotonic() > deadline:
-                raise TimeoutError(f"rate -> noop ran fewer than {batches} batches in {_PATIENCE_S:.0f} s")
+                raise TimeoutError(f"{source} -> noop ran fewer than {batches} batches in {_PATIENCE_S:.0f} s")
             time.sleep(0.05)
         progress = progress_frame(query)
     shutil.rmtree(work_dir / name, ignore_errors=True)
     busy = progress[progress["rows"] > 0].iloc[1:]
-    return {"floor_ms": float(busy["trigger_ms"].median()),
-            **{f"floor_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS}}  # fmt: skip
+    prefix = "python_floor" if source == "python" else "floor"
+    return {f"{prefix}_ms": float(busy["trigger_ms"].median()),
+            **{f"{prefix}_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS}}  # fmt: skip
 
 
 def trigger_latency(
