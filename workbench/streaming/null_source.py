@@ -37,7 +37,7 @@ class NullSource(DataSource):
         return NULL_FORMAT
 
     def schema(self) -> StructType:
-        return StructType([StructField("value", LongType(), nullable=False)])
+        return StructType([StructField("value", LongType())])
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
         return _NullStreamReader(float(self.options.get("rowsPerSecond", 1000)))

@@ -21,6 +21,7 @@ def test_null_source_yields_each_row_once_in_order(spark: SparkSession, checkpoi
     with stopping(running):
         deadline = time.monotonic() + 120
         while len([p for p in running.recentProgress if p["numInputRows"]]) < 3 and time.monotonic() < deadline:
+            assert running.exception() is None, running.exception()
             time.sleep(0.05)
     values = [row.value for row in spark.table("null_rows").collect()]
     assert len(values) > 0 and sorted(values) == list(range(len(values)))
