@@ -144,17 +144,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
                 self.groups = json.loads(path.read_text()) if path.exists() else {}
             return self.groups.get(nodeid, nodeid)
 
+        def _assign_work_unit(self, node: Any) -> None:
+            # A unit that finished on a worker which crashed later comes back into the
+            # queue with nothing left to run; sent, it would be an empty batch that never
+            # reports back. It is dropped here, where units leave the queue.
+            while self.workqueue and all(next(iter(self.workqueue.values())).values()):
+                self.workqueue.popitem(last=False)
+            if self.workqueue:
+                super()._assign_work_unit(node)
+
         def _reschedule(self, node: Any) -> None:
-            # When a worker crashes, LoadScopeScheduling puts all its units back in the
-            # queue, finished ones too, and offers them to every worker at once, the
-            # replacement worker included. Three ways that hung the run, each handled here:
-            # a finished unit would go out as an empty batch that never reports back; a
-            # replacement still collecting raised a KeyError; and a worker holds its last
-            # test until it is sent more or told to stop, so a replacement handed a single
-            # test waited for ever. So: finished units are dropped, a worker gets units once
-            # its collection has arrived, and it always has two tests or the order to stop.
-            for scope in [scope for scope, unit in self.workqueue.items() if all(unit.values())]:
-                del self.workqueue[scope]
+            # When a worker crashes, LoadScopeScheduling puts its units back in the queue
+            # and offers them to every worker at once, the replacement included. Two more
+            # ways that hung the run: a replacement still collecting raised a KeyError, and
+            # a worker holds its last test until it is sent more or told to stop, so a
+            # replacement handed a single test waited for ever. So a worker gets units once
+            # its collection has arrived, and always has two tests or the order to stop.
             if node not in self.registered_collections:
                 return
             super()._reschedule(node)
