@@ -15,22 +15,33 @@ distance between this one and Spark's floor is what the Python Data Source API c
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit
 from pyspark.sql.types import LongType, StructField, StructType
 
-__all__ = ["NULL_FORMAT", "NullSource"]
+from workbench.errors import ConfigError
+
+__all__ = ["MAX_ROWS_PER_SECOND", "NULL_FORMAT", "NullSource"]
 
 #: The format name: `spark.readStream.format(NULL_FORMAT)`.
 NULL_FORMAT = "workbench_null"
+#: The most `rowsPerSecond` may ask: a batch holds every row since the last one, in memory.
+MAX_ROWS_PER_SECOND = 1_000_000
 
 
 class NullSource(DataSource):
     """Rows `0, 1, 2, ...` at `rowsPerSecond` (default 1,000), made in memory; one column `value`."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        super().__init__(options)
+        self.rate = _rows_per_second(options.get("rowsPerSecond", "1000"))  # checked when the DataFrame is defined
 
     @classmethod
     def name(cls) -> str:
@@ -40,7 +51,7 @@ class NullSource(DataSource):
         return StructType([StructField("value", LongType())])
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
-        return _NullStreamReader(float(self.options.get("rowsPerSecond", 1000)))
+        return _NullStreamReader(self.rate)
 
 
 class _Range(InputPartition):
@@ -66,8 +77,20 @@ class _NullStreamReader(DataSourceStreamReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, _Range)
         if partition.end > partition.start:
-            values = pa.array(range(partition.start, partition.end), type=pa.int64())
+            values = pa.array(np.arange(partition.start, partition.end, dtype=np.int64))
             yield pa.RecordBatch.from_arrays([values], names=["value"])
 
     def commit(self, end: dict[str, int]) -> None:
         pass
+
+
+def _rows_per_second(text: object) -> float:
+    """`rowsPerSecond` as a number of rows in (0, MAX_ROWS_PER_SECOND]."""
+    try:
+        rate = float(str(text))
+    except ValueError:
+        rate = math.nan
+    if not 0 < rate <= MAX_ROWS_PER_SECOND:  # NaN fails the comparison too
+        raise ConfigError(None, "rowsPerSecond", f"must be a number above 0 and at most {MAX_ROWS_PER_SECOND:,}, "
+                          f"got {str(text)[:40]!r}")  # fmt: skip
+    return rate

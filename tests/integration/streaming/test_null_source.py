@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from pyspark.sql import SparkSession
 
 from workbench.streaming.experiments import trigger_floor
@@ -32,3 +33,11 @@ def test_both_floors_name_their_figures(spark: SparkSession, tmp_path: Path) -> 
     python = trigger_floor(spark, tmp_path, trigger="0 seconds", rate=1000, batches=2, source="python")
     assert rate["floor_ms"] > 0 and "floor_addBatch_ms" in rate
     assert python["python_floor_ms"] > 0 and "python_floor_addBatch_ms" in python
+
+
+def test_a_bad_rows_per_second_is_refused_when_the_frame_is_defined(spark: SparkSession) -> None:
+    spark.dataSource.register(NullSource)
+    for bad in ["", "abc", "0", "-5", "nan", "inf", "1e12", "x" * 10_000]:
+        with pytest.raises(Exception, match="rowsPerSecond: must be a number above 0") as caught:
+            spark.readStream.format(NULL_FORMAT).option("rowsPerSecond", bad).load()
+        assert len(str(caught.value).splitlines()[0]) < 2_000, bad  # the 10,000-character value is clipped
