@@ -179,9 +179,11 @@ def _probe_consumer(conf: KafkaConf) -> Consumer:
             "group.id": f"workbench-end-offsets-{uuid.uuid4().hex}",
             "enable.auto.commit": False,
             "enable.partition.eof": True,
-            # The end is known when a fetch comes back empty: the broker may hold it this long
-            # (measured, 4 partitions written to meanwhile: a probe took 18 ms with 10, 8 with 1).
-            "fetch.wait.max.ms": 1,
+            # The end is known when a fetch comes back empty, and the broker may hold that
+            # fetch this long: short, but not 1. With 1, Tansu left the last batch of one
+            # topic in about 50 unreadable for good (every fetch empty, no end event); with
+            # 2-10 every such topic was read at once. 10 costs a probe 8 ms more than 1.
+            "fetch.wait.max.ms": 10,
             "logger": log,
         }
     )
