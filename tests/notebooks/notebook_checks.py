@@ -1,0 +1,130 @@
+"""What a notebook's quick run must have recorded and said, whichever cluster it ran on.
+
+A notebook whose code takes the same path on every profile runs once in the suite, on
+the foreign cluster (`test_foreign_cluster.py`), and that run answers to these checks as
+well as to the foreign cluster's own. Running it a second time on the embedded stack
+would repeat the same work against a second copy of the same broker and proxy: the
+notebooks in `RUN_ONCE` never read `profile.embedded`, and their Spark settings are
+the same on both (`local[2]` and `local[*]` are one thing on two cores). A notebook
+that does branch on the profile (01's buffer-time variants, 02's durability text, 05's
+scale-out, 10's Schema Registry, 00's learner and `workbench course`) runs on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from course_outcomes import assert_every_exercise_passes
+
+from workbench import results
+from workbench.config import Profile
+from workbench.report import Report
+
+Check = Callable[[Report, Profile], None]
+
+#: Notebooks the suite runs only on the foreign cluster, with these checks added.
+RUN_ONCE = frozenset(
+    {
+        "03_consumer_tuning",
+        "04_message_size",
+        "06_topics_vs_partitions",
+        "07_per_device_topics",
+        "08_partition_sizing",
+        "09_spark_ingestion",
+    }
+)
+
+#: Tuning notebook → the experiments whose tables its run must have appended rows to.
+TUNING = {
+    "01_rest_proxy_tuning": ["proxy_produce", "proxy_buffer_time", "end_to_end_latency", "native_produce", "cpu_per_mb"],
+    "02_producer_tuning": ["native_produce"],
+    "03_consumer_tuning": ["native_consume", "proxy_consume"],
+    "04_message_size": ["native_produce", "proxy_produce"],
+    "05_proxy_scale_out": ["proxy_scale_out"],
+    "10_schema_formats": ["format_produce", "registry_lookups"],
+}
+
+
+def check_quick_run(report: Report, profile: Profile, notebook: str) -> None:
+    """The run succeeded, every exercise passed with its reference answer, and the
+    notebook recorded and stated what it measured."""
+    assert not report.failed, report.failed[0].error
+    assert_every_exercise_passes(report, profile, [notebook])
+    CHECKS[notebook](report, profile)
+
+
+def _html(report: Report, notebook: str) -> str:
+    return (report.directory / f"{notebook}.html").read_text()
+
+
+def _tuning(notebook: str) -> Check:
+    def check(report: Report, profile: Profile) -> None:
+        for experiment in TUNING[notebook]:
+            rows = results.load(experiment, run_id=report.run_id, profile=profile)
+            assert len(rows) > 0, f"{notebook} recorded no {experiment!r} rows"
+            assert (rows["profile"] == profile.name).all()
+        page = _html(report, notebook)
+        assert "What the run says" in page and "nan×" not in page  # noqa: RUF001
+
+    return check
+
+
+def _topics_vs_partitions(report: Report, profile: Profile) -> None:
+    rows = results.load("topics_vs_partitions", run_id=report.run_id, profile=profile)
+    assert list(rows["topics"]) == [1, 10, 100]
+    assert list(rows["assigned"]) == [1, 10, 100]
+    assert (rows["records"] == 5_000).all()
+    html = _html(report, "06_topics_vs_partitions")
+    assert "Each topic added about" in html and "A group joined with a regex over 1 topic(s)" in html
+
+
+def _per_device_topics(report: Report, profile: Profile) -> None:
+    layouts = results.load("per_device_layouts", run_id=report.run_id, profile=profile)
+    assert list(layouts["layout"]) == ["keyed topic", "topic per device", "bucketed topics"]
+    assert list(layouts["topics"]) == [1, 30, 8]
+    assert (layouts["misplaced"] == 0).all()
+    assert (layouts["group_records"] == 600).all() and (layouts["devices_complete"] == 30).all()
+    assert (layouts["one_device_records"] == 20).all()
+    reads = results.load("per_device_reads", run_id=report.run_id, profile=profile)
+    assert len(reads) == 6 and (reads["returned"] == reads["records_per_device"]).all()
+    assert "Every record of the 30 devices landed where its layout predicted" in _html(report, "07_per_device_topics")
+
+
+def _partition_sizing(report: Report, profile: Profile) -> None:
+    plan = results.load("partition_sizing", run_id=report.run_id, profile=profile)
+    assert len(plan) == 1 and plan["source"].iloc[0] == "measured on this stack"
+    assert plan["recommended"].iloc[0] >= plan["minimum"].iloc[0] >= 1
+    growth = results.load("partition_growth", run_id=report.run_id, profile=profile)
+    assert len(growth) == 8 and (growth["keys"] == 20_000).all()
+    doubling = growth[(growth["old_partitions"] == 4) & (growth["new_partitions"] == 8)]
+    assert ((doubling["moved_fraction"] - 0.5).abs() < 0.02).all()
+    html = _html(report, "08_partition_sizing")
+    assert "Partitions = max(" in html and "change partition going from 4 to 5" in html
+
+
+def _spark_ingestion(report: Report, profile: Profile) -> None:
+    restart = results.load("spark_restart", run_id=report.run_id, profile=profile)
+    assert len(restart) == 1
+    row = restart.iloc[0]
+    assert row["rows"] == row["distinct_offsets"] == row["log_records"] == row["produced"] == 7_500
+
+    limited = results.load("spark_rate_limit", run_id=report.run_id, profile=profile)
+    assert (limited["records"] == 20_000).all()
+    bounded = limited.dropna(subset=["max_offsets_per_trigger"])
+    assert (bounded["max_batch_rows"] <= bounded["max_offsets_per_trigger"]).all()
+
+    layout = results.load("spark_topic_layout", run_id=report.run_id, profile=profile)
+    assert (layout["pickup_new_topic_rows_read"] == layout["pickup_new_topic_rows_produced"]).all()
+
+    html = _html(report, "09_spark_ingestion")
+    assert "nothing lost, nothing duplicated" in html
+    assert "Kafka source: <code>workbench_kafka</code>" in html or "workbench_kafka" in html
+
+
+CHECKS: dict[str, Check] = {
+    **{notebook: _tuning(notebook) for notebook in TUNING},
+    "06_topics_vs_partitions": _topics_vs_partitions,
+    "07_per_device_topics": _per_device_topics,
+    "08_partition_sizing": _partition_sizing,
+    "09_spark_ingestion": _spark_ingestion,
+}
