@@ -37,8 +37,12 @@ RUN_ONCE = frozenset(
 #: Tuning notebook → the experiments whose tables its run must have appended rows to.
 TUNING = {
     "01_rest_proxy_tuning": [
-        "proxy_produce", "proxy_buffer_time", "end_to_end_latency", "native_produce", "cpu_per_mb"
-    ],  # fmt: skip
+        "proxy_produce",
+        "proxy_buffer_time",
+        "end_to_end_latency",
+        "native_produce",
+        "cpu_per_mb",
+    ],
     "02_producer_tuning": ["native_produce"],
     "03_consumer_tuning": ["native_consume", "proxy_consume"],
     "04_message_size": ["native_produce", "proxy_produce"],
