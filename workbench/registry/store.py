@@ -247,7 +247,7 @@ class SchemaStore:
             self._producer.flush(10)
 
     def _read_forever(self) -> None:
-        from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+        from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 
         consumer = Consumer({**self.kafka_conf, "group.id": f"workbench-registry-{uuid.uuid4().hex}",
                              "enable.auto.commit": False, "fetch.wait.max.ms": READER_FETCH_WAIT_MS,
@@ -258,7 +258,8 @@ class SchemaStore:
                 # What is already fetched, else the next record alone, as soon as it comes:
                 # `consume(1000, 0.1)` waits out its 0.1 s whenever fewer than 1,000 arrive,
                 # and a registration waits for two records (measured: 200 ms a registration).
-                for message in consumer.consume(num_messages=1000, timeout=0) or [consumer.poll(0.1)]:
+                messages: list[Message | None] = [*consumer.consume(num_messages=1000, timeout=0)]
+                for message in messages or [consumer.poll(0.1)]:
                     if message is None:
                         continue
                     if message.error() is not None:
