@@ -77,7 +77,7 @@ _MAX_ATTEMPTS = 5
 #: idle and 40 registrations: 10 ms cost it 4-7 % of a core doing nothing and 14 ms a
 #: registration; 100 ms, 1.4 % and 104 ms (the reader's old 0.1 s consume timeout made
 #: every registration 200 ms).
-READER_FETCH_WAIT_MS = 100
+_READER_FETCH_WAIT_MS = 100
 
 
 @dataclass(frozen=True)
@@ -250,7 +250,7 @@ class SchemaStore:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 
         consumer = Consumer({**self.kafka_conf, "group.id": f"workbench-registry-{uuid.uuid4().hex}",
-                             "enable.auto.commit": False, "fetch.wait.max.ms": READER_FETCH_WAIT_MS,
+                             "enable.auto.commit": False, "fetch.wait.max.ms": _READER_FETCH_WAIT_MS,
                              "logger": log})  # fmt: skip
         try:
             consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
