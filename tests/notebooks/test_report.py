@@ -1,5 +1,5 @@
-"""A report with a failing notebook: the HTML is still written, the executed copy kept,
-the failure named, and the command exits non-zero."""
+"""A report with a failing notebook: the HTML is still written, the executed copy kept
+(with what ran before a hung cell, too), the failure named, and the command exits non-zero."""
 
 from __future__ import annotations
 
@@ -33,9 +33,11 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
         {
             "01_passes": ["quick = False", "print('fine', quick)"],
             "02_fails": ["quick = False", "raise ValueError('bad reading: -1')"],
+            "03_hangs": ["quick = False", "print('before the hang')", "import time\ntime.sleep(600)"],
         },
     )
-    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r")}
+    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r"),
+           "WORKBENCH_CELL_TIMEOUT": "5"}  # fmt: skip
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "report", "--quick", "--output", str(project / "out")],
         capture_output=True,
@@ -46,12 +48,21 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     assert result.returncode == 1
     assert "01_passes: ok" in result.stdout
     assert "02_fails: FAILED" in result.stdout and "ValueError" in result.stdout
-    assert result.stderr.strip().splitlines()[-1].startswith("error: 1 notebook(s) failed")
+    assert "03_hangs: FAILED" in result.stdout
+    assert result.stderr.strip().splitlines()[-1].startswith("error: 2 notebook(s) failed")
     assert "Traceback" not in result.stderr
 
     out = project / "out"
     executed = nbformat.read(out / "executed" / "02_fails.ipynb", as_version=4)
     assert any(o.get("ename") == "ValueError" for c in executed.cells for o in c.get("outputs", []))
+    # The executed copy is written once the run ends, however it ends: a cell that timed out
+    # leaves what ran before it.
+    hung = nbformat.read(out / "executed" / "03_hangs.ipynb", as_version=4)
+    assert any("before the hang" in o.get("text", "") for c in hung.cells for o in c.get("outputs", []))
+    # What the kernel process itself printed when it was stopped mid-cell is in a log beside
+    # the copy, not on the user's terminal.
+    assert "Traceback" in (out / "executed" / "03_hangs.kernel.log").read_text()
+    assert not (out / "executed" / "01_passes.kernel.log").exists()  # a quiet kernel leaves no log
     index = (out / "index.html").read_text()
     assert "failed: ValueError: bad reading: -1" in index
     assert (out / "01_passes.html").exists() and (out / "02_fails.html").exists()
@@ -60,8 +71,9 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     # The run is catalogued as failed, with the notebook that failed and why.
     table = catalog.runs(load_profile(), kind="report")
     (entry,) = [row for _, row in table.iterrows() if row["output"] == str(out / "index.html")]
-    assert entry["status"] == "failed" and entry["error"] == "02_fails: ValueError: bad reading: -1"
-    assert entry["name"] == "01_passes,02_fails" and '"quick": true' in entry["parameters"]
+    assert entry["status"] == "failed"
+    assert entry["error"].startswith("02_fails: ValueError: bad reading: -1; 03_hangs: CellTimeoutError")
+    assert entry["name"] == "01_passes,02_fails,03_hangs" and '"quick": true' in entry["parameters"]
     assert entry["run_id"] in index and entry["ended_at"] > entry["started_at"]
 
 
