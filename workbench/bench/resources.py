@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Mapping
 from types import TracebackType
@@ -18,10 +19,24 @@ import psutil
 
 from workbench.stack import ServiceRecord
 
-__all__ = ["ROLES", "ResourceMonitor", "cpu_per_mb", "cpu_seconds", "freeze_startup_objects", "role_of"]
+__all__ = [
+    "CHILDREN_EVERY_S",
+    "ROLES",
+    "ResourceMonitor",
+    "cpu_per_mb",
+    "cpu_seconds",
+    "freeze_startup_objects",
+    "role_of",
+]
 
 #: Roles the result columns are named after; several processes of a role are summed.
 ROLES = ("broker", "proxy", "balancer")
+
+#: How often the memory sampler looks again for a service's child processes (a proxy's
+#: workers, nginx's). Finding children reads every process's stat file on the machine,
+#: reading one's memory a single file: looking at every 0.1 s sample cost 2.2 ms of CPU a
+#: sample with one stack up (2 % of a core, counted as the client's own CPU), 0.07 ms with this.
+CHILDREN_EVERY_S = 1.0
 
 
 def cpu_seconds(process: psutil.Process | int, *, descendants: bool = False) -> float:
@@ -104,6 +119,8 @@ class ResourceMonitor:
         self._client_cpu = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._members: dict[str, list[psutil.Process]] = {}
+        self._members_at = float("-inf")
 
     def __enter__(self) -> ResourceMonitor:
         # Collect garbage here, in the caller's thread: Kafka clients caught in reference
@@ -154,14 +171,18 @@ class ResourceMonitor:
             self._sample()
 
     def _sample(self) -> None:
-        for role, procs in self._processes.items():
+        if time.monotonic() - self._members_at >= CHILDREN_EVERY_S:
+            self._members = {
+                role: [m for p in procs for m in _with_children(p)] for role, procs in self._processes.items()
+            }
+            self._members_at = time.monotonic()
+        for role, members in self._members.items():
             total = 0
-            for proc in procs:
-                for member in _with_children(proc):
-                    try:
-                        total += member.memory_info().rss
-                    except psutil.Error:
-                        continue
+            for member in members:
+                try:
+                    total += member.memory_info().rss
+                except psutil.Error:
+                    continue
             self._peak[role] = max(self._peak[role], total)
 
 
