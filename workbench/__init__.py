@@ -8,9 +8,8 @@ imported only by the modules that use them, so `import workbench` stays instant.
     from workbench import kafka
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from workbench.config import Profile, load_profile
 from workbench.errors import (
     ConfigError,
     KafkaError,
@@ -19,12 +18,36 @@ from workbench.errors import (
     StackError,
     WorkbenchError,
 )
-from workbench.notebook import notebook_setup
 
-try:
-    __version__ = version("workbench")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0"
+if TYPE_CHECKING:
+    from workbench.config import Profile, load_profile
+    from workbench.notebook import notebook_setup
+
+    __version__: str
+
+
+def __getattr__(name: str) -> Any:
+    """`Profile`, `load_profile`, `notebook_setup` and `__version__`, found when first asked
+    for: the profile's models (pydantic) cost 0.1-0.2 s of CPU and reading the installed
+    version 20 ms, and Spark's Python workers import this package for the Kafka source,
+    which needs none of them."""
+    if name in ("Profile", "load_profile"):
+        from workbench import config
+
+        return getattr(config, name)
+    if name == "notebook_setup":
+        from workbench.notebook import notebook_setup
+
+        return notebook_setup
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("workbench")
+        except PackageNotFoundError:  # running from a source tree that was never installed
+            return "0.0.0"
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")
+
 
 __all__ = [
     "ConfigError",

@@ -15,13 +15,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import SecretStr
+if TYPE_CHECKING:
+    from pydantic import SecretStr
 
 __all__ = ["ClientConf", "MASK", "SecretStr", "is_secret_key", "masked"]
 
 MASK = "**********"
+
+
+def __getattr__(name: str) -> Any:
+    """`SecretStr`, imported when first asked for: pydantic costs a process 0.1 s of CPU,
+    and the Kafka source's modules (run by every Spark Python worker) import this one for
+    `ClientConf` alone."""
+    if name == "SecretStr":
+        from pydantic import SecretStr
+
+        return SecretStr
+    raise AttributeError(f"module 'workbench.secrets' has no attribute {name!r}")
+
 
 #: librdkafka's secret settings: sasl.password, ssl.key.password, ssl.keystore.password,
 #: sasl.oauthbearer.client.secret, sasl.jaas.config (Java), basic.auth.user.info (registry).

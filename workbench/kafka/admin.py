@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from workbench.config import KafkaConf
 from workbench.errors import KafkaError
+
+if TYPE_CHECKING:
+    from workbench.config import KafkaConf
 
 __all__ = [
     "PartitionInfo",

@@ -14,15 +14,17 @@ import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 
-from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
 from workbench.kafka.producing import ANY_PARTITION, DeliveryTally, Outgoing, send
+
+if TYPE_CHECKING:
+    from workbench.config import KafkaConf
 
 __all__ = [
     "ProduceResult",

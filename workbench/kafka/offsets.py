@@ -15,14 +15,17 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
-from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client, describe_topic
+
+if TYPE_CHECKING:
+    from workbench.config import KafkaConf
 
 __all__ = ["OffsetReader", "Partition", "end_offsets", "position", "reported_offsets", "total_records"]
 

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from workbench.config import Profile
 from workbench.errors import ConfigError, StackError
 from workbench.streaming.options import KafkaOptionError, parse_options
 from workbench.streaming.session import java_version, spark_session, stop_spark, to_pandas
@@ -23,6 +22,7 @@ from workbench.streaming.session import java_version, spark_session, stop_spark,
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from workbench.config import Profile
     from workbench.stack import Stack
 
 __all__ = [

@@ -19,14 +19,16 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from workbench.config import Profile, environment, load_profile
 from workbench.errors import StackError
 
 if TYPE_CHECKING:
-    # pandas only in annotations: Spark's Python workers import this package to run the
-    # source, and pandas would add about 0.3 s of CPU to every one of them.
+    # pandas and the profile only in annotations: Spark's Python workers import this
+    # package to run the source, and pandas would add about 0.3 s of CPU to every one of
+    # them, the profile's models (pydantic) 0.1-0.2 s.
     import pandas as pd
     from pyspark.sql import DataFrame, SparkSession
+
+    from workbench.config import Profile
 
 __all__ = ["SUPPORTED_JAVA", "java_version", "spark_session", "stop_spark", "to_pandas"]
 
@@ -47,6 +49,8 @@ def java_version() -> tuple[int, str]:
     Raises:
         StackError: no Java found, or a version Spark 4 does not support.
     """
+    from workbench.config import environment
+
     home = environment().java_home
     java = str(home / "bin" / "java") if home else shutil.which("java")
     fix = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless) or point JAVA_HOME at one"
@@ -94,6 +98,8 @@ def spark_session(
 
     Usage: `spark = spark_session(profile)`; stop it with `spark.stop()`.
     """
+    from workbench.config import Profile, load_profile
+
     profile = profile if isinstance(profile, Profile) else load_profile(profile)
     java_version()
     with warnings.catch_warnings():
