@@ -300,8 +300,8 @@ def _report_engine() -> str:
     papermill writes the whole notebook before and after every cell. A notebook's first
     figure carries plotly.js (4.8 MB) until `_slim` takes it out, so each write encoded
     megabytes of JSON: measured, half of the report process's CPU for notebook 02 (4.8 s
-    of CPU with a write per cell, 2.4 s without). papermill still writes the final copy,
-    on success, on a failing cell and when the kernel dies or a cell times out.
+    of CPU with a write per cell, 2.7 s with one every 10 s). papermill still writes the
+    final copy, on success, on a failing cell and when the kernel dies or a cell times out.
     """
     from papermill.engines import NBClientEngine, NotebookExecutionManager, papermill_engines
 
