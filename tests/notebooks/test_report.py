@@ -37,7 +37,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
         },
     )
     env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r"),
-           "WORKBENCH_CELL_TIMEOUT": "5"}  # fmt: skip
+           "WORKBENCH_CELL_TIMEOUT": "10"}  # fmt: skip
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "report", "--quick", "--output", str(project / "out")],
         capture_output=True,
