@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -95,14 +95,7 @@ def create_topics(
         return
     with admin_client(conf) as client:  # it must outlive the futures, or they fail as 'terminating'
         futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
-        for name, future in futures.items():
-            try:
-                future.result()
-            except KafkaException as exc:
-                error = exc.args[0]
-                if exist_ok and error.name() == "TOPIC_ALREADY_EXISTS":
-                    continue
-                raise KafkaError(f"cannot create topic {name!r}: {error.str()}", error.name()) from None
+        _settle(futures, "create", "TOPIC_ALREADY_EXISTS" if exist_ok else None)
 
 
 def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: object) -> str:
@@ -118,14 +111,18 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
         return
     with admin_client(conf) as client:  # it must outlive the futures
         futures = client.delete_topics(names, operation_timeout=timeout, request_timeout=timeout)
-        for name, future in futures.items():
-            try:
-                future.result()
-            except KafkaException as exc:
-                error = exc.args[0]
-                if missing_ok and error.name() == "UNKNOWN_TOPIC_OR_PART":
-                    continue
-                raise KafkaError(f"cannot delete topic {name!r}: {error.str()}", error.name()) from None
+        _settle(futures, "delete", "UNKNOWN_TOPIC_OR_PART" if missing_ok else None)
+
+
+def _settle(futures: Mapping[str, Any], action: str, tolerated: str | None) -> None:
+    """Wait for each topic's future; an error named `tolerated` is no error, any other a KafkaError."""
+    for name, future in futures.items():
+        try:
+            future.result()
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.name() != tolerated:
+                raise KafkaError(f"cannot {action} topic {name!r}: {error.str()}", error.name()) from None
 
 
 def list_topics(conf: KafkaConf, *, internal: bool = False, timeout: float = 10.0) -> list[str]:

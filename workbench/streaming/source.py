@@ -516,7 +516,7 @@ def _sort_out(
             expected[key] = _offset(records[-1]) + 1
     for message in errors:
         key = (cast(str, message.topic()), cast(int, message.partition()))
-        if key in expected and _handle_errors(message, ranges[key], expected[key], options):
+        if key in expected and _handle_error(message, ranges[key], expected[key], options):
             expected[key] = ranges[key].end
     return batches
 
@@ -525,7 +525,7 @@ def _offset(message: Message) -> int:
     return cast(int, message.offset())  # never None for a record or a partition-EOF event
 
 
-def _handle_errors(message: Message, offsets: OffsetRange, expected: int, options: SourceOptions) -> bool:
+def _handle_error(message: Message, offsets: OffsetRange, expected: int, options: SourceOptions) -> bool:
     """True when an error event finishes the range early: the log ends at or past its end (gaps), or data is lost."""
     error = cast(RdKafkaError, message.error())
     if error.code() == RdKafkaError._PARTITION_EOF:
