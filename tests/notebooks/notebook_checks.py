@@ -122,8 +122,13 @@ def _spark_ingestion(report: Report, profile: Profile) -> None:
     layout = results.load("spark_topic_layout", run_id=report.run_id, profile=profile)
     assert (layout["pickup_new_topic_rows_read"] == layout["pickup_new_topic_rows_produced"]).all()
 
+    sweep = results.load("spark_parallelism", run_id=report.run_id, profile=profile)
+    spark_reads = sweep[~sweep["sink"].str.startswith("plain consumer")]
+    assert (spark_reads["spark_jvm_cpu_s"] > 0).all() and (spark_reads["spark_python_cpu_s"] > 0).all()
+
     html = _html(report, "09_spark_ingestion")
     assert "nothing lost, nothing duplicated" in html
+    assert "µs of CPU</strong>" in html and "cores busy" in html
     assert "Kafka source: <code>workbench_kafka</code>" in html or "workbench_kafka" in html
 
 

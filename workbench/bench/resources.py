@@ -8,6 +8,7 @@ stack's service records; on a cluster profile there are none and the columns are
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 from collections import defaultdict
@@ -23,6 +24,7 @@ __all__ = [
     "CHILDREN_EVERY_S",
     "ROLES",
     "ResourceMonitor",
+    "SPARK_ROLES",
     "cpu_per_mb",
     "cpu_seconds",
     "freeze_startup_objects",
@@ -31,6 +33,10 @@ __all__ = [
 
 #: Roles the result columns are named after; several processes of a role are summed.
 ROLES = ("broker", "proxy", "balancer")
+
+#: Spark's own processes, measured when a monitor is asked to (`ResourceMonitor(spark=True)`):
+#: its JVMs (driver, executors, a standalone master and workers) and its Python workers.
+SPARK_ROLES = ("spark_jvm", "spark_python")
 
 #: How often the memory sampler looks again for a service's child processes (a proxy's
 #: workers, nginx's). Finding children reads every process's stat file on the machine,
@@ -100,8 +106,13 @@ class ResourceMonitor:
         row.update(monitor.columns())
     """
 
-    def __init__(self, services: Mapping[str, ServiceRecord] | None, *, interval: float = 0.1) -> None:
+    def __init__(
+        self, services: Mapping[str, ServiceRecord] | None, *, interval: float = 0.1, spark: bool = False
+    ) -> None:
         self.interval = interval
+        self._spark_roots = _spark_roots(services) if spark else []
+        self._spark_start: dict[str, float] = {}
+        self._spark_cpu: dict[str, float] = {}
         self._processes: dict[str, list[psutil.Process]] = defaultdict(list)
         for name, record in (services or {}).items():
             role = role_of(record.kind, name)
@@ -128,6 +139,7 @@ class ResourceMonitor:
         # thread (confluent-kafka-python #1761: segfaults on GC in another thread).
         gc.collect()
         self._cpu_start = self._role_cpu()
+        self._spark_start = _spark_cpu(self._spark_roots)
         self._client_start = cpu_seconds(self._client)
         self._sample()
         self._thread = threading.Thread(target=self._run, name="workbench-resources", daemon=True)
@@ -140,6 +152,9 @@ class ResourceMonitor:
         # The client's CPU first: the collection below is bookkeeping, not load, and on a
         # short run it would make the client look busier than the machine has cores.
         self._client_cpu = cpu_seconds(self._client) - self._client_start
+        self._spark_cpu = {
+            role: now - self._spark_start.get(role, 0.0) for role, now in _spark_cpu(self._spark_roots).items()
+        }
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -152,9 +167,12 @@ class ResourceMonitor:
 
     def columns(self) -> dict[str, float]:
         """Per role: `<role>_cpu_s` (all its processes), `<role>_cpu_s_max` (the busiest one),
-        `<role>_rss_peak_mb`, `<role>_processes`; and `client_cpu_s` (this process)."""
+        `<role>_rss_peak_mb`, `<role>_processes`; `client_cpu_s` (this process); and, when
+        asked for, `spark_jvm_cpu_s` and `spark_python_cpu_s`."""
         nan = float("nan")
         row: dict[str, float] = {"client_cpu_s": self._client_cpu}
+        if self._spark_roots:
+            row.update({f"{role}_cpu_s": self._spark_cpu.get(role, nan) for role in SPARK_ROLES})
         for role in ROLES:
             each = self._cpu.get(role, [])
             row[f"{role}_processes"] = len(self._processes.get(role, []))
@@ -211,6 +229,49 @@ def cpu_per_mb(rows: Mapping[str, Mapping[str, Any]]) -> Any:
             lines.append({"path": path, "process": process, "cpu_s": seconds,
                           "ms_per_mb": seconds / megabytes * 1000, "mb_s": row["mb_s"]})  # fmt: skip
     return pd.DataFrame(lines, columns=["path", "process", "cpu_s", "ms_per_mb", "mb_s"])
+
+
+def _spark_roots(services: Mapping[str, ServiceRecord] | None) -> list[psutil.Process]:
+    """Where Spark's processes hang: this process (a local session's JVM is its child) and a
+    standalone cluster's master and workers (their executors are their children)."""
+    roots = [psutil.Process()]
+    for record in (services or {}).values():
+        if record.kind.startswith("spark"):
+            try:
+                roots.append(psutil.Process(record.pid))
+            except psutil.Error:
+                continue
+    return roots
+
+
+def _spark_cpu(roots: list[psutil.Process]) -> dict[str, float]:
+    """CPU seconds so far of Spark's JVMs and Python workers under `roots`, by role.
+
+    A Python worker that exits is reaped by its daemon, so each process also counts its
+    reaped children (`children_user`): a worker that ran and ended between two readings
+    is still in their difference.
+    """
+    totals = dict.fromkeys(SPARK_ROLES, 0.0)
+    own = os.getpid()  # this process is a root, never a member: its CPU is the client's
+    for root in roots:
+        for member in _with_children(root):
+            try:
+                if member.pid == own:
+                    continue
+                role = _spark_role(member)
+                if role is None:
+                    continue
+                times = member.cpu_times()
+            except psutil.Error:
+                continue
+            totals[role] += times.user + times.system + times.children_user + times.children_system
+    return totals
+
+
+def _spark_role(process: psutil.Process) -> str | None:
+    if process.name() == "java":
+        return "spark_jvm"
+    return "spark_python" if "pyspark" in " ".join(process.cmdline()) else None
 
 
 def _with_children(proc: psutil.Process) -> list[psutil.Process]:

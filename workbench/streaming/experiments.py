@@ -39,6 +39,8 @@ __all__ = [
     "SINKS",
     "bench_session",
     "consumer_ceiling",
+    "cpu_per_row",
+    "cpu_sentence",
     "ingest",
     "parallelism_sweep",
     "per_device_topics",
@@ -324,7 +326,7 @@ def _read_point(
     if params["max_offsets_per_trigger"]:
         options["maxOffsetsPerTrigger"] = params["max_offsets_per_trigger"]
     tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
-    with ResourceMonitor(stack.services) as monitor:
+    with ResourceMonitor(stack.services, spark=True) as monitor:
         measured, progress = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
     row = spark_row(stack, "spark_ingest", params, measured, value_bytes=params["value_bytes"],
                     resources=monitor.columns(), extra={"spark_tasks": tasks})  # fmt: skip
@@ -375,6 +377,73 @@ def parallelism_sweep(
     return pd.DataFrame(rows)
 
 
+#: The processes a read is charged with, by the column of their CPU seconds.
+_SPARK_READ_CPU = {
+    "spark_jvm_cpu_s": "Spark JVM",
+    "spark_python_cpu_s": "Spark Python workers",
+    "broker_cpu_s": "broker",
+}
+_PLAIN_READ_CPU = {"client_cpu_s": "plain consumer", "broker_cpu_s": "broker"}
+
+
+def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Where the CPU of each read in a `parallelism_sweep` went: µs of CPU per row, by process.
+
+    Why a Spark read falls short of one plain consumer on the same machine: the consumer
+    pays librdkafka and the broker; Spark's read pays those in its Python workers, plus the
+    JVM's work on every row, on the same cores. `cores_busy` is the CPU of all of them over
+    the read's wall time (query start and stop included, as in the CPU): near the machine's
+    core count the read is bound by CPU, and only less work per row makes it faster. NaN
+    where a process was not measured (no broker on a cluster the workbench did not start).
+
+    Returns:
+        One row per read (`sink`, `topic_partitions`, `min_partitions`), a column per process
+        in µs of CPU per row, and `cores_busy`.
+    """
+    lines = []
+    for read in sweep.to_dict("records"):
+        processes = _PLAIN_READ_CPU if read["sink"] in PLAIN_SINKS else _SPARK_READ_CPU
+        rows, cpu = read["records"], {name: read.get(column, _NAN) for column, name in processes.items()}
+        measured = [seconds for seconds in cpu.values() if seconds == seconds]
+        lines.append({
+            "sink": read["sink"], "topic_partitions": read["topic_partitions"],
+            "min_partitions": read.get("min_partitions"),
+            **{name: seconds / rows * 1e6 if rows else _NAN for name, seconds in cpu.items()},
+            "cores_busy": sum(measured) / read["wall_s"] if measured and read["wall_s"] > 0 else _NAN,
+        })  # fmt: skip
+    return pd.DataFrame(lines)
+
+
+def cpu_sentence(cpu: pd.DataFrame, cores: int | None = None) -> str:
+    """One Markdown sentence from `cpu_per_row`: a Spark noop read against the GC-paused plain
+    consumer on the fewest partitions, µs of CPU per row by process, and how many of the
+    machine's `cores` (default: all of this one's) they kept busy."""
+    cores = cores or os.cpu_count() or 1
+    spark = cpu[(cpu.sink == "noop") & cpu.min_partitions.isna()]
+    plain = cpu[cpu.sink == PLAIN_SINKS[1]]
+    if spark.empty or plain.empty:
+        return "No noop read and GC-paused plain read to compare CPU with."
+    fewest = spark.topic_partitions.min()
+    ours, theirs = spark[spark.topic_partitions == fewest].iloc[0], plain[plain.topic_partitions == fewest].iloc[0]
+
+    def parts(row: pd.Series, names: Sequence[str]) -> tuple[float, str]:
+        known = {name: row[name] for name in names if row[name] == row[name]}
+        return sum(known.values()), ", ".join(f"{name} {us:.2f}" for name, us in known.items())
+
+    spark_us, spark_parts = parts(ours, list(_SPARK_READ_CPU.values()))
+    plain_us, plain_parts = parts(theirs, list(_PLAIN_READ_CPU.values()))
+    verdict = (
+        "it is bound by CPU here, so only less work per row makes it faster"
+        if ours.cores_busy >= 0.8 * cores
+        else "cores were left idle, so part of its time is waiting, not work"
+    )
+    return (
+        f"Per row ({fewest} partition{'s' if fewest > 1 else ''}), Spark's read cost **{spark_us:.2f} µs of CPU** "
+        f"({spark_parts}) where the plain consumer cost {plain_us:.2f} µs ({plain_parts}); Spark's read kept "
+        f"{ours.cores_busy:.1f} of {cores} cores busy: {verdict}."
+    )
+
+
 def rate_limit_runs(
     spark: SparkSession,
     stack: Stack,
@@ -409,7 +478,7 @@ def _aggregate_point(
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         spark.conf.set("spark.sql.shuffle.partitions", str(params["shuffle_partitions"]))
-        with ResourceMonitor(stack.services) as monitor:
+        with ResourceMonitor(stack.services, spark=True) as monitor:
             measured, _ = ingest(spark, frame, work_dir)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", str(previous))
