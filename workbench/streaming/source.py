@@ -266,6 +266,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._latest: dict[Partition, int] | None = None
         self._last_batch_at = time.monotonic()
         self._kept_broker: _Broker | None = None
+        self._initial: dict[str, dict[str, int]] | None = None
 
     @property
     def _broker(self) -> _Broker:
@@ -284,8 +285,13 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._kept_broker = None
 
     def initialOffset(self) -> dict[str, dict[str, int]]:
-        broker = self._broker
-        return to_json(broker.resolve(self.options.starting, broker.partitions()))
+        """Where a new query starts, resolved once: Spark (4.3) asks twice before the first
+        batch and plans it from the second answer, so a `latest` resolved again on a live
+        topic would start past the end it planned to (a false data-loss error, measured)."""
+        if self._initial is None:
+            broker = self._broker
+            self._initial = to_json(broker.resolve(self.options.starting, broker.partitions()))
+        return self._initial
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_offsets_per_trigger is not None:

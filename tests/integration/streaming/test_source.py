@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from functools import partial
@@ -16,7 +17,9 @@ from pyspark.sql.streaming import StreamingQuery
 from workbench import kafka
 from workbench.stack import Stack
 from workbench.streaming import FORMAT_NAME, KafkaOptionError, kafka_source, source_options
+from workbench.streaming.offsets import to_json
 from workbench.streaming.pipelines import stopping, write_memory, write_parquet
+from workbench.streaming.progress import offsets_behind
 
 #: Upper bound on waiting for a running query to reach a state; a hang fails, never blocks.
 PATIENCE_S = 120
@@ -280,3 +283,53 @@ def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
             time.sleep(1)  # long enough for a consumer that knew the topic to crash its process
     finally:
         kafka.delete_topics(admin, [name])
+
+
+def test_latest_on_a_live_topic_starts_once_and_reads_on_from_there(
+    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+) -> None:
+    """`startingOffsets=latest` (the streaming default) while a producer writes: the query
+    starts where `latest` was when it began and reads every record after it, once. Spark asks
+    for the initial offsets twice; answering the second time from a log that had grown
+    planned the first batch backwards, a false data-loss error (found by measuring)."""
+    name = topic(partitions=2)
+    admin = stack.kafka_config("admin")
+    _produce(stack, name, 500)
+    before = kafka.end_offsets(admin, name)
+
+    stop = threading.Event()
+
+    def produce_live() -> None:  # 25 records every ~25 ms, until the query has read some
+        for start in range(500, 100_000, 25):
+            _produce(stack, name, 25, start=start)
+            if stop.wait(0.025):
+                return
+
+    writer = threading.Thread(target=produce_live, daemon=True)
+    writer.start()  # before the query: its start-up happens while the log grows
+    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="latest").select("partition", "offset")
+    trigger = {"processingTime": "100 milliseconds"}
+    with stopping(write_memory(frame, "live_latest", checkpoint=checkpoint, trigger=trigger)) as query:
+        try:
+            _wait_for(partial(_has_rows, spark, "live_latest", 100), "100 live rows", query)
+        finally:
+            stop.set()
+            writer.join(PATIENCE_S)
+        ends = kafka.end_offsets(admin, name)
+        _wait_for(partial(_read_up_to, query, ends), "the query to read up to the log's end", query)
+    rows = spark.table("live_latest").collect()
+    seen = {(r.partition, r.offset) for r in rows}
+    assert len(seen) == len(rows)  # nothing twice
+    starts = {p: min((o for q, o in seen if q == p), default=end) for (_, p), end in ends.items()}
+    assert all(starts[p] >= before[(name, p)] for p in starts)  # nothing from before the query began
+    assert seen == {(p, o) for (_, p), end in ends.items() for o in range(starts[p], end)}  # from there on, no gap
+    assert len(seen) > 0
+
+
+def _read_up_to(query: StreamingQuery, ends: dict[tuple[str, int], int]) -> bool:
+    """Whether the query's last batch ended at `ends` (the log's end once the writer stopped)."""
+    progress = query.lastProgress
+    if not progress or not progress["sources"]:
+        return False
+    reached = offsets_behind(progress["sources"][0]["endOffset"], to_json(ends))
+    return reached == 0
