@@ -128,7 +128,7 @@ def _spark_ingestion(report: Report, profile: Profile) -> None:
 
     html = _html(report, "09_spark_ingestion")
     assert "nothing lost, nothing duplicated" in html
-    assert "µs of CPU</strong>" in html and "cores busy" in html
+    assert "µs of CPU</strong>" in html and "of them busy" in html
     assert "Kafka source: <code>workbench_kafka</code>" in html or "workbench_kafka" in html
 
 

@@ -28,15 +28,14 @@ def test_cpu_per_row_charges_each_read_with_its_own_processes() -> None:
     spark, plain = cpu.loc["noop"], cpu.loc["plain consumer, GC paused"]
     assert spark["Spark JVM"] == pytest.approx(0.8) and spark["Spark Python workers"] == pytest.approx(1.3)
     assert spark["broker"] == pytest.approx(0.4) and math.isnan(spark["plain consumer"])  # the driver only waits
-    assert spark["cores_busy"] == pytest.approx(2.5 / 2.0)
+    assert spark["total"] == pytest.approx(2.5) and spark["cores_busy"] == pytest.approx(2.5 / 2.0)
     assert plain["plain consumer"] == pytest.approx(0.6) and plain["cores_busy"] == pytest.approx(1.0)
 
 
-def test_cpu_sentence_names_the_figures_and_whether_the_cores_were_full() -> None:
+def test_cpu_sentence_names_the_figures_and_the_ratio() -> None:
     sentence = experiments.cpu_sentence(experiments.cpu_per_row(_sweep()), cores=2)
     assert "**2.50 µs of CPU**" in sentence and "Spark JVM 0.80" in sentence and "plain consumer 0.60" in sentence
-    assert "1.2 of 2 cores busy: cores were left idle" in sentence
-    assert "bound by CPU" in experiments.cpu_sentence(experiments.cpu_per_row(_sweep()), cores=1)
+    assert "**2.5x** the plain consumer's 1.00 µs" in sentence and "kept 1.2 of them busy" in sentence
 
 
 def test_cpu_sentence_leaves_out_what_a_foreign_cluster_cannot_measure() -> None:

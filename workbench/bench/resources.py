@@ -247,9 +247,9 @@ def _spark_roots(services: Mapping[str, ServiceRecord] | None) -> list[psutil.Pr
 def _spark_cpu(roots: list[psutil.Process]) -> dict[str, float]:
     """CPU seconds so far of Spark's JVMs and Python workers under `roots`, by role.
 
-    A Python worker that exits is reaped by its daemon, so each process also counts its
-    reaped children (`children_user`): a worker that ran and ended between two readings
-    is still in their difference.
+    Processes that ended still count, through their parent's reaped-children times: a
+    Python worker is reaped by its daemon, and a query's Python runner (and a daemon) by
+    the JVM, so a JVM's reaped children are Python's, not the JVM's.
     """
     totals = dict.fromkeys(SPARK_ROLES, 0.0)
     own = os.getpid()  # this process is a root, never a member: its CPU is the client's
@@ -264,7 +264,8 @@ def _spark_cpu(roots: list[psutil.Process]) -> dict[str, float]:
                 times = member.cpu_times()
             except psutil.Error:
                 continue
-            totals[role] += times.user + times.system + times.children_user + times.children_system
+            totals[role] += times.user + times.system
+            totals["spark_python"] += times.children_user + times.children_system
     return totals
 
 

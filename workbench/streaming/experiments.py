@@ -250,9 +250,12 @@ def source_vs_ceiling(
     Returns:
         One row per repeat: `ceiling_msg_s`, `spark_msg_s` (rows / triggerExecution),
         `reader_msg_s`, `ratio` (Spark / ceiling), `reader_ratio`, `spark_tasks`, the
-        rows each read (all must equal `records`) and the 1-minute load average
-        before the repeat.
+        rows each read (all must equal `records`), the CPU seconds of the Spark read by
+        process (`spark_jvm_cpu_s`, `spark_python_cpu_s`, `broker_cpu_s`) and the 1-minute
+        load average before the repeat.
     """
+    from workbench.bench.resources import ResourceMonitor
+
     rows: list[dict[str, Any]] = []
     for count in partitions:
         with telemetry_topic(stack, records=records, partitions=count, value_bytes=value_bytes) as topic:
@@ -262,14 +265,17 @@ def source_vs_ceiling(
             for repeat in range(repeats):
                 load = os.getloadavg()[0]
                 ceiling = consumer_ceiling(stack, topic, pause_gc=True)
-                measured, _ = ingest(spark, frame, work_dir)
+                with ResourceMonitor(stack.services, spark=True) as monitor:
+                    measured, _ = ingest(spark, frame, work_dir)
                 alone = reader_alone(stack, topic)
+                cpu = monitor.columns()
                 rows.append({
                     "topic_partitions": count, "repeat": repeat, "records": records, "spark_tasks": tasks,
                     "ceiling_msg_s": ceiling["msg_s"], "spark_msg_s": measured["msg_s"], "reader_msg_s": alone["msg_s"],
                     "ratio": measured["msg_s"] / ceiling["msg_s"], "reader_ratio": alone["msg_s"] / ceiling["msg_s"],
                     "ceiling_rows": ceiling["records"], "spark_rows": measured["records"],
                     "reader_rows": alone["records"], "median_batch_ms": measured["median_batch_ms"],
+                    **{column: cpu[column] for column in ("spark_jvm_cpu_s", "spark_python_cpu_s", "broker_cpu_s")},
                     "load_1m": load,
                 })  # fmt: skip
     return pd.DataFrame(rows)
@@ -392,13 +398,12 @@ def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
     Why a Spark read falls short of one plain consumer on the same machine: the consumer
     pays librdkafka and the broker; Spark's read pays those in its Python workers, plus the
     JVM's work on every row, on the same cores. `cores_busy` is the CPU of all of them over
-    the read's wall time (query start and stop included, as in the CPU): near the machine's
-    core count the read is bound by CPU, and only less work per row makes it faster. NaN
-    where a process was not measured (no broker on a cluster the workbench did not start).
+    the read's wall time, both taken over the query's whole life (start and stop included).
+    NaN where a process was not measured (no broker on a cluster the workbench did not start).
 
     Returns:
         One row per read (`sink`, `topic_partitions`, `min_partitions`), a column per process
-        in µs of CPU per row, and `cores_busy`.
+        in µs of CPU per row, `total` (their sum) and `cores_busy`.
     """
     lines = []
     for read in sweep.to_dict("records"):
@@ -409,6 +414,7 @@ def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
             "sink": read["sink"], "topic_partitions": read["topic_partitions"],
             "min_partitions": read.get("min_partitions"),
             **{name: seconds / rows * 1e6 if rows else _NAN for name, seconds in cpu.items()},
+            "total": sum(measured) / rows * 1e6 if measured and rows else _NAN,
             "cores_busy": sum(measured) / read["wall_s"] if measured and read["wall_s"] > 0 else _NAN,
         })  # fmt: skip
     return pd.DataFrame(lines)
@@ -416,8 +422,8 @@ def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
 
 def cpu_sentence(cpu: pd.DataFrame, cores: int | None = None) -> str:
     """One Markdown sentence from `cpu_per_row`: a Spark noop read against the GC-paused plain
-    consumer on the fewest partitions, µs of CPU per row by process, and how many of the
-    machine's `cores` (default: all of this one's) they kept busy."""
+    consumer on the fewest partitions, µs of CPU per row by process, on how many of the
+    machine's `cores` (default: all of this one's)."""
     cores = cores or os.cpu_count() or 1
     spark = cpu[(cpu.sink == "noop") & cpu.min_partitions.isna()]
     plain = cpu[cpu.sink == PLAIN_SINKS[1]]
@@ -426,21 +432,14 @@ def cpu_sentence(cpu: pd.DataFrame, cores: int | None = None) -> str:
     fewest = spark.topic_partitions.min()
     ours, theirs = spark[spark.topic_partitions == fewest].iloc[0], plain[plain.topic_partitions == fewest].iloc[0]
 
-    def parts(row: pd.Series, names: Sequence[str]) -> tuple[float, str]:
-        known = {name: row[name] for name in names if row[name] == row[name]}
-        return sum(known.values()), ", ".join(f"{name} {us:.2f}" for name, us in known.items())
+    def parts(row: pd.Series, names: Sequence[str]) -> str:
+        return ", ".join(f"{name} {row[name]:.2f}" for name in names if row[name] == row[name])
 
-    spark_us, spark_parts = parts(ours, list(_SPARK_READ_CPU.values()))
-    plain_us, plain_parts = parts(theirs, list(_PLAIN_READ_CPU.values()))
-    verdict = (
-        "it is bound by CPU here, so only less work per row makes it faster"
-        if ours.cores_busy >= 0.8 * cores
-        else "cores were left idle, so part of its time is waiting, not work"
-    )
     return (
-        f"Per row ({fewest} partition{'s' if fewest > 1 else ''}), Spark's read cost **{spark_us:.2f} µs of CPU** "
-        f"({spark_parts}) where the plain consumer cost {plain_us:.2f} µs ({plain_parts}); Spark's read kept "
-        f"{ours.cores_busy:.1f} of {cores} cores busy: {verdict}."
+        f"Per row ({fewest} partition{'s' if fewest > 1 else ''}), Spark's read cost **{ours.total:.2f} µs of CPU** "
+        f"({parts(ours, list(_SPARK_READ_CPU.values()))}), **{ours.total / theirs.total:.1f}x** the plain consumer's "
+        f"{theirs.total:.2f} µs ({parts(theirs, list(_PLAIN_READ_CPU.values()))}), on the same {cores} cores; "
+        f"over the query's life, start and stop included, it kept {ours.cores_busy:.1f} of them busy."
     )
 
 
