@@ -69,7 +69,12 @@ def test_one_offset_reader_follows_a_growing_log_and_a_topic_deleted_and_recreat
                 records = ((None, b"x") for _ in range(total // 2 - reader.ends(partitions)[(name, partition)]))
                 kafka.produce(producer, name, records, partition=partition, settings={"linger.ms": 20})
             assert reader.ends(partitions) == {(name, 0): total // 2, (name, 1): total // 2}
+            assert reader.ends(partitions) == {(name, 0): total // 2, (name, 1): total // 2}  # unchanged: not re-read
             assert reader.reported(partitions, "earliest") == {(name, 0): 0, (name, 1): 0}
+        kafka.produce(producer, name, [(None, b"z")], partition=0)  # one record more, in a batch of its own
+        assert reader.ends(partitions) == {(name, 0): 751, (name, 1): 750}
+        kafka.produce(producer, name, [(None, b"z")], partition=0)
+        assert reader.ends(partitions) == {(name, 0): 752, (name, 1): 750}
         kafka.delete_topics(admin, [name])
         stack.create_topics({name: 2})
         kafka.produce(producer, name, ((None, b"y") for _ in range(30)), partition=1)
