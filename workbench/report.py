@@ -17,6 +17,7 @@ Parameters file (YAML):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import html
 import logging
 import os
@@ -294,6 +295,7 @@ def _not_a_timeout(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Timeout waiting for execute reply")
 
 
+@functools.cache
 def _report_engine() -> str:
     """papermill's nbclient engine, writing the executed copy at most every `SAVE_EVERY_S`.
 
@@ -328,7 +330,7 @@ def _report_engine() -> str:
                 manager.notebook_complete()
             return manager.nb
 
-    papermill_engines.register("workbench-throttled-saves", ThrottledEngine)  # a second call replaces it
+    papermill_engines.register("workbench-throttled-saves", ThrottledEngine)  # once per process (cached)
     return "workbench-throttled-saves"
 
 

@@ -252,20 +252,20 @@ def _spark_cpu(roots: list[psutil.Process]) -> dict[str, float]:
     the JVM, so a JVM's reaped children are Python's, not the JVM's.
     """
     totals = dict.fromkeys(SPARK_ROLES, 0.0)
-    own = os.getpid()  # this process is a root, never a member: its CPU is the client's
-    for root in roots:
-        for member in _with_children(root):
-            try:
-                if member.pid == own:
-                    continue
-                role = _spark_role(member)
-                if role is None:
-                    continue
-                times = member.cpu_times()
-            except psutil.Error:
+    # Each process once: a standalone cluster the caller started is both a root and among
+    # the caller's descendants. The caller itself is a root, never a member: its CPU is the client's.
+    members = {member.pid: member for root in roots for member in _with_children(root)}
+    members.pop(os.getpid(), None)
+    for member in members.values():
+        try:
+            role = _spark_role(member)
+            if role is None:
                 continue
-            totals[role] += times.user + times.system
-            totals["spark_python"] += times.children_user + times.children_system
+            times = member.cpu_times()
+        except psutil.Error:
+            continue
+        totals[role] += times.user + times.system
+        totals["spark_python"] += times.children_user + times.children_system
     return totals
 
 
