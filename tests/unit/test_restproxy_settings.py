@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import ConfigError
+from workbench.restproxy.consumers import ConsumerManager
 from workbench.restproxy.settings import load_restproxy_settings, parse_properties
 
 PROJECT_PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
@@ -106,3 +107,14 @@ def test_base_url_prefers_advertised_then_host_name(tmp_path: Path) -> None:
     empty = write(tmp_path, "")
     wildcard = load_restproxy_settings(empty, host="0.0.0.0", port=8092, bootstrap_servers="b", environ={})
     assert wildcard.base_url("myhost:8092") == "http://myhost:8092"
+
+
+def test_an_instance_fetches_again_10_ms_after_a_full_queue_unless_told_otherwise(tmp_path: Path) -> None:
+    """librdkafka's 1 s default stalls a reader that drains its queue faster than that."""
+    for text, expected in (("", 10), ("consumer.fetch.queue.backoff.ms=250\n", "250")):
+        manager = ConsumerManager(load_restproxy_settings(write(tmp_path, text), bootstrap_servers="b:1", environ={}))
+        instance = manager.create("g", {})
+        try:
+            assert instance.conf["fetch.queue.backoff.ms"] == expected
+        finally:
+            instance.consumer.close()

@@ -84,6 +84,14 @@ _ILLEGAL_STATE = 40903
 #: (1 KB records, wrk, 3 alternating rounds): 1 MiB pieces cost the proxy 3.5-4.0 ms of
 #: CPU per MB, 4 MiB 4.0-5.1, 16 MiB 4.6-5.8; 256 KiB was no cheaper than 1 MiB.
 _PIECE_BYTES = 1024 * 1024
+#: librdkafka settings of every instance's consumer that the properties may override
+#: (`consumer.<name>`). librdkafka pauses a partition's fetches for `fetch.queue.backoff.ms`
+#: (1 s by default) whenever its prefetch queue is full, which a records answer of up to
+#: 64 MiB fills and drains within that second. Measured (400,000 x 1 KB records, wrk, 3
+#: runs each): 113-132 MB/s with the default, 164-204 MB/s with 10 ms, the value the
+#: native consumer it is compared with uses. It only acts when the queue is full, so an
+#: idle instance fetches no more often.
+_CONSUMER_DEFAULTS = {"fetch.queue.backoff.ms": 10}
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "error"}
 
 
@@ -194,6 +202,7 @@ class ConsumerManager:
         conf: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap_servers,
             "auto.offset.reset": "latest",
+            **_CONSUMER_DEFAULTS,
             **self.settings.consumer,
             "group.id": group,
             "enable.auto.offset.store": False,
