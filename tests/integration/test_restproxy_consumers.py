@@ -139,6 +139,28 @@ def test_binary_consumer_with_assignment_and_seeks(http: requests.Session, proxy
     assert http.delete(base).status_code == 204
 
 
+def test_a_waiting_records_request_ends_with_the_first_record_not_its_timeout(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
+    """At the log's end a records request waits for data; one record arriving ends the
+    wait (after `consumer.iterator.backoff.ms` for more), however long the timeout."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = topic()
+    base = create(http, proxy, group(), format="json", **{"consumer.request.timeout.ms": 30_000})
+    assign(http, base, name, [0])
+    assert http.get(f"{base}/records", headers={"Accept": JSON_V2}, params={"timeout": 0}).json() == []
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        waiting = pool.submit(http.get, f"{base}/records", headers={"Accept": JSON_V2}, params={"timeout": 30_000})
+        time.sleep(0.5)
+        produce(requests.Session(), proxy, name, ["one"])
+        response = waiting.result(timeout=60)
+    assert response.status_code == 200 and [r["value"] for r in response.json()] == ["one"]
+    assert time.monotonic() - started < 20, "the request waited out its 30 s timeout for more records"
+    assert http.delete(base).status_code == 204
+
+
 def test_max_bytes_and_timeout(http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic()
     produce(http, proxy, name, ["x" * 100] * 10, partition=0)

@@ -577,7 +577,10 @@ def _fetch_piece(instance: ConsumerInstance, deadline: float, gathered: _Gathere
         if remaining <= 0:
             break
         holding = started or bool(gathered.rows)
-        messages = consume(max_records, min(remaining, grace_s) if holding else remaining)
+        # librdkafka's consume returns when it has `max_records` or its timeout is up, so
+        # the wait for a first record asks for one: it ends when that record comes, not
+        # (at a few records a second) a whole request timeout later.
+        messages = consume(max_records, min(remaining, grace_s)) if holding else consume(1, remaining)
         if not messages:
             if holding:
                 break
