@@ -14,7 +14,7 @@ from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points,
 from workbench.bench.command import parse_params, read_grid
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.resources import cpu_seconds
-from workbench.bench.timeline import mean_rate, timeline_cv, timeline_rates
+from workbench.bench.timeline import mean_rate, timed_reads, timeline_cv, timeline_rates
 from workbench.config import load_profile
 from workbench.errors import ConfigError
 
@@ -190,3 +190,16 @@ def test_bench_prints_an_experiments_own_columns_and_the_spread_of_its_ratios() 
     text = console.export_text()
     assert "mb_s_ratio" in text and "cpu_ratio" in text and "msg_s" not in text.split("spread")[0]
     assert "mb_s_ratio min" in text and "0.6" in text  # the median of 0.5, 0.6, 0.7
+
+
+def test_timed_reads_asks_each_read_for_no_more_than_is_missing() -> None:
+    """librdkafka's consume(n) waits until it has n records: a read asked for more than
+    remain would time its own wait (5,000 records read "at 10 MB/s")."""
+    asked: list[int] = []
+
+    def read(missing: int) -> int:
+        asked.append(missing)
+        return min(missing, 4_000)
+
+    count, _, polls = timed_reads(read, 10_000, max_seconds=60, sample_interval=1.0, timeline=[])
+    assert count == 10_000 and asked == [10_000, 6_000, 2_000] and len(polls) == 3

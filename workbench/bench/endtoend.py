@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from confluent_kafka import TopicPartition
+from confluent_kafka import Message, TopicPartition
 
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_producer, bench_topic, result_row
@@ -84,9 +84,13 @@ def end_to_end_latency(
             try:
                 client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
                 while received[0] < total and not stop.is_set():
-                    for message in client.consume(num_messages=10_000, timeout=0.05):
+                    # What is fetched already, else the next record within 50 ms: a
+                    # consume(10_000, 0.05) would hold every record until 10,000 came or
+                    # 50 ms passed, adding its own wait to each record's latency.
+                    messages: list[Message | None] = [*client.consume(num_messages=10_000, timeout=0)]
+                    for message in messages or [client.poll(0.05)]:
                         now = time.perf_counter_ns()
-                        if message.error() is not None or message.value() is None:
+                        if message is None or message.error() is not None or message.value() is None:
                             continue
                         when, seq = _STAMP.unpack_from(message.value())  # type: ignore[arg-type]
                         if 0 <= seq < total and np.isnan(arrivals[seq]):

@@ -147,9 +147,10 @@ def native_consume(
             client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
             with ResourceMonitor(stack.services) as monitor:
 
-                def read() -> int:
+                def read(missing: int) -> int:
                     with kafka.gc_paused(pause_gc):
-                        return sum(1 for m in client.consume(num_messages=10_000, timeout=0.5) if m.error() is None)
+                        messages = client.consume(num_messages=min(10_000, missing), timeout=0.5)
+                        return sum(1 for m in messages if m.error() is None)
 
                 count, seconds, polls = timed_reads(read, records, max_seconds, sample_interval, samples)
         finally:

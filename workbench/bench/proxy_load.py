@@ -212,7 +212,7 @@ def proxy_consume(
                         polls: list[float] = []
                     else:
                         count, seconds, polls = timed_reads(
-                            lambda: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
+                            lambda _missing: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
                             records, max_seconds, sample_interval, samples,
                         )  # fmt: skip
                         child_cpu_s = 0.0

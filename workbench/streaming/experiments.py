@@ -181,13 +181,14 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     starts = kafka.reported_offsets(conf, list(ends), "earliest")
     remaining = {tp: end for tp, end in ends.items() if end > starts[tp]}
     client = kafka.consumer(conf, settings=kafka.READER_SETTINGS)
+    total = sum(end - starts[tp] for tp, end in remaining.items())
     count, deadline = 0, time.monotonic() + _PATIENCE_S
     started = time.perf_counter()
     try:
         client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
         while remaining and time.monotonic() < deadline:
-            with kafka.gc_paused(pause_gc):
-                for message in client.consume(num_messages=10_000, timeout=0.5):
+            with kafka.gc_paused(pause_gc):  # never more than are missing: consume waits for all it asks
+                for message in client.consume(num_messages=max(1, min(10_000, total - count)), timeout=0.5):
                     if message.error() is not None:
                         continue
                     count += 1
