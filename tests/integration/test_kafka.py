@@ -47,6 +47,19 @@ def test_end_offsets_equal_the_records_produced_per_partition_after_batched_prod
     assert kafka.total_records(conf, name) == sum(per_partition.values())
 
 
+def test_a_timed_read_counts_every_record_of_uneven_partitions_and_of_none(
+    stack: Stack, topic: Callable[..., str]
+) -> None:
+    """Not a multiple of its 10,000-record batches, one partition empty: it still ends at the end."""
+    name = topic(partitions=3)
+    conf = stack.kafka_config("producer")
+    for partition, count in {0: 12_345, 1: 7}.items():
+        kafka.produce(conf, name, ((None, b"x" * 50) for _ in range(count)), partition=partition)
+    read = kafka.timed_read(stack.kafka_config("consumer"), name, pause_gc=True)
+    assert read.records == 12_352 and read.seconds > 0
+    assert kafka.timed_read(stack.kafka_config("consumer"), topic()).records == 0
+
+
 def test_end_offsets_of_an_empty_topic_are_zero(stack: Stack, topic: Callable[..., str]) -> None:
     name = topic(partitions=2)
     assert kafka.end_offsets(stack.kafka_config(), name) == {(name, 0): 0, (name, 1): 0}

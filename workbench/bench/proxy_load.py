@@ -201,23 +201,29 @@ def proxy_consume(
         proxy = ProxyClient.for_stack(stack, balanced=balanced)
         assigned = [(topic, p) for p in range(partitions)]
         group = f"bench-{uuid.uuid4().hex[:8]}"
+        # The instance is made (and assigned) inside the measurement, just before the first
+        # request: made earlier, its librdkafka consumer prefetched up to 64 MiB untimed.
+        consumer = proxy.consumer(group, partitions=assigned, format=format, config=config)
+        latency_ms: dict[str, float] = {}
         try:
-            with proxy.consumer(group, partitions=assigned, format=format, config=config) as consumer:
-                latency_ms: dict[str, float] = {}
-                with ResourceMonitor(stack.services) as monitor:
-                    if client == "wrk":
-                        count, seconds, child_cpu_s, latency_ms = _consume_with_wrk(
-                            consumer, assigned, records, timeout_ms or 0, max_bytes, max_seconds
-                        )
-                        polls: list[float] = []
-                    else:
-                        count, seconds, polls = timed_reads(
-                            lambda _missing: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
-                            records, max_seconds, sample_interval, samples,
-                        )  # fmt: skip
-                        child_cpu_s = 0.0
+            with ResourceMonitor(stack.services) as monitor:
+                if client == "wrk":
+                    consumer.open()
+                    count, seconds, child_cpu_s, latency_ms = _consume_with_wrk(
+                        consumer, assigned, records, timeout_ms or 0, max_bytes, max_seconds
+                    )
+                    polls: list[float] = []
+                else:
+                    count, seconds, polls = timed_reads(
+                        lambda _missing: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
+                        records, max_seconds, sample_interval, samples, start=consumer.open,
+                    )  # fmt: skip
+                    child_cpu_s = 0.0
         finally:
-            proxy.close()
+            try:
+                consumer.close()  # a no-op when it was never opened
+            finally:
+                proxy.close()
     resources = monitor.columns()
     resources["client_cpu_s"] += child_cpu_s
     return result_row(

@@ -66,12 +66,20 @@ def timeline_cv(readings: Sequence[Reading]) -> float:
 
 
 def timed_reads(
-    read: Callable[[int], int], records: int, max_seconds: float, sample_interval: float, timeline: Timeline
+    read: Callable[[int], int],
+    records: int,
+    max_seconds: float,
+    sample_interval: float,
+    timeline: Timeline,
+    start: Callable[[], object] | None = None,
 ) -> tuple[int, float, list[float]]:
     """Call `read(still_missing)` (returns how many records it got) until `records` arrived
     or time is up. A read is told how many are missing so that it never waits for more:
     librdkafka's `consume(n, timeout)` returns when it has n records or the timeout is up,
     and asking 10,000 of the last 5,000 added the whole timeout to the measured time.
+
+    `start` (assign the partitions, open the consumer) runs once the clock runs: a
+    consumer assigned before it prefetched up to 64 MiB that the clock never saw.
 
     Appends a reading to `timeline` at the start, every `sample_interval` and at the end,
     and returns (records read, seconds, the duration of each read that returned records).
@@ -81,6 +89,8 @@ def timed_reads(
     started = last_sample = time.perf_counter()
     timeline.append((0.0, 0))
     deadline = started + max_seconds
+    if start is not None:
+        start()
     while count < records and time.perf_counter() < deadline:
         before = time.perf_counter()
         got = read(records - count)

@@ -19,11 +19,13 @@ from workbench.kafka.clients import (
     READER_SETTINGS,
     ProduceResult,
     Record,
+    TimedRead,
     consumer,
     gc_paused,
     produce,
     producer,
     read_records,
+    timed_read,
 )
 from workbench.kafka.offsets import OffsetReader, Partition, end_offsets, reported_offsets, total_records
 
@@ -34,6 +36,7 @@ __all__ = [
     "ProduceResult",
     "READER_SETTINGS",
     "Record",
+    "TimedRead",
     "TopicInfo",
     "admin_client",
     "broker_answers",
@@ -49,5 +52,6 @@ __all__ = [
     "producer",
     "read_records",
     "reported_offsets",
+    "timed_read",
     "total_records",
 ]

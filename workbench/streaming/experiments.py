@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-from confluent_kafka import TopicPartition
 
 from workbench import kafka
 from workbench.kafka.producing import Outgoing, enqueue
@@ -176,30 +175,8 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     (`kafka.gc_paused`): without it, the collector takes most of a plain consumer's time
     at high rates; with it, the ceiling shows what the source could still gain.
     """
-    conf = stack.kafka_config("consumer")
-    ends = kafka.end_offsets(conf, topic)
-    starts = kafka.reported_offsets(conf, list(ends), "earliest")
-    remaining = {tp: end for tp, end in ends.items() if end > starts[tp]}
-    client = kafka.consumer(conf, settings=kafka.READER_SETTINGS)
-    total = sum(end - starts[tp] for tp, end in remaining.items())
-    count, deadline = 0, time.monotonic() + _PATIENCE_S
-    started = time.perf_counter()
-    try:
-        client.assign([TopicPartition(t, p, starts[(t, p)]) for t, p in remaining])
-        while remaining and time.monotonic() < deadline:
-            with kafka.gc_paused(pause_gc):  # never more than are missing: consume waits for all it asks
-                for message in client.consume(num_messages=max(1, min(10_000, total - count)), timeout=0.5):
-                    if message.error() is not None:
-                        continue
-                    count += 1
-                    key = (message.topic(), message.partition())
-                    if key in remaining and (message.offset() or 0) + 1 >= remaining[key]:
-                        del remaining[key]
-        seconds = time.perf_counter() - started
-    finally:
-        client.close()
-    if remaining:
-        raise TimeoutError(f"plain consumer did not reach the end of {sorted(remaining)} in {_PATIENCE_S} s")
+    read = kafka.timed_read(stack.kafka_config("consumer"), topic, pause_gc=pause_gc, timeout=_PATIENCE_S)
+    count, seconds = read.records, read.seconds
     sink = "plain consumer, GC paused" if pause_gc else "plain consumer"
     rate = count / seconds if seconds > 0 else _NAN
     return {"sink": sink, "records": count, "batches": _NAN, "max_batch_rows": _NAN, "exec_s": seconds,
