@@ -23,7 +23,14 @@ from typing import Any
 
 from workbench.bench._run import result_row
 from workbench.bench.errors import BenchError
-from workbench.bench.proxy_calls import ProduceJob, check_client, client_columns, run_calls, run_wrk_calls
+from workbench.bench.proxy_calls import (
+    ProduceJob,
+    check_client,
+    client_columns,
+    request_bodies,
+    run_calls,
+    run_wrk_calls,
+)
 from workbench.bench.resources import ResourceMonitor
 from workbench.stack import ServiceRecord, Stack
 from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
@@ -82,12 +89,13 @@ def http_floor(
             concurrency=concurrency,
             max_seconds=max_seconds,
         )
+        bodies = request_bodies(job, last_is_short=False) if client != "wrk" else None
         with ResourceMonitor({app.name: app}) as monitor:
-            if client == "wrk":
+            if bodies is None:
                 outcome, seconds = run_wrk_calls(job, 1)
             else:
                 started = time.perf_counter()
-                outcome = run_calls(job, calls, last_is_short=False)
+                outcome = run_calls(job, calls, bodies)
                 seconds = time.perf_counter() - started
     sent = outcome.acknowledged
     resources = monitor.columns()

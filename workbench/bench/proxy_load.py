@@ -25,6 +25,7 @@ from workbench.bench.proxy_calls import (
     ProduceJob,
     check_client,
     client_columns,
+    request_bodies,
     run_calls,
     run_in_processes,
     run_wrk_calls,
@@ -98,12 +99,13 @@ def proxy_produce(
 
     with bench_topic(stack, partitions, topic_prefix) as topic:
         job = job._replace(topic=topic)
+        bodies = request_bodies(job) if client != "wrk" and processes == 1 else None
         with ResourceMonitor(stack.services) as monitor:
             if client == "wrk":
                 outcome, seconds = run_wrk_calls(job, processes)
-            elif processes == 1:
+            elif bodies is not None:
                 started = time.perf_counter()
-                outcome = run_calls(job, calls)
+                outcome = run_calls(job, calls, bodies)
                 seconds = time.perf_counter() - started
             else:
                 outcome, seconds = run_in_processes(job, shares)
