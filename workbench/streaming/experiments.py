@@ -184,25 +184,27 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
 
 
 def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
-    """The source's own `read_range` over every partition of `topic`, in this process, without Spark.
+    """The source's own `read_ranges` over every partition of `topic`, in this process, without Spark.
 
     Read against `consumer_ceiling` it shows what building Arrow batches costs; read
     against the Spark rate, what the hand-over to the JVM and the batch's planning cost.
+    One consumer reads every partition, as the ceiling's does (a consumer per partition
+    in turn timed each one's creation and first fetch too).
     """
     from workbench.streaming import source_options
     from workbench.streaming.offsets import OffsetRange
     from workbench.streaming.options import parse_options
-    from workbench.streaming.source import kafka_schema, read_range
+    from workbench.streaming.source import kafka_schema, read_ranges
 
     options = parse_options(source_options(stack, subscribe=topic, startingOffsets="earliest"), streaming=False)
     conf = stack.kafka_config("consumer")
     ends = kafka.end_offsets(conf, topic)
     starts = kafka.reported_offsets(conf, list(ends), "earliest")
     schema, count = kafka_schema(), 0
+    ranges = [OffsetRange(name, partition, starts[(name, partition)], end) for (name, partition), end in ends.items()]
     started = time.perf_counter()
-    for (name, partition), end in sorted(ends.items()):
-        for batch in read_range(options, OffsetRange(name, partition, starts[(name, partition)], end), schema):
-            count += batch.num_rows
+    for batch in read_ranges(options, sorted(ranges), schema):
+        count += batch.num_rows
     seconds = time.perf_counter() - started
     return {"records": count, "msg_s": count / seconds if seconds > 0 else _NAN}
 
