@@ -199,7 +199,7 @@ def timed_read(conf: KafkaConf, topic: str, *, pause_gc: bool = False, timeout: 
     """Read every record now in `topic` with one plain consumer, timing the read alone.
 
     The offsets are resolved before the clock starts (the true end takes a probe consumer
-    per partition: ~80 ms for four); the clock runs from `assign` to the last record. Each
+    per partition: 30-80 ms for four here); the clock runs from `assign` to the last record. Each
     `consume()` asks for at most the records still missing, and nothing is decoded or
     kept: a record costs what librdkafka and one count cost. (Keeping each record's
     position in a set, to check a read-back, halved the rate of 100 B records: check with
