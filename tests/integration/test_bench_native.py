@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
@@ -102,6 +103,17 @@ def test_meter_iterates_samples_as_they_come(stack: Stack, topic: Callable[..., 
     meter.stop()
     reader.join(timeout=10)
     assert collected == meter.samples and collected[-1].total == 100
+
+
+def test_a_pattern_meter_counts_topics_created_while_it_runs(stack: Stack) -> None:
+    prefix = f"meter-{uuid.uuid4().hex[:6]}"
+    conf = stack.kafka_config("producer")
+    meter = ThroughputMeter(stack.kafka_config("admin"), pattern=rf"^{prefix}-", interval=0.1)
+    with stack.temporary_topics({f"{prefix}-a": 2}) as made, meter:  # topics deleted after the meter stops
+        kafka.produce(conf, f"{prefix}-a", ((None, b"v") for _ in range(1_000)))
+        made.create({f"{prefix}-b": 3})
+        kafka.produce(conf, f"{prefix}-b", ((None, b"v") for _ in range(2_500)))
+    assert meter.samples[0].total == 0 and meter.samples[-1].total == 3_500
 
 
 def test_end_to_end_latency_receives_every_scheduled_record(stack: Stack) -> None:

@@ -81,6 +81,10 @@ class ThroughputMeter:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
+        #: One AdminClient for every reading, and a log read only where it changed (see
+        #: `kafka.OffsetReader`): a reading of 4 topics through `end_offsets`, with new
+        #: clients each time, took ~230 ms and 30 ms of the producing process's CPU.
+        self._reader = kafka.OffsetReader(conf)
 
     def total(self) -> int:
         """Records written to the topics so far: the sum of their true end offsets.
@@ -89,12 +93,16 @@ class ThroughputMeter:
         script summed over every topic of a stream); topics that disappear keep the
         count they had.
         """
+        metadata = self._reader.admin.list_topics(timeout=self._reader.timeout).topics
         names = list(self.topics)
         if self.pattern is not None:
-            names += [t for t in kafka.list_topics(self.conf) if self.pattern.search(t) and t not in names]
+            names += [t for t in metadata if self.pattern.search(t) and t not in names]
         for name in names:
             try:
-                self._last[name] = sum(kafka.end_offsets(self.conf, name).values())
+                topic = metadata.get(name)
+                if topic is None or topic.error is not None:
+                    raise KafkaError(f"topic {name!r} not found ({topic.error if topic else 'no metadata'})")
+                self._last[name] = sum(self._reader.ends([(name, p) for p in topic.partitions]).values())
             except KafkaError:
                 if self.pattern is None or name in self.topics:
                     raise
@@ -120,7 +128,10 @@ class ThroughputMeter:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-            self._record(self.total())
+            try:
+                self._record(self.total())
+            finally:
+                self._reader.close()
         self._queue.put(None)
         if self._error is not None:
             raise self._error
@@ -136,6 +147,10 @@ class ThroughputMeter:
             self.stop()
         else:  # do not hide the load's own error behind a meter error
             self._stop.set()
+            if self._thread is not None:
+                self._thread.join()
+                self._thread = None
+            self._reader.close()
             self._queue.put(None)
 
     def __iter__(self) -> Iterator[Sample]:
