@@ -25,6 +25,7 @@ from workbench.kafka.clients import (
     produce,
     producer,
     read_records,
+    record_ranges,
     timed_read,
 )
 from workbench.kafka.offsets import OffsetReader, Partition, end_offsets, reported_offsets, total_records
@@ -51,6 +52,7 @@ __all__ = [
     "produce",
     "producer",
     "read_records",
+    "record_ranges",
     "reported_offsets",
     "timed_read",
     "total_records",
