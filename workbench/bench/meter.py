@@ -117,7 +117,11 @@ class ThroughputMeter:
     def start(self) -> ThroughputMeter:
         """Take the first reading and start sampling in a background thread."""
         self._started = time.perf_counter()
-        self._record(self.total())
+        try:
+            self._record(self.total())
+        except BaseException:
+            self._reader.close()  # in this thread, not whenever the collector gets to it
+            raise
         self._thread = threading.Thread(target=self._run, name="workbench-meter", daemon=True)
         self._thread.start()
         return self

@@ -25,10 +25,16 @@ from workbench.kafka.clients import (
     produce,
     producer,
     read_records,
-    record_ranges,
     timed_read,
 )
-from workbench.kafka.offsets import OffsetReader, Partition, end_offsets, reported_offsets, total_records
+from workbench.kafka.offsets import (
+    OffsetReader,
+    Partition,
+    end_offsets,
+    record_ranges,
+    reported_offsets,
+    total_records,
+)
 
 __all__ = [
     "OffsetReader",

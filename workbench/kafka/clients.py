@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, Message, Producer, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 
 from workbench.errors import KafkaError
-from workbench.kafka.offsets import Partition, end_offsets, position, reported_offsets
+from workbench.kafka.offsets import Partition, position, record_ranges
 from workbench.kafka.producing import ANY_PARTITION, DeliveryTally, Outgoing, send
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ __all__ = [
     "produce",
     "producer",
     "read_records",
-    "record_ranges",
     "timed_read",
 ]
 
@@ -153,17 +152,6 @@ def produce(
     if sent.unsent:
         raise KafkaError(f"{sent.unsent} records to {topic!r} not acknowledged within {flush_timeout:.0f} s")
     return ProduceResult(tally.acknowledged, tally.failed, sent.seconds, tuple(tally.errors))
-
-
-def record_ranges(
-    conf: KafkaConf, topics: str | Iterable[str] | Iterable[Partition], *, timeout: float = 30.0
-) -> dict[Partition, tuple[int, int]]:
-    """`{(topic, partition): (earliest, true end)}`: what `read_records` reads, resolved
-    ahead of it, so that a timed read times the read and not the end's probe (30-80 ms
-    for four partitions here: on the embedded broker the end takes a probe consumer)."""
-    ends = end_offsets(conf, topics, timeout=timeout)
-    starts = reported_offsets(conf, list(ends), "earliest", timeout=timeout)
-    return {p: (starts[p], ends[p]) for p in ends}
 
 
 def read_records(

@@ -197,11 +197,9 @@ def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
     from workbench.streaming.source import kafka_schema, read_ranges
 
     options = parse_options(source_options(stack, subscribe=topic, startingOffsets="earliest"), streaming=False)
-    conf = stack.kafka_config("consumer")
-    ends = kafka.end_offsets(conf, topic)
-    starts = kafka.reported_offsets(conf, list(ends), "earliest")
+    plan = kafka.record_ranges(stack.kafka_config("consumer"), topic)
     schema, count = kafka_schema(), 0
-    ranges = [OffsetRange(name, partition, starts[(name, partition)], end) for (name, partition), end in ends.items()]
+    ranges = [OffsetRange(name, partition, start, end) for (name, partition), (start, end) in plan.items()]
     started = time.perf_counter()
     for batch in read_ranges(options, sorted(ranges), schema):
         count += batch.num_rows

@@ -253,6 +253,20 @@ def test_one_consumer_reads_several_ranges_exactly(stack: Stack, topic: Callable
     }
 
 
+def test_the_reader_alone_and_the_plain_consumer_read_every_record_once(
+    stack: Stack, topic: Callable[..., str]
+) -> None:
+    """The two reads the Spark source is measured against, on uneven partitions (one empty)."""
+    from workbench.streaming.experiments import consumer_ceiling, reader_alone
+
+    name = topic(partitions=3)
+    conf = stack.kafka_config("producer")
+    for partition, count in {0: 12_345, 1: 7}.items():
+        kafka.produce(conf, name, ((None, b"x" * 20) for _ in range(count)), partition=partition)
+    assert reader_alone(stack, name)["records"] == 12_352
+    assert consumer_ceiling(stack, name, pause_gc=True)["records"] == 12_352
+
+
 def _has_rows(spark: SparkSession, table: str, count: int) -> bool:
     return spark.table(table).count() >= count
 
