@@ -45,6 +45,24 @@ def test_a_process_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     assert not process.is_ours(child.pid, child.create_time())
 
 
+def test_a_process_whose_parent_never_reaps_it_counts_as_stopped_once_it_exits(tmp_path: Path) -> None:
+    """What `workbench down` meets: a service is not its child, and exits into a zombie
+    until init reaps it. Here its parent never does (a shell that exec'd into `sleep`)."""
+    pid_file = tmp_path / "pid"
+    parent = process.spawn(["bash", "-c", f"sleep 60 & echo $! > {pid_file}; exec sleep 60"], tmp_path / "log")
+    try:
+        orphan_pid = None
+        while orphan_pid is None:
+            text = pid_file.read_text().strip() if pid_file.exists() else ""
+            orphan_pid = int(text) if text else None
+        service = psutil.Process(orphan_pid)
+        assert process.stop(service.pid, service.create_time(), grace=5)
+        assert service.status() == psutil.STATUS_ZOMBIE  # exited, and still not reaped by its parent
+        assert not process.is_ours(service.pid, service.create_time())
+    finally:
+        process.stop(parent.pid, parent.create_time())
+
+
 def test_state_round_trips(tmp_path: Path) -> None:
     record = ServiceRecord("broker", "broker", 123, 1.5, "127.0.0.1:9092", "/tmp/log", None, {"a": 1})
     StackState("local", {"broker": record}).save(tmp_path)

@@ -47,20 +47,52 @@ def validate_clients(settings: RestProxySettings) -> None:
             raise ConfigError(settings.source, f"{role}.*", f"librdkafka refused a {role} setting: {text}") from None
 
 
+#: How long every bootstrap broker may refuse connections before the start gives up: a
+#: broker that is starting too gets this long; a wrong port is no longer 10 s of waiting.
+_REFUSED_GRACE_S = 2.0
+
+
 def _require_kafka(settings: RestProxySettings, timeout: float = 10.0) -> None:
-    """Fail in one line when Kafka does not answer, before the server starts."""
-    from confluent_kafka import KafkaException
+    """Fail in one line when Kafka does not answer, before the server starts.
+
+    librdkafka retries a refused connection for as long as it is asked to, so the
+    answer is asked for in short steps, and the start ends once every bootstrap broker
+    has been down (librdkafka's `_ALL_BROKERS_DOWN`) for `_REFUSED_GRACE_S`; a broker
+    that does not answer at all still gets the whole `timeout`.
+    """
+    import time
+
+    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import AdminClient
 
-    conf: dict[str, Any] = {"bootstrap.servers": settings.bootstrap_servers, **settings.admin, "logger": log}
+    seen: dict[str, KafkaError] = {}  # "down": every broker down; "cause": the last other error
+
+    def on_error(error: KafkaError) -> None:
+        seen["down" if error.code() == KafkaError._ALL_BROKERS_DOWN else "cause"] = error
+
+    # Quiet (log_level 0): each refused attempt would log a line, and the cause is in the error.
+    conf: dict[str, Any] = {"bootstrap.servers": settings.bootstrap_servers, **settings.admin, "log_level": 0,
+                            "error_cb": on_error}  # fmt: skip
     client = AdminClient(conf)
-    try:
-        client.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise StackError(
-            f"Kafka at {settings.bootstrap_servers} does not answer ({exc.args[0].str()}); start it "
-            "(`workbench up`) or fix bootstrap.servers"
-        ) from None
+    started = time.monotonic()
+    all_down: float | None = None
+    while True:
+        try:
+            client.list_topics(timeout=0.25)
+            return
+        except KafkaException as exc:
+            seen.setdefault("cause", exc.args[0])
+        client.poll(0)  # serves on_error
+        now = time.monotonic()
+        if all_down is None and "down" in seen:
+            all_down = now
+        if now - started >= timeout or (all_down is not None and now - all_down >= _REFUSED_GRACE_S):
+            break
+    cause = seen["cause"]
+    raise StackError(
+        f"Kafka at {settings.bootstrap_servers} does not answer ({cause.str()}); start it "
+        "(`workbench up`) or fix bootstrap.servers"
+    )
 
 
 def _tune_gc() -> None:
