@@ -260,6 +260,7 @@ def test_kafka_not_answering_is_a_one_line_error(tmp_path: Path) -> None:
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert f"error: Kafka at 127.0.0.1:{dead} does not answer" in result.stderr
+    assert "Connection refused" in result.stderr  # the cause, from librdkafka's own report
     assert "Traceback" not in result.stderr
 
 
