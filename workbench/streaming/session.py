@@ -114,6 +114,10 @@ def spark_session(
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     chosen_master = master or _master_of(profile)
     standalone = _own_cluster(profile) if master is None else {}
+    if "SPARK_HOME" not in os.environ:  # a user's own Spark install is theirs to keep
+        from workbench.stack.spark import lean_spark_home
+
+        os.environ["SPARK_HOME"] = str(lean_spark_home(profile.path(profile.run_dir)))  # see lean_spark_home
     if chosen_master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no "hostname resolves to loopback" warning
     elif standalone:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -53,3 +53,19 @@ def test_windowed_aggregation_matches_pandas(
     assert 0 < expected["readings"].sum() < len(readings)  # late readings dropped, open windows pending
     assert actual[["device_id", "window_start", "readings"]].equals(expected[["device_id", "window_start", "readings"]])
     pd.testing.assert_frame_equal(actual, expected, check_dtype=False, check_exact=False, rtol=1e-9)
+
+
+def test_spark_python_workers_import_the_installed_pyspark_not_its_source_zip(spark: SparkSession) -> None:
+    """The session's JVM runs with the workbench's lean SPARK_HOME (`lean_spark_home`): its
+    Python workers find no `python/lib/pyspark.zip` to compile, and import the PySpark
+    installed beside them, the same version as the driver's."""
+    import pyspark
+
+    def where(rows: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        import pyspark as worker_pyspark
+
+        for _ in rows:
+            yield pd.DataFrame({"file": [worker_pyspark.__file__], "version": [worker_pyspark.__version__]})
+
+    found = spark.range(1).mapInPandas(where, "file string, version string").collect()
+    assert [(row.file, row.version) for row in found] == [(pyspark.__file__, pyspark.__version__)]
