@@ -437,7 +437,10 @@ def test_a_proxy_dying_under_load_behind_nginx_loses_no_acknowledged_record(
         records = list(kafka.read_records(stack.kafka_config("consumer"), name))
         stored = {(r.partition, r.offset): r.value for r in records}
         wrong = [(p, o, v, stored.get((p, o))) for p, o, v in load.acknowledged if stored.get((p, o)) != v]
-        assert wrong == [], f"{len(wrong)} acknowledged records are not in the log as acknowledged: {wrong[:3]}"
+        assert wrong == [], (
+            f"{len(wrong)} acknowledged records are not in the log as acknowledged: {wrong[:3]}; "
+            + _what_the_log_holds(stack, name, records, {v for _, _, v, _ in wrong})
+        )
         assert len({(p, o) for p, o, _ in load.acknowledged}) == len(load.acknowledged)
         if sig == signal.SIGTERM:
             twice = [v for v, n in Counter(r.value for r in records).items() if n > 1]
@@ -448,6 +451,18 @@ def test_a_proxy_dying_under_load_behind_nginx_loses_no_acknowledged_record(
             balancer.stop()
         for started in proxies:
             started.stop()
+
+
+def _what_the_log_holds(stack: Stack, topic: str, records: list[Any], missing: set[bytes]) -> str:
+    """For a failure message: each partition's (earliest, end) as the broker reports them now,
+    what the read returned of it, and where the missing values are, if anywhere (seen once:
+    a partition's first 20 acknowledged records absent from the read-back)."""
+    ranges = kafka.record_ranges(stack.kafka_config("consumer"), topic)
+    read = Counter(r.partition for r in records)
+    first = {p: min(r.offset for r in records if r.partition == p) for p in read}
+    found = [(r.partition, r.offset, r.value) for r in records if r.value in missing][:3]
+    return (f"log (earliest, end) {dict(sorted(ranges.items()))}; read per partition {dict(sorted(read.items()))}, "
+            f"first offsets read {first}; missing values found at {found or 'no offset'}")  # fmt: skip
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
