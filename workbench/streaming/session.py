@@ -4,7 +4,9 @@ Everything a notebook would otherwise set by hand comes from `profile.spark`: th
 shuffle partitions, extra Spark conf. Python workers run this very interpreter
 (`sys.executable`), so they import the same `workbench`, `confluent_kafka` and `pyarrow`
 as the notebook; Spark's data source runner pickles our reader by reference, and a worker
-on another Python would fail with ModuleNotFoundError.
+on another Python would fail with ModuleNotFoundError. Unless SPARK_HOME is set, the
+JVM gets `lean_spark_home`, so that those Python processes import the installed PySpark
+rather than compiling the copy in `pyspark.zip` each time.
 """
 
 from __future__ import annotations
