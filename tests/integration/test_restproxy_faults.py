@@ -345,6 +345,22 @@ class Load:
     stop: threading.Event = field(default_factory=threading.Event)
     threads: list[threading.Thread] = field(default_factory=list)
 
+    def prime(self, partitions: int) -> None:
+        """One acknowledged record in each partition, sent alone, before the concurrent load.
+
+        The embedded broker loses a partition's first batch when two connections write it at
+        the same moment (measured: 3 of 100 fresh two-partition topics written by 4 producers
+        at once lost it, 0 of 80 once each partition held a record; see the README). That
+        is Tansu's fault, not the proxy's, and not what this load is for."""
+        for partition in range(partitions):
+            value = orjson.dumps({"prime": partition})
+            response = requests.post(f"{self.url}/topics/{self.topic}/partitions/{partition}",
+                                     data=b'{"records":[{"value":' + value + b"}]}",
+                                     headers={"Content-Type": JSON_V2}, timeout=30)  # fmt: skip
+            assert response.status_code == 200, response.text
+            (offset,) = response.json()["offsets"]
+            self.acknowledged.append((offset["partition"], offset["offset"], value))
+
     def start(self) -> None:
         self.threads = [threading.Thread(target=self._client, args=(n,)) for n in range(self.clients)]
         for thread in self.threads:
@@ -418,6 +434,7 @@ def test_a_proxy_dying_under_load_behind_nginx_loses_no_acknowledged_record(
         balancer = start_nginx(tmp_path / "run", [p.address for p in proxies])
         name = topic(partitions=2)
         load = Load(balancer.url, name)
+        load.prime(partitions=2)
         load.start()
         try:
             wait_for(lambda: load.count() >= 400, 30, "the load did not get going through nginx")
