@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import StackError
-from workbench.streaming import java_version
+from workbench.stack.java import java_version
 
 MODULES = [
     "workbench.streaming",
@@ -33,7 +33,7 @@ def test_this_machine_has_a_java_spark_4_supports() -> None:
 
 def test_a_missing_java_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-such-jdk"))
-    with pytest.raises(StackError, match=r"Spark needs Java 17 or 21 and none was found.*openjdk-17"):
+    with pytest.raises(StackError, match=r"Spark 4 needs Java 17 or 21 and none was found.*openjdk-17"):
         java_version()
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import ConfigError, StackError
 from workbench.streaming.options import KafkaOptionError, parse_options
-from workbench.streaming.session import java_version, spark_session, stop_spark, to_pandas
+from workbench.streaming.session import spark_session, stop_spark, to_pandas
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -30,7 +30,6 @@ __all__ = [
     "KAFKA_FORMAT",
     "KafkaOptionError",
     "choose_connector",
-    "java_version",
     "kafka_source",
     "official_connector_available",
     "source_options",

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
 import subprocess
 import sys
 import warnings
@@ -32,7 +30,7 @@ if TYPE_CHECKING:
 
     from workbench.config import Profile
 
-__all__ = ["SUPPORTED_JAVA", "java_version", "spark_session", "stop_spark", "to_pandas"]
+__all__ = ["spark_session", "stop_spark", "to_pandas"]
 
 log = logging.getLogger("workbench.streaming")
 
@@ -40,38 +38,6 @@ log = logging.getLogger("workbench.streaming")
 #: Arrow conversion passes a `copy` keyword pandas 3 deprecates. Both are harmless for
 #: the small result frames the workbench converts, and noise in a notebook.
 _PANDAS3_NOTICES = ("PySpark does not yet fully support pandas", "The copy keyword is deprecated")
-
-#: Java versions Spark 4 runs on.
-SUPPORTED_JAVA = (17, 21)
-
-
-def java_version() -> tuple[int, str]:
-    """The major version of the Java Spark will start, and its path.
-
-    Raises:
-        StackError: no Java found, or a version Spark 4 does not support.
-    """
-    from workbench.config import environment
-
-    home = environment().java_home
-    java = str(home / "bin" / "java") if home else shutil.which("java")
-    fix = "install Java 17 (Debian: apt-get install openjdk-17-jre-headless) or point JAVA_HOME at one"
-    if not java or not Path(java).exists():
-        raise StackError(f"Spark needs Java {SUPPORTED_JAVA[0]} or {SUPPORTED_JAVA[1]} and none was found "
-                         f"(JAVA_HOME={str(home) if home else None!r}, no java on PATH); {fix}")  # fmt: skip
-    try:
-        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise StackError(f"cannot run {java} -version: {exc}; {fix}") from None
-    match = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not match:
-        raise StackError(f"cannot tell the Java version of {java} from: {out.stderr.strip()[:200]!r}; {fix}")
-    major = int(match.group(1))
-    major = int(match.group(2)) if major == 1 and match.group(2) else major  # "1.8" is Java 8
-    if major not in SUPPORTED_JAVA:
-        raise StackError(f"{java} is Java {major}; Spark 4 runs on Java {SUPPORTED_JAVA[0]} or "
-                         f"{SUPPORTED_JAVA[1]}; {fix}")  # fmt: skip
-    return major, java
 
 
 def spark_session(
@@ -101,6 +67,7 @@ def spark_session(
     Usage: `spark = spark_session(profile)`; stop it with `spark.stop()`.
     """
     from workbench.config import Profile, load_profile
+    from workbench.stack.java import java_version
 
     profile = profile if isinstance(profile, Profile) else load_profile(profile)
     java_version()
