@@ -249,11 +249,14 @@ _VARIANTS = {"unbuffered": {"producer.linger.ms": 0}, "buffered-500ms": {"produc
 
 @pytest.fixture(scope="session")
 def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
-    """Someone else's cluster: Tansu and four REST proxy processes started as plain
-    subprocesses, outside the stack's lifecycle (no state file, no `workbench up`), and
-    a profile with `embedded: false` naming them. Stopped by PID at the end."""
+    """Someone else's cluster: Tansu (the second broker, so that `make test` runs every
+    notebook on a Kafka-compatible broker that is not Kafka too) and four REST proxy
+    processes started as plain subprocesses, outside the stack's lifecycle (no state
+    file, no `workbench up`), and a profile with `embedded: false` naming them, with
+    `broker.kind: tansu`. Stopped by PID at the end."""
     from workbench.config import conf_dir
     from workbench.kafka.admin import broker_answers
+    from workbench.kafka.offsets import END_PROBE_ENV
     from workbench.stack.probes import probe_http
     from workbench.stack.services import tansu_binary
 
@@ -283,7 +286,8 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
         urls: dict[str, str] = {}
         for name, settings in {"main-0": {}, "main-1": {}, **_VARIANTS}.items():
             proxy_port = _free_port()
-            env = {"KAFKA_REST_ID": f"foreign-{name}"}
+            # Its operator tells the proxies that Tansu's ListOffsets(latest) is not the end.
+            env = {"KAFKA_REST_ID": f"foreign-{name}", END_PROBE_ENV: json.dumps([bootstrap])}
             env.update({"KAFKA_REST_" + k.upper().replace(".", "_"): str(v) for k, v in settings.items()})
             spawn(name, [sys.executable, "-m", "workbench.cli", "proxy", "--config",
                          str(conf_dir() / "kafka-rest.properties"), "--host", "127.0.0.1", "--port", str(proxy_port),
@@ -295,6 +299,7 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
             "description": "someone else's cluster: a broker and proxies the workbench did not start",
             "embedded": False,
             "data_dir": str(sandbox / "foreign-data"),
+            "broker": {"kind": "tansu"},
             "kafka": {
                 "bootstrap.servers": bootstrap,
                 "common": {"allow.auto.create.topics": False},

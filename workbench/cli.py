@@ -58,7 +58,7 @@ def up(profile: ProfileOption = None) -> None:
 
 @app.command()
 def down(profile: ProfileOption = None) -> None:
-    """Stop the processes `up` started. The embedded broker keeps no data: it is gone."""
+    """Stop the processes `up` started; the broker's data is wiped unless `broker.keep_data` is set."""
     from workbench import stack
 
     stopped = stack.down(_select(profile))
@@ -66,8 +66,9 @@ def down(profile: ProfileOption = None) -> None:
         out.print("nothing was running")
     for record in stopped:
         out.print(f"{record.name}: stopped (pid {record.pid})")
-    if stopped:
-        out.print("the embedded broker stores data in memory only: its topics are gone")
+    fates = {stack.data_fate(r) for r in stopped if r.kind == "broker"}
+    for fate in sorted(fates):
+        out.print(f"the broker's data: {fate}")
 
 
 @app.command()
@@ -89,6 +90,9 @@ def status(
     for name, row in result["services"].items():
         table.add_row(*(cell(name, row) for _, cell in STATUS_COLUMNS))
     out.print(table)
+    fates = {row["data"] for row in result["services"].values() if row.get("data")}
+    for fate in sorted(fates):
+        out.print(f"the broker's data: {fate}")
 
 
 #: The columns of `workbench status`: a header and how to render a service's row; a new
@@ -97,6 +101,7 @@ STATUS_COLUMNS: list[tuple[str, Callable[[str, dict[str, Any]], str]]] = [
     ("service", lambda name, row: name),
     ("address", lambda name, row: str(row.get("url") or row["address"])),
     ("pid", lambda name, row: str(row.get("pid") or "-")),
+    ("runs", lambda name, row: " ".join(str(row[k]) for k in ("broker", "version") if row.get(k))),
     ("healthy", lambda name, row: "yes" if row["healthy"] else "NO"),
     ("restarts", lambda name, row: "-" if row.get("restarts") is None else str(row["restarts"])),
     ("reason", lambda name, row: str(row.get("reason") or "")),

@@ -66,6 +66,9 @@ ENV_VARIABLES = {
     "WORKBENCH_CONF_DIR": "the folder profiles are read from",
     "WORKBENCH_RUN_ID": "the run id a report gives the notebooks it runs",
     "WORKBENCH_CELL_TIMEOUT": "seconds a report lets one notebook cell run",
+    "WORKBENCH_END_PROBE": "clusters whose end offsets are read from the log (set by the stack for Tansu)",
+    "WORKBENCH_CACHE_DIR": "where resolved jars are kept (default: ~/.cache/workbench)",
+    "WORKBENCH_MAVEN_REPOSITORY": "a Maven repository to resolve jars from instead of Maven Central",
 }
 
 #: librdkafka settings are plain dotted-key dictionaries, passed through untouched.
@@ -79,11 +82,43 @@ class _Section(BaseModel):
 
 
 class BrokerSettings(_Section):
-    """The embedded broker (Tansu); ignored by a profile with `embedded: false`."""
+    """The embedded broker: Apache Kafka (KRaft, 1-5 nodes) or Tansu.
 
+    Kafka's jars come from Maven Central once (`workbench.maven`), or from an Apache
+    Kafka installation (`kafka_home`, else `$KAFKA_HOME`). Node i listens on `port + i`.
+    A profile with `embedded: false` starts nothing and reads only `kind`: `tansu` says
+    the cluster is Tansu, whose end offsets must be read from the logs.
+    """
+
+    kind: Literal["kafka", "tansu"] = "kafka"
+    nodes: int = Field(1, ge=1, le=5, description="Kafka nodes, each broker and controller (KRaft)")
+    version: str = Field("4.4.0", pattern=r"^4\.\d+\.\d+$", description="Apache Kafka release from Maven Central")
+    kafka_home: Path | None = Field(None, description="an Apache Kafka 4.x installation to run instead (its libs/)")
+    heap: str = Field("512m", pattern=r"^\d+[kmg]$", description="each Kafka node's JVM heap (-Xms and -Xmx)")
+    keep_data: bool = Field(False, description="`down` keeps the Kafka logs for the next `up` (default: wiped)")
+    properties: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Kafka broker properties on top of the stack's (`num.io.threads: 4`)"
+    )
     host: str = "127.0.0.1"
     port: int = Field(9092, ge=0, le=65535, description="0 picks a free port at start")
     startup_timeout_s: float = Field(30.0, gt=0)
+
+    @field_validator("properties")
+    @classmethod
+    def _properties_are_lines(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """They become lines of server.properties: dotted names, one-line values."""
+        for key, item in value.items():
+            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,254}", key):
+                raise ValueError(f"{key[:80]!r} is not a broker property name like num.io.threads")
+            if any(c in str(item) for c in "\n\r\x00"):
+                raise ValueError(f"{key}: a property value is one line")
+        return value
+
+    @model_validator(mode="after")
+    def _tansu_is_one_node(self) -> BrokerSettings:
+        if self.kind == "tansu" and self.nodes != 1:
+            raise ValueError("Tansu runs as one node here; nodes > 1 needs kind: kafka")
+        return self
 
 
 class ProxyAuth(_Section):
@@ -274,6 +309,7 @@ class Environment:
     run_id: str | None = None
     cell_timeout_s: float | None = None
     java_home: Path | None = None
+    kafka_home: Path | None = None
     #: `WORKBENCH_<SECTION>__<KEY>` profile overrides, by variable name.
     overrides: Mapping[str, str] = field(default_factory=dict)
 
@@ -302,6 +338,7 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         run_id=env.get(f"{ENV_PREFIX}RUN_ID") or None,
         cell_timeout_s=_seconds(env, f"{ENV_PREFIX}CELL_TIMEOUT"),
         java_home=Path(env["JAVA_HOME"]) if env.get("JAVA_HOME") else None,
+        kafka_home=Path(env["KAFKA_HOME"]) if env.get("KAFKA_HOME") else None,
         overrides=overrides,
     )
 

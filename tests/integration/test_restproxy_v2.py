@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -167,16 +168,19 @@ def test_json_v1_alias_and_trailing_slash(stack: Stack, http: requests.Session, 
     assert [r.value for r in records_in(stack, name)] == [b'{"v":1}']
 
 
-def test_percent_encoded_stream_topic_names(stack: Stack, http: requests.Session, proxy: str) -> None:
-    name = "/streams/test:topic-encoded"
-    kafka.create_topic(stack.kafka_config("admin"), name, 1)
+def test_percent_encoded_topic_names(stack: Stack, http: requests.Session, proxy: str) -> None:
+    """A topic in the path is percent-decoded before it reaches the broker: `%2D` is `-`, and a
+    MapR stream name (`/stream:topic`, which Kafka refuses as a topic name) arrives decoded."""
+    name = kafka.create_topic(stack.kafka_config("admin"), f"topic-encoded-{uuid.uuid4().hex[:8]}", 1)
     try:
-        url = f"{proxy}/topics/%2Fstreams%2Ftest%3Atopic-encoded"
+        url = f"{proxy}/topics/{name.replace('-', '%2D')}"
         assert http.get(url).json()["name"] == name
         assert post(http, url, {"records": [{"value": 1}]}).status_code == 200
         assert [r.value for r in records_in(stack, name)] == [b"1"]
     finally:
         kafka.delete_topics(stack.kafka_config("admin"), [name])
+    message = error(http.get(f"{proxy}/topics/%2Fstreams%2Ftest%3Atopic-encoded"), 404, 40401)
+    assert "/streams/test:topic-encoded" in message
 
 
 # ---------------------------------------------------------------- produce: bad input

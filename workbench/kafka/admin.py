@@ -1,14 +1,17 @@
 """Topic administration. Topics are always created explicitly, never by a first produce.
 
-On the embedded broker a topic auto-created by a produce loses records (20 produced,
-20 acknowledged, 10 readable), so every experiment creates its topics here first, and
-the profiles set `allow.auto.create.topics=false` for every client.
+An experiment's topics get the profile's replication and settings only when it creates
+them itself, and on Tansu (the second embedded broker) a topic auto-created by a produce
+loses records (20 produced, 20 acknowledged, 10 readable); so every experiment creates
+its topics here first, and the profiles set `allow.auto.create.topics=false` for every
+client. Creation and deletion return once the cluster's metadata shows them.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,7 @@ __all__ = [
     "TopicInfo",
     "admin_client",
     "broker_answers",
+    "broker_count",
     "create_topic",
     "create_topics",
     "delete_topics",
@@ -73,6 +77,15 @@ def broker_answers(bootstrap_servers: str, timeout: float = 1.0, conf: KafkaConf
             return False
 
 
+def broker_count(bootstrap_servers: str, timeout: float = 1.0, conf: KafkaConf | None = None) -> int:
+    """How many brokers the cluster's metadata lists (0 when none answers within `timeout`)."""
+    with admin_client({**(conf or {}), "bootstrap.servers": bootstrap_servers}) as client:
+        try:
+            return len(client.list_topics(timeout=timeout).brokers)
+        except KafkaException:
+            return 0
+
+
 def create_topics(
     conf: KafkaConf,
     topics: Mapping[str, int],
@@ -84,8 +97,15 @@ def create_topics(
 ) -> None:
     """Create topics `{name: partitions}` and wait until the broker has them.
 
+    Kafka answers CreateTopics once its controller has the topics; the brokers learn of
+    them from the metadata log a moment later, and a client asking one before then is
+    told the topic does not exist (measured: the REST proxy's first produce to a topic
+    created a moment before got 40401). So this returns only when the cluster's
+    metadata lists every topic with all its partitions led.
+
     Raises:
-        KafkaError: a topic exists (unless `exist_ok`), or the broker refused it.
+        KafkaError: a topic exists (unless `exist_ok`), or the broker refused it, or the
+            metadata did not show it within `timeout`.
     """
     new = [
         NewTopic(name, num_partitions=partitions, replication_factor=replication_factor, config=dict(config or {}))
@@ -96,6 +116,8 @@ def create_topics(
     with admin_client(conf) as client:  # it must outlive the futures, or they fail as 'terminating'
         futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
         _settle(futures, "create", "TOPIC_ALREADY_EXISTS" if exist_ok else None)
+        _await_metadata(client, lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics), timeout,
+                        f"created topics {_names(topics)} to appear")  # fmt: skip
 
 
 def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: object) -> str:
@@ -112,6 +134,40 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
     with admin_client(conf) as client:  # it must outlive the futures
         futures = client.delete_topics(names, operation_timeout=timeout, request_timeout=timeout)
         _settle(futures, "delete", "UNKNOWN_TOPIC_OR_PART" if missing_ok else None)
+        # As on creation: the brokers learn of a deletion after the controller; a topic
+        # created again under the same name before then would be refused as existing.
+        _await_metadata(client, lambda metadata: not set(names) & set(metadata.topics), timeout,
+                        f"deleted topics {_names(names)} to disappear")  # fmt: skip
+
+
+def _await_metadata(client: AdminClient, done: Callable[[Any], bool], timeout: float, what: str) -> None:
+    """Ask the cluster's metadata until `done(metadata)` holds, for up to `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            if done(client.list_topics(timeout=max(0.1, deadline - time.monotonic()))):
+                return
+        except KafkaException as exc:
+            error = exc.args[0]
+            raise KafkaError(f"waiting for {what}: {error.str()}", error.name()) from None
+        if time.monotonic() >= deadline:
+            raise KafkaError(f"waited {timeout:.0f} s for {what} in the cluster's metadata", "_TIMED_OUT")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _is_led(topic: Any) -> bool:
+    """A topic's metadata shows it, error-free, with a leader for every partition."""
+    return (
+        topic is not None and topic.error is None and bool(topic.partitions)
+        and all(p.leader >= 0 and p.error is None for p in topic.partitions.values())
+    )  # fmt: skip
+
+
+def _names(names: Iterable[str]) -> str:
+    shown = list(names)
+    return ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
 
 
 def _settle(futures: Mapping[str, Any], action: str, tolerated: str | None) -> None:

@@ -1,17 +1,21 @@
-"""True log-end offsets, on real Kafka and on the embedded broker alike.
+"""True log-end offsets, on Apache Kafka and on brokers that report them wrongly.
 
-Tansu answers `ListOffsets(latest)` with the base offset of the last record batch + 1,
-not the offset after the last record: after 5,000 records in 1,000-record batches it
-says 4,001. Every lag, throughput figure and Spark offset range must use the real end,
-so this module reads it from the log itself: it fetches from (reported end - 1), which
-on Tansu is the start of the last batch and on Kafka the last record, and takes the
-offset after the last record it sees. On Kafka this agrees with the reported value;
-on Tansu it corrects it.
+Kafka answers `ListOffsets(latest)` with the high watermark, the offset after the last
+record a consumer can read: the end, at the cost of one admin request. Tansu (the second
+embedded broker) answers with the base offset of the last record batch + 1: after 5,000
+records in 1,000-record batches it says 4,001. Every lag, throughput figure and Spark
+offset range must use the real end, so for a cluster declared to need it
+(`declare_end_probe`, done by the stack for Tansu and for a cluster profile with
+`broker.kind: tansu`) this module reads the end from the log itself: it fetches from
+(reported end - 1), the start of the last batch there, and takes the offset after the
+last record it sees. Everywhere else the reported end is used as it is.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
 import uuid
 from collections.abc import Iterable, Mapping
@@ -28,9 +32,12 @@ if TYPE_CHECKING:
     from workbench.config import KafkaConf
 
 __all__ = [
+    "END_PROBE_ENV",
     "OffsetReader",
     "Partition",
+    "declare_end_probe",
     "end_offsets",
+    "needs_end_probe",
     "position",
     "record_ranges",
     "reported_offsets",
@@ -41,6 +48,32 @@ log = logging.getLogger("workbench.kafka")
 
 #: A topic-partition as a plain tuple: easy to sort, hash, print and pickle.
 Partition = tuple[str, int]
+
+
+#: The environment variable listing, as a JSON array of `bootstrap.servers` strings, the
+#: clusters whose ListOffsets(latest) is not the log's end; child processes (proxies,
+#: kernels, Spark's Python workers) inherit it.
+END_PROBE_ENV = "WORKBENCH_END_PROBE"
+
+
+def declare_end_probe(bootstrap_servers: str) -> None:
+    """Read this cluster's end offsets from its logs, in this process and the ones it starts."""
+    declared = _declared()
+    if bootstrap_servers not in declared:
+        os.environ[END_PROBE_ENV] = json.dumps(sorted({*declared, bootstrap_servers}))
+
+
+def needs_end_probe(conf: KafkaConf) -> bool:
+    """True when the cluster `conf` reaches was declared to report ends wrongly (Tansu)."""
+    return str(conf.get("bootstrap.servers", "")) in _declared()
+
+
+def _declared() -> set[str]:
+    try:
+        value = json.loads(os.environ.get(END_PROBE_ENV) or "[]")
+    except ValueError:
+        return set()
+    return {str(item) for item in value} if isinstance(value, list) else set()
 
 
 def position(message: Message) -> tuple[Partition, int]:
@@ -79,7 +112,7 @@ def record_ranges(
 ) -> dict[Partition, tuple[int, int]]:
     """`{(topic, partition): (earliest, true end)}`: what `clients.read_records` reads, resolved
     ahead of it, so that a timed read times the read and not the end's probe (30-80 ms
-    for four partitions here: on the embedded broker the end takes a probe consumer)."""
+    for four partitions on Tansu, where the end takes a probe consumer)."""
     ends = end_offsets(conf, topics, timeout=timeout)
     starts = reported_offsets(conf, list(ends), "earliest", timeout=timeout)
     return {p: (starts[p], ends[p]) for p in ends}
@@ -93,7 +126,7 @@ def total_records(conf: KafkaConf, topics: str | Iterable[str], *, timeout: floa
 def reported_offsets(
     conf: KafkaConf, partitions: Iterable[Partition], which: str, *, timeout: float = 10.0
 ) -> dict[Partition, int]:
-    """What the broker answers to ListOffsets `earliest` or `latest` (on Tansu, not the end)."""
+    """What the broker answers to ListOffsets `earliest` or `latest` (on Tansu, `latest` is not the end)."""
     with OffsetReader(conf, timeout=timeout) as reader:
         return reader.reported(partitions, which)
 
@@ -115,6 +148,8 @@ class OffsetReader:
     def __init__(self, conf: KafkaConf, *, timeout: float = 10.0) -> None:
         self.conf = conf
         self.timeout = timeout
+        #: Read ends from the logs (a cluster declared by `declare_end_probe`), else take ListOffsets'.
+        self.probe = needs_end_probe(conf)
         self._admin: AdminClient | None = None
         #: (earliest, reported latest, true end) of each partition when its log was last read.
         self._seen: dict[Partition, tuple[int, int, int]] = {}
@@ -146,17 +181,19 @@ class OffsetReader:
     def ends(self, partitions: Iterable[Partition]) -> dict[Partition, int]:
         """The true log-end offset of each partition (see `end_offsets`).
 
-        The log is read only where ListOffsets changed since this reader last read it. On
-        Tansu the reported `latest` is the last batch's base + 1, so while it and `earliest`
-        stay the same no batch was added or removed and the end found last time still
-        holds; on Kafka it is the end itself. A streaming query asks on every trigger, and
-        an idle one every 10 ms: with a probe consumer made each time, an idle query on a
-        quiet topic cost its Python runner 14 % of a core and the broker 13 % (measured;
-        10 % and 6 % with this).
+        On Kafka, ListOffsets(latest) alone. On a cluster that needs the probe (Tansu), the
+        log is read only where ListOffsets changed since this reader last read it: the
+        reported `latest` is the last batch's base + 1, so while it and `earliest` stay the
+        same no batch was added or removed and the end found last time still holds. A
+        streaming query asks on every trigger, and an idle one every 10 ms: with a probe
+        consumer made each time, an idle query on a quiet Tansu topic cost its Python
+        runner 14 % of a core and the broker 13 % (measured; 10 % and 6 % with this).
         """
         partitions = sorted(set(partitions))
         if not partitions:
             return {}
+        if not self.probe:
+            return self.reported(partitions, "latest")
         listed = self._list({"earliest": partitions, "latest": partitions})
         earliest, latest = listed["earliest"], listed["latest"]
         ends: dict[Partition, int] = {}

