@@ -1,7 +1,7 @@
 """The registry of experiments: the names `sweep` and `workbench bench` accept.
 
 Adding one is one entry: a load generator (a function of a stack and keyword
-parameters returning one row of the contract, see `workbench.bench.contract`) and a
+parameters returning one row of the contract, see `workbench.measure.contract`) and a
 line saying what it answers. The topic and Spark experiments are named by
 `"module:function"` and imported when first run, so the registry does not import
 pyspark (or make the topics package import this one).
@@ -19,12 +19,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
-from workbench.bench.errors import BenchError
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.registry import registry_lookups
+from workbench.errors import BenchError
 
 __all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
 

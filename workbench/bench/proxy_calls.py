@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from workbench.bench.errors import BenchError
 from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
 from workbench.bench.payload import key_pool, value_pool
-from workbench.bench.resources import cpu_seconds
+from workbench.errors import BenchError
+from workbench.measure.resources import cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
 from workbench.proxy.client import V2_ACCEPT, encode_topic
 

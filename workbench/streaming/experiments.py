@@ -232,7 +232,7 @@ def source_vs_ceiling(
         process (`spark_jvm_cpu_s`, `spark_python_cpu_s`, `broker_cpu_s`) and the 1-minute
         load average before the repeat.
     """
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.resources import ResourceMonitor
 
     rows: list[dict[str, Any]] = []
     for count in partitions:
@@ -274,11 +274,11 @@ def spark_row(
     resources: Mapping[str, float] | None = None,
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A contract row (`workbench.bench.contract`) from `ingest`'s measures: `seconds` is `exec_s`.
+    """A contract row (`workbench.measure.contract`) from `ingest`'s measures: `seconds` is `exec_s`.
 
     `mb_s` needs the padded record size (`value_bytes`); without it (unpadded JSON) it is NaN.
     """
-    from workbench.bench.contract import result_row
+    from workbench.measure.contract import result_row
 
     records = measured["records"]
     rest = {k: v for k, v in measured.items() if k not in ("records", "msg_s", "exec_s", *params)}
@@ -295,7 +295,7 @@ def _read_point(
     params: dict[str, Any],
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """One measured read of `topic` as `params` say (see `spark_ingest`): its row and progress."""
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.resources import ResourceMonitor
 
     sink = params["sink"]
     if sink in PLAIN_SINKS:
@@ -450,7 +450,7 @@ def _aggregate_point(
     spark: SparkSession, stack: Stack, work_dir: Path, frame: DataFrame, params: dict[str, Any]
 ) -> dict[str, Any]:
     """One run of the windowed aggregation under `params["shuffle_partitions"]` (a new query reads it)."""
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.resources import ResourceMonitor
 
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     try:
@@ -505,7 +505,7 @@ def _latency_point(
     """One processing-time query reading a producer at a fixed rate (see `trigger_latency`)."""
     from pyspark.sql import functions as F
 
-    from workbench.bench.contract import result_row
+    from workbench.measure.contract import result_row
 
     conf = stack.kafka_config("producer")
     interval, rate = params["trigger"], params["offered_msg_s"]
@@ -745,7 +745,7 @@ LAYOUTS = ("topic per device", "one topic, 4 partitions")
 def _layout_point(
     spark: SparkSession, stack: Stack, work_dir: Path, params: dict[str, Any], options: dict[str, Any]
 ) -> dict[str, Any]:
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.resources import ResourceMonitor
 
     frame = kafka_source(spark, stack, startingOffsets="earliest", **options)
     with ResourceMonitor(stack.services) as monitor:
@@ -915,7 +915,7 @@ def spark_ingest(
     Usage: `sweep("spark_ingest", {"topic_partitions": [1, 2, 4]}, repeat=3)`.
     """
     if sink not in SINKS:
-        from workbench.bench.errors import BenchError
+        from workbench.errors import BenchError
 
         raise BenchError(f"sink must be one of {list(SINKS)}, got {sink!r}")
     spark, work = bench_session(stack)
@@ -973,7 +973,7 @@ def spark_topic_layout(
         BenchError: an unknown layout.
     """
     if layout not in LAYOUTS:
-        from workbench.bench.errors import BenchError
+        from workbench.errors import BenchError
 
         raise BenchError(f"layout must be one of {list(LAYOUTS)}, got {layout!r}")
     spark, work = bench_session(stack)
@@ -996,7 +996,7 @@ def spark_restart(
     `exact` is True when output rows, distinct offsets, log records and produced all agree.
     `topic_prefix` is unused (the check names its own topic).
     """
-    from workbench.bench.contract import result_row
+    from workbench.measure.contract import result_row
 
     spark, work = bench_session(stack)
     counts = restart_check(spark, stack, work, first=first, second=second, partitions=topic_partitions)
