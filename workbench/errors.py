@@ -7,7 +7,7 @@
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
-    ├── RestError               inside the embedded proxy: rendered as a Confluent error body
+    ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)
     ├── BenchError              an experiment was given a bad name, parameter or grid
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
     ├── AnswerError             a course answer is not of the form its exercise asks (course)

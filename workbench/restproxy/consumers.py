@@ -42,6 +42,8 @@ from pybase64 import b64encode_as_string
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import (
     Context,
     empty_response,
@@ -50,7 +52,7 @@ from workbench.restproxy.context import (
     object_body,
     read_json,
 )
-from workbench.restproxy.errors import CONSUMER_NOT_FOUND, RestError
+from workbench.restproxy.errors import CONSUMER_NOT_FOUND
 from workbench.restproxy.formats import (
     FORMATS,
     SCHEMA_FORMATS,
@@ -60,7 +62,6 @@ from workbench.restproxy.formats import (
     require_json_body_type,
 )
 from workbench.restproxy.metadata import kafka_error
-from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.validation import (

@@ -15,7 +15,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 from workbench.restproxy.formats import V2_JSON
 from workbench.restproxy.settings import RestProxySettings
 

@@ -19,10 +19,10 @@ from confluent_kafka.admin import NewTopic
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, empty_response, int_param, json_response, read_json
-from workbench.restproxy.errors import RestError
 from workbench.restproxy.metadata import kafka_error
-from workbench.restproxy.routing import Route
 from workbench.restproxy.validation import check_topic
 
 __all__ = ["MAX_PARTITIONS", "MAX_REPLICATION", "ROUTES", "check_cluster", "check_v3_accept"]
