@@ -33,7 +33,8 @@ from workbench.errors import BenchError
 from workbench.measure.resources import ResourceMonitor
 from workbench.measure.timeline import Timeline, timed_reads, timeline_cv
 from workbench.proxy import ProxyClient, ProxyConsumer
-from workbench.proxy.client import V2, proxy_urls
+from workbench.proxy.client import proxy_urls
+from workbench.proxy.wire import V2
 from workbench.stack import Stack
 
 __all__ = ["proxy_consume", "proxy_produce"]
