@@ -24,7 +24,7 @@ from workbench.bench.native import native_consume, native_produce, native_round_
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.registry import registry_lookups
 from workbench.errors import BenchError
-from workbench.streaming.experiments import (
+from workbench.streaming.ingestion import (
     spark_aggregate,
     spark_ingest,
     spark_restart,
