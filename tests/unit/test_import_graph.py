@@ -115,6 +115,33 @@ def test_the_subpackage_import_graph_has_no_cycle() -> None:
     assert not cycle, _describe(cycle)
 
 
+def _module_level_imports(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    """The imports a module runs when it is imported (or a type checker reads), at any
+    depth of `if` and `try` but outside functions."""
+    statements: list[ast.stmt] = list(tree.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.If | ast.Try):
+            statements += [*node.body, *node.orelse, *getattr(node, "finalbody", [])]
+            statements += [s for handler in getattr(node, "handlers", []) for s in handler.body]
+
+
+def test_no_two_modules_import_each_other_at_module_level() -> None:
+    """Inside a subpackage too, as `proxy/client.py` and `proxy/consumer.py` once did: a
+    cycle of modules is one import order away from a half-initialised module."""
+    edges: list[Edge] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        importer = _module_name(path)
+        for node in _module_level_imports(ast.parse(path.read_text(), filename=str(path))):
+            for target in _imported(node, importer, path.name == "__init__.py"):
+                if target.split(".")[0] == "workbench" and target != importer and _exists(target):
+                    edges.append((importer, target, f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"))
+    cycle = _cycle(edges)
+    assert not cycle, "module import cycle:\n" + "\n".join(f"  {a} -> {b}  ({w})" for a, b, w in cycle)
+
+
 def test_the_graph_sees_function_level_and_upward_imports() -> None:
     """The guard guards: an import inside a function is an edge, and a cycle is found and named."""
     edges = _edges()

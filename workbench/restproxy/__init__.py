@@ -7,7 +7,9 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     app        create_app(settings): lifespan, dispatch, auth, error rendering
     formats    media types, embedded formats (binary, json), negotiation
     produce    v2 produce (records arrays)          records    v3 produce (streaming)
-    consumers  v2 consumer instances                 topics     v2 metadata
+    consumers  v2 consumer endpoints                 topics     v2 metadata
+    consumer_instances  v2 consumer instances and their blocking Kafka work
+    consumer_records    a records answer: fetched, rendered, sent in pieces
     v3         v3 clusters, topics, configs, consumer groups and lag
     producer   the shared async producer             metadata   admin calls + cache
     metrics    Prometheus at /metrics                errors     the proxy's error codes

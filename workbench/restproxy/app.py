@@ -31,7 +31,7 @@ from starlette.types import Receive, Scope, Send
 from workbench.httpserver.errors import RestError, error_response
 from workbench.httpserver.routing import Route, Router, split_path
 from workbench.restproxy import consumers, openapi, produce, records, topics, v3
-from workbench.restproxy.consumers import ConsumerManager
+from workbench.restproxy.consumer_instances import ConsumerManager
 from workbench.restproxy.context import Context
 from workbench.restproxy.formats import V2_JSON
 from workbench.restproxy.metadata import Metadata

@@ -19,8 +19,10 @@ The codes are upstream's (see the API reference, §1.3):
 
 from __future__ import annotations
 
-__all__ = ["CONSUMER_NOT_FOUND", "PARTITION_NOT_FOUND", "TOPIC_NOT_FOUND"]
+__all__ = ["CONSUMER_NOT_FOUND", "ILLEGAL_STATE", "PARTITION_NOT_FOUND", "TOPIC_NOT_FOUND"]
 
 TOPIC_NOT_FOUND = 40401
 PARTITION_NOT_FOUND = 40402
 CONSUMER_NOT_FOUND = 40403
+#: A consumer asked to mix subscription and assignment, or to seek a partition it does not own.
+ILLEGAL_STATE = 40903
