@@ -18,8 +18,8 @@ from workbench.bench.http_floor import http_floor
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
-from workbench.bench.registry import registry_lookups
 from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
+from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
 from workbench.errors import BenchError
 from workbench.measure.latency import latency_summary

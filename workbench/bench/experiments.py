@@ -22,7 +22,7 @@ from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
-from workbench.bench.registry import registry_lookups
+from workbench.bench.schema_registry import registry_lookups
 from workbench.errors import BenchError
 from workbench.streaming.ingestion import (
     spark_aggregate,

@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from workbench.httpserver.errors import RestError, error_response
 from workbench.httpserver.routing import Route, Router, split_path
-from workbench.restproxy import consumers, openapi, produce, records, topics, v3
+from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, v3
 from workbench.restproxy.consumer_instances import ConsumerManager
 from workbench.restproxy.context import Context
 from workbench.restproxy.formats import V2_JSON
@@ -58,11 +58,11 @@ log = logging.getLogger("workbench.restproxy")
 def _routes(settings: RestProxySettings) -> list[Route]:
     routes: list[Route] = [Route("GET", "/metrics", _metrics), *openapi.ROUTES]
     if settings.api_v2_enable:
-        routes += topics.ROUTES + produce.ROUTES + consumers.ROUTES
+        routes += metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES
     else:
-        routes += [r for r in topics.ROUTES if r.template == "/"]
+        routes += [r for r in metadata_v2.ROUTES if r.template == "/"]
     if settings.api_v3_enable:
-        routes += v3.ROUTES + records.ROUTES
+        routes += v3.ROUTES + produce_v3.ROUTES
     return routes
 
 

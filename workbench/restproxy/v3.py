@@ -1,5 +1,5 @@
 """API v3 core: clusters, topics (list, create, get, delete), partitions, topic configs,
-consumer groups and their lag. Records produce is in `records.py`.
+consumer groups and their lag. Records produce is in `produce_v3.py`.
 
 Resources carry `kind`, `metadata.self` (an absolute URL of this process, built like
 v2's `base_uri`) and `related` links, as Confluent's do. There is one cluster, the one
