@@ -40,12 +40,9 @@ def __getattr__(name: str) -> Any:
 
         return notebook_setup
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from workbench._version import workbench_version
 
-        try:
-            return version("workbench")
-        except PackageNotFoundError:  # running from a source tree that was never installed
-            return "0.0.0"
+        return workbench_version()
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
 
 

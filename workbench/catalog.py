@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench._version import workbench_version
 from workbench.config import Profile
 from workbench.errors import ConfigError
 
@@ -90,14 +91,12 @@ def _versions() -> dict[str, str]:
 
     import confluent_kafka
 
-    from workbench import __version__
-
     try:
         pyspark = version("pyspark")  # not imported: that would start nothing but cost seconds
     except PackageNotFoundError:
         pyspark = "not installed"
     return {
-        "workbench": __version__,
+        "workbench": workbench_version(),
         "confluent_kafka": version("confluent-kafka"),
         "librdkafka": confluent_kafka.libversion()[0],
         "pyspark": pyspark,
@@ -127,9 +126,7 @@ def _services(profile: Profile) -> dict[str, str]:
     if not profile.embedded:
         broker = "tansu (profile)" if profile.broker.kind == "tansu" else "not asked"
         return {"broker": broker, "proxy": "not asked"}
-    from workbench import __version__
-
-    return {"broker": broker_description(profile), "proxy": f"workbench restproxy {__version__}"}
+    return {"broker": broker_description(profile), "proxy": f"workbench restproxy {workbench_version()}"}
 
 
 def broker_description(profile: Profile) -> str:

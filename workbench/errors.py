@@ -7,8 +7,8 @@
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
-    ├── RestError               inside the embedded proxy: rendered as a Confluent error body
-    ├── BenchError              a benchmark was given bad parameters (bench.errors)
+    ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)
+    ├── BenchError              an experiment was given a bad name, parameter or grid
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
     ├── AnswerError             a course answer is not of the form its exercise asks (course)
     ├── NotMeasured             the run did not measure what a course exercise needs (course)
@@ -23,6 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BenchError",
     "ConfigError",
     "KafkaError",
     "NotebookRunError",
@@ -67,6 +68,14 @@ class ProxyError(WorkbenchError):
         self.error_code = error_code
         self.message = message
         super().__init__(f"HTTP {status}, error_code {error_code}: {message}")
+
+
+class BenchError(WorkbenchError):
+    """An experiment, parameter or grid was wrong; the message names it and the way out.
+
+    Here rather than in `bench`: the topic and Spark experiments raise it too, and they
+    sit below the benchmark toolkit, which registers them.
+    """
 
 
 class NotebookRunError(WorkbenchError):

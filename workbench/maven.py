@@ -150,7 +150,7 @@ def _verified(target: Path) -> list[Path] | None:
 
 def _retrieve(target: Path, artifacts: Sequence[Artifact], how_else: str) -> None:
     """Run Ivy into a fresh folder, then swap it in with its manifest."""
-    from workbench.stack.java import java_version
+    from workbench.java import java_version
 
     _, java = java_version("Resolving jars with Ivy", ())
     root = cache_dir()

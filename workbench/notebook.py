@@ -38,8 +38,8 @@ def notebook_setup(profile: str = "", *, start: bool = True) -> Stack | None:
     Usage: `active = notebook_setup(profile)` in a notebook's first code cell.
     """
     from workbench import stack, viz
-    from workbench.bench.resources import freeze_startup_objects
     from workbench.config import load_profile
+    from workbench.measure.resources import freeze_startup_objects
 
     viz.configure_renderers()
     settings = load_profile(profile or None)

@@ -239,10 +239,10 @@ def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
     Nothing to compare (no baseline yet, no common point) is said on the page, not raised:
     the first scheduled run has no predecessor and must still produce its report.
     """
-    import html
 
     from workbench import catalog
     from workbench.compare import compare_runs, comparison_html
+    from workbench.frontpage import COMPARISON_SLOT
 
     try:
         baseline = catalog.previous_run(profile, before=report.run_id) if compare_to == "last" else compare_to
@@ -252,7 +252,7 @@ def _add_comparison(report: Report, profile: Profile, compare_to: str) -> None:
     except ConfigError as exc:
         section = f"<h2>Comparison</h2><p class='meta'>no comparison: {html.escape(str(exc))}</p>"
     page = report.index.read_text()
-    report.index.write_text(page.replace(_COMPARISON_SLOT, section, 1))  # after the conclusions
+    report.index.write_text(page.replace(COMPARISON_SLOT, section, 1))  # after the conclusions
 
 
 def _cell_timeout() -> float:
@@ -410,127 +410,14 @@ def _to_html(executed: Path, target: Path) -> Path | None:
     return target
 
 
-#: Columns every result row carries (see `workbench.results.run_metadata`), shown once,
-#: plus bookkeeping the section title already says (`experiment`, the `params` name list).
-_METADATA = (
-    "run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python",
-    "replication_factor", "min_insync_replicas", "experiment", "params",
-)  # fmt: skip
-
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
-table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}
-td,th{border:1px solid #ddd;padding:4px 8px;text-align:right}
-th{background:#f4f4f4}td:first-child,th:first-child{text-align:left}
-.ok{color:#1a7f37}.failed{color:#cf222e;font-weight:bold}.meta{color:#555}
-.scroll{overflow-x:auto}
-section{border-top:1px solid #ddd;margin-top:1em}.said{max-width:900px}
-.trends{display:flex;flex-wrap:wrap;gap:8px}details{margin:0.3em 0}summary{cursor:pointer}
-"""
-
-
-def _results_table(frame: Any) -> str:
-    from workbench.numbers import format_number
-
-    columns = [c for c in frame.columns if c not in _METADATA]
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
-    cells = ("".join(f"<td>{html.escape(format_number(row[c]))}</td>" for c in columns) for _, row in frame.iterrows())
-    body = "".join(f"<tr>{row}</tr>" for row in cells)
-    return f"<div class='scroll'><table><tr>{head}</tr>{body}</table></div>"
-
-
-#: Where `--compare-to` puts its table: after the conclusions, before the full results.
-_COMPARISON_SLOT = "<!-- comparison -->"
-
-
-def _trend_runs(profile: Profile, run_id: str) -> list[str]:
-    """This run and the previous report runs of its profile, oldest first (at most `TREND_RUNS`)."""
-    from workbench import catalog
-    from workbench.frontpage import TREND_RUNS
-
-    table = catalog.runs(profile, profile_name=profile.name, kind="report")
-    earlier = [str(r) for r in table["run_id"] if str(r) != run_id]  # this run is catalogued when it ends
-    return [*earlier, run_id][-TREND_RUNS:]
-
-
-def _notebook_section(run: NotebookRun, report: Report, profile: Profile, run_ids: list[str]) -> tuple[str, int]:
-    """One notebook on the front page: status, its conclusions, its headline figures and their trends."""
-    from workbench.frontpage import CONCLUSIONS_HEADING, conclusions_html, headline_section
-
-    name = f'<a href="{run.html.name}">{html.escape(run.name)}</a>' if run.html else html.escape(run.name)
-    status = "" if run.error is None else f" <span class='failed'>failed: {html.escape(run.error.ename)}</span>"
-    said = conclusions_html(run.executed)
-    if said is None:
-        heading = html.escape(CONCLUSIONS_HEADING.lstrip("# "))
-        said = f"<p class='meta'>no conclusions: the notebook has no \"{heading}\" cell, or it did not run</p>"
-    figures, trends = headline_section(run.name, run.tables, report.run_id, run_ids, profile)
-    return f"<section><h2>{name}{status}</h2><div class='said'>{said}</div>{figures}</section>", trends
-
-
 def _write_index(report: Report, profile: Profile) -> None:
-    """The front page: notebooks and status, then each notebook's conclusions, headline figures
-    and trends, then (collapsed) every result table of the run."""
-    from workbench.results import run_metadata
+    """The front page (`workbench.frontpage.index_page`), and plotly.js beside it when it draws trends."""
+    from workbench.frontpage import index_page
 
-    rows = []
-    for run in report.runs:
-        if run.error is None:
-            status = "<span class='ok'>ok</span>"
-        else:
-            reason = html.escape(f"{run.error.ename}: {run.error.evalue}")
-            status = f"<span class='failed'>failed: {reason}</span>"
-        link = f'<a href="{run.html.name}">{run.name}</a>' if run.html else run.name
-        rows.append(f"<tr><td>{link}</td><td>{status}</td><td>{run.seconds:,.1f} s</td></tr>")
-    run_ids = _trend_runs(profile, report.run_id)
-    notebooks, trends = [], 0
-    for run in report.runs:
-        section, drawn = _notebook_section(run, report, profile, run_ids)
-        notebooks.append(section)
-        trends += drawn
-    tables = []
-    for experiment in experiments(profile):
-        frame = load_results(experiment, run_id=report.run_id, profile=profile)
-        if not frame.empty:
-            tables.append(f"<details><summary>{html.escape(experiment)} ({len(frame)} rows)</summary>"
-                          f"{_results_table(frame)}</details>")  # fmt: skip
-    full = "<h2>Full results</h2>" + "".join(tables) if tables else ""
+    page, trends = index_page(report.runs, report.run_id, profile, plotlyjs=PLOTLYJS)
     if trends:
-        # plotly.js (4.8 MB) loads just before the first trend, so the notebooks' status and
-        # the first conclusions are on screen while the browser is still parsing it.
         _write_plotlyjs(report.directory)
-        first = notebooks.index(next(s for s in notebooks if "<div class='trends'>" in s))
-        notebooks[first] = notebooks[first].replace(
-            "<div class='trends'>", f"<script src=\"{PLOTLYJS}\"></script><div class='trends'>", 1
-        )
-    meta = run_metadata(profile)
-    facts = ", ".join(
-        f"{key.replace('_', ' ')}: {html.escape(str(meta[key]))}"
-        for key in (
-            "profile",
-            "replication_factor",
-            "min_insync_replicas",
-            "git_revision",
-            "workbench_version",
-            "cpu_cores",
-            "python",
-        )
-    )
-    trend_note = (f"<p class='meta'>Trends: the last {len(run_ids)} report run(s) of profile "
-                  f"{html.escape(profile.name)}; a red cross marks a run slower than the one before it with "
-                  "evidence (Mann-Whitney U and a bootstrap interval, see workbench compare).</p>")  # fmt: skip
-    report.index.write_text(
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {report.run_id}</title>"
-        f"<style>{_STYLE}</style></head><body><h1>Workbench report {report.run_id}</h1>"
-        f"<p class='meta'>{facts}</p>"
-        "<table><tr><th>notebook</th><th>status</th><th>time</th></tr>"
-        + "".join(rows)
-        + "</table>"
-        + trend_note
-        + "".join(notebooks)
-        + _COMPARISON_SLOT
-        + full
-        + "</body></html>"
-    )
+    report.index.write_text(page)
 
 
 def _write_plotlyjs(directory: Path) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from workbench._version import workbench_version
 from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
@@ -63,15 +64,13 @@ def git_revision() -> str:
 
 def run_metadata(profile: Profile) -> dict[str, Any]:
     """The facts stamped on every result row, so runs on other machines compare honestly."""
-    from workbench import __version__
-
     return {
         "run_id": current_run_id(),
         "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "profile": profile.name,
         "replication_factor": profile.topics.replication_factor,
         "min_insync_replicas": profile.topics.min_insync_replicas,
-        "workbench_version": __version__,
+        "workbench_version": workbench_version(),
         "git_revision": git_revision(),
         "cpu_cores": os.cpu_count(),
         "python": platform.python_version(),

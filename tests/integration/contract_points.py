@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.bench.contract import STANDARD_METRICS, contract_problems
+from workbench.measure.contract import STANDARD_METRICS, contract_problems
 
 #: The cheapest point of each experiment; a new experiment needs a line here (see the first test).
 CHEAP: dict[str, dict[str, Any]] = {

@@ -46,7 +46,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis.core.result import Ok
 
 from workbench import kafka
-from workbench.restproxy import consumers, openapi, produce, records, topics, v3
+from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, v3
 from workbench.restproxy.app import _routes
 from workbench.restproxy.settings import load_restproxy_settings
 from workbench.stack import Stack, process
@@ -83,7 +83,9 @@ def test_document_is_valid_openapi_3() -> None:
 def test_document_lists_exactly_the_routes_served() -> None:
     settings = load_restproxy_settings(PROPERTIES, bootstrap_servers="127.0.0.1:9092", environ={})  # v2 and v3 both on
     served = {(r.method.lower(), r.template) for r in _routes(settings)}
-    every_module = topics.ROUTES + produce.ROUTES + consumers.ROUTES + v3.ROUTES + records.ROUTES + openapi.ROUTES
+    every_module = (
+        metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES + v3.ROUTES + produce_v3.ROUTES + openapi.ROUTES
+    )
     assert {(r.method.lower(), r.template) for r in every_module} <= served, "the app serves every module's routes"
     documented = _documented(openapi.document("http://127.0.0.1:8082"))
     assert sorted(served - documented) == [], "served but not documented"

@@ -13,10 +13,10 @@ from workbench import results
 from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points, latency_summary
 from workbench.bench.command import parse_params, read_grid
 from workbench.bench.payload import key_pool, value_pool
-from workbench.bench.resources import cpu_seconds
-from workbench.bench.timeline import mean_rate, timed_reads, timeline_cv, timeline_rates
 from workbench.config import load_profile
 from workbench.errors import ConfigError
+from workbench.measure.resources import cpu_seconds
+from workbench.measure.timeline import mean_rate, timed_reads, timeline_cv, timeline_rates
 
 
 def test_latency_summary_gives_percentiles_in_milliseconds() -> None:

@@ -17,8 +17,9 @@ from typing import Any, ClassVar, cast
 import pytest
 from starlette.testclient import TestClient
 
+from workbench.httpserver.errors import RestError
 from workbench.restproxy.app import create_app
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.metadata import Metadata
 from workbench.restproxy.producer import AsyncProducer, Delivery
 from workbench.restproxy.settings import RestProxySettings

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route, Router, split_path
 from workbench.restproxy.formats import check_accept, embedded_format, produce_format
-from workbench.restproxy.routing import Route, Router, split_path
 
 
 async def _handler() -> None:

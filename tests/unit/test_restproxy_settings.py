@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.restproxy.consumers import ConsumerManager
+from workbench.restproxy.consumer_instances import ConsumerManager
 from workbench.restproxy.settings import load_restproxy_settings, parse_properties
 
 PROJECT_PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"

@@ -1,4 +1,4 @@
-"""`experiments.cpu_per_row` and `cpu_sentence`: where a read's CPU went, per row, from sweep rows."""
+"""`ingestion.cpu_per_row` and `cpu_sentence`: where a read's CPU went, per row, from sweep rows."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from workbench.streaming import experiments
+from workbench.streaming import ingestion
 
 pytestmark = pytest.mark.unit
 
@@ -24,7 +24,7 @@ def _sweep(broker: float = 0.4) -> pd.DataFrame:
 
 
 def test_cpu_per_row_charges_each_read_with_its_own_processes() -> None:
-    cpu = experiments.cpu_per_row(_sweep()).set_index("sink")
+    cpu = ingestion.cpu_per_row(_sweep()).set_index("sink")
     spark, plain = cpu.loc["noop"], cpu.loc["plain consumer, GC paused"]
     assert spark["Spark JVM"] == pytest.approx(0.8) and spark["Spark Python workers"] == pytest.approx(1.3)
     assert spark["broker"] == pytest.approx(0.4) and math.isnan(spark["plain consumer"])  # the driver only waits
@@ -33,11 +33,11 @@ def test_cpu_per_row_charges_each_read_with_its_own_processes() -> None:
 
 
 def test_cpu_sentence_names_the_figures_and_the_ratio() -> None:
-    sentence = experiments.cpu_sentence(experiments.cpu_per_row(_sweep()), cores=2)
+    sentence = ingestion.cpu_sentence(ingestion.cpu_per_row(_sweep()), cores=2)
     assert "**2.50 µs of CPU**" in sentence and "Spark JVM 0.80" in sentence and "plain consumer 0.60" in sentence
     assert "**2.5x** the plain consumer's 1.00 µs" in sentence and "kept 1.2 of them busy" in sentence
 
 
 def test_cpu_sentence_leaves_out_what_a_foreign_cluster_cannot_measure() -> None:
-    sentence = experiments.cpu_sentence(experiments.cpu_per_row(_sweep(broker=NAN)), cores=2)
+    sentence = ingestion.cpu_sentence(ingestion.cpu_per_row(_sweep(broker=NAN)), cores=2)
     assert "broker" not in sentence and "**2.10 µs of CPU**" in sentence

@@ -10,11 +10,20 @@ from pathlib import Path
 import pytest
 
 from workbench.errors import StackError
-from workbench.stack.java import java_version
+from workbench.java import java_version
 
 MODULES = [
     "workbench.streaming",
-    "workbench.streaming.experiments",
+    "workbench.streaming.ingestion",
+    "workbench.streaming.ingestion.aggregation",
+    "workbench.streaming.ingestion.ceiling",
+    "workbench.streaming.ingestion.read_cpu",
+    "workbench.streaming.ingestion.reads",
+    "workbench.streaming.ingestion.real_time",
+    "workbench.streaming.ingestion.restart",
+    "workbench.streaming.ingestion.runs",
+    "workbench.streaming.ingestion.topic_layout",
+    "workbench.streaming.ingestion.trigger_latency",
     "workbench.streaming.offsets",
     "workbench.streaming.options",
     "workbench.streaming.pipelines",

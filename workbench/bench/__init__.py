@@ -12,19 +12,19 @@ here, never asserted by tests.
 
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
-from workbench.bench.errors import BenchError
 from workbench.bench.experiments import Experiment, get_experiment
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
-from workbench.bench.latency import latency_summary
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
-from workbench.bench.registry import registry_lookups
-from workbench.bench.resources import ResourceMonitor, cpu_per_mb
 from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
+from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
-from workbench.bench.timeline import timeline_rates
+from workbench.errors import BenchError
+from workbench.measure.latency import latency_summary
+from workbench.measure.resources import ResourceMonitor, cpu_per_mb
+from workbench.measure.timeline import timeline_rates
 from workbench.results import compare, spread
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaException, Producer
 
 from workbench import kafka
-from workbench.bench.contract import result_row
-from workbench.bench.errors import BenchError
+from workbench.errors import BenchError
+from workbench.measure.contract import result_row
 from workbench.stack import Stack
 
 __all__ = ["TOPIC_PREFIX", "bench_consumer", "bench_producer", "bench_topic", "result_row"]

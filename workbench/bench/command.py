@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from workbench.bench.errors import BenchError
 from workbench.bench.experiments import EXPERIMENTS, get_experiment
+from workbench.errors import BenchError
 from workbench.numbers import format_number
 
 __all__ = ["parse_params", "read_grid", "run_bench_command"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.bench._run import TOPIC_PREFIX, result_row
-from workbench.bench.contract import NOT_MEASURED, is_measured
-from workbench.bench.errors import BenchError
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.errors import BenchError
+from workbench.measure.contract import NOT_MEASURED, is_measured
 from workbench.stack import Stack
 
 __all__ = ["proxy_vs_native"]

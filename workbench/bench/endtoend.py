@@ -21,9 +21,9 @@ from confluent_kafka import Message, TopicPartition
 
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_producer, bench_topic, result_row
-from workbench.bench.errors import BenchError
-from workbench.bench.resources import ResourceMonitor
+from workbench.errors import BenchError
 from workbench.kafka.producing import Outgoing, send
+from workbench.measure.resources import ResourceMonitor
 from workbench.proxy import ProxyClient
 from workbench.stack import Stack
 

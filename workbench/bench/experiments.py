@@ -1,15 +1,14 @@
 """The registry of experiments: the names `sweep` and `workbench bench` accept.
 
 Adding one is one entry: a load generator (a function of a stack and keyword
-parameters returning one row of the contract, see `workbench.bench.contract`) and a
-line saying what it answers. The topic and Spark experiments are named by
-`"module:function"` and imported when first run, so the registry does not import
-pyspark (or make the topics package import this one).
+parameters returning one row of the contract, see `workbench.measure.contract`) and a
+line saying what it answers. The topic and Spark experiments are imported like the
+others: their modules stand on `workbench.measure`, not on this package, and import
+pyspark only inside the functions that run Spark.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,12 +18,21 @@ from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
-from workbench.bench.errors import BenchError
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
-from workbench.bench.registry import registry_lookups
+from workbench.bench.schema_registry import registry_lookups
+from workbench.errors import BenchError
+from workbench.streaming.ingestion import (
+    spark_aggregate,
+    spark_ingest,
+    spark_restart,
+    spark_topic_layout,
+    spark_trigger_latency,
+)
+from workbench.topics.count_cost import topic_count
+from workbench.topics.read_cost import device_read
 
 __all__ = ["EXPERIMENTS", "Experiment", "get_experiment"]
 
@@ -34,8 +42,8 @@ class Experiment:
     """A named load generator."""
 
     name: str
-    #: The load generator, or `"module:function"` naming it.
-    generator: Callable[..., dict[str, Any]] | str
+    #: The load generator: `generator(stack, topic_prefix=..., **params)` → one contract row.
+    generator: Callable[..., dict[str, Any]]
     question: str
     #: True when it passes unknown dotted keys through to librdkafka.
     kafka_settings: bool = False
@@ -49,11 +57,7 @@ class Experiment:
     @property
     def run(self) -> Callable[..., dict[str, Any]]:
         """The load generator itself: `run(stack, topic_prefix=..., **params)` → one contract row."""
-        if callable(self.generator):
-            return self.generator
-        module, _, function = self.generator.partition(":")
-        generator: Callable[..., dict[str, Any]] = getattr(importlib.import_module(module), function)
-        return generator
+        return self.generator
 
     def defaults(self) -> dict[str, Any]:
         """Its own parameters and their defaults (librdkafka settings not included)."""
@@ -171,41 +175,41 @@ EXPERIMENTS: dict[str, Experiment] = {
         ),
         Experiment(
             "topic_count",
-            "workbench.topics.count_cost:topic_count",
+            topic_count,
             "what N topics cost: creation, Metadata size, produce spread over N topics vs N partitions, regex join",
         ),
         Experiment(
             "device_read",
-            "workbench.topics.read_cost:device_read",
+            device_read,
             "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
         ),
         Experiment(
             "spark_ingest",
-            "workbench.streaming.experiments:spark_ingest",
+            spark_ingest,
             "how fast Spark reads a topic by partitions, sink and source options, against one plain consumer",
             needs="spark",
         ),
         Experiment(
             "spark_aggregate",
-            "workbench.streaming.experiments:spark_aggregate",
+            spark_aggregate,
             "what spark.sql.shuffle.partitions does to the per-device windowed aggregation",
             needs="spark",
         ),
         Experiment(
             "spark_trigger_latency",
-            "workbench.streaming.experiments:spark_trigger_latency",
+            spark_trigger_latency,
             "record latency of a processing-time query at a fixed offered rate, by trigger interval",
             needs="spark",
         ),
         Experiment(
             "spark_topic_layout",
-            "workbench.streaming.experiments:spark_topic_layout",
+            spark_topic_layout,
             "Spark reading one topic per device by pattern against one shared topic",
             needs="spark",
         ),
         Experiment(
             "spark_restart",
-            "workbench.streaming.experiments:spark_restart",
+            spark_restart,
             "whether a restart from the checkpoint loses or duplicates records (a check: no rates)",
             needs="spark",
         ),

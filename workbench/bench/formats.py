@@ -25,9 +25,9 @@ import orjson
 
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
-from workbench.bench.errors import BenchError
-from workbench.bench.resources import ResourceMonitor
+from workbench.errors import BenchError
 from workbench.kafka.producing import Outgoing, send
+from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
 from workbench.topics.strategies import device_ids
 

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from workbench.bench._run import result_row
-from workbench.bench.errors import BenchError
 from workbench.bench.proxy_calls import (
     ProduceJob,
     check_client,
@@ -31,7 +30,8 @@ from workbench.bench.proxy_calls import (
     run_calls,
     run_wrk_calls,
 )
-from workbench.bench.resources import ResourceMonitor
+from workbench.errors import BenchError
+from workbench.measure.resources import ResourceMonitor
 from workbench.stack import ServiceRecord, Stack
 from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.bench.errors import BenchError
+from workbench.errors import BenchError
 
 __all__ = ["CLIENTS", "SATURATED_SHARE", "WrkResult", "is_saturated", "require_wrk", "run_wrk", "wrk_path"]
 

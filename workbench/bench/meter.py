@@ -21,9 +21,9 @@ from types import TracebackType
 import pandas as pd
 
 from workbench import kafka
-from workbench.bench.timeline import Timeline, mean_rate, rate_between, timeline_rates
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
+from workbench.measure.timeline import Timeline, mean_rate, rate_between, timeline_rates
 
 __all__ = ["Sample", "ThroughputMeter"]
 

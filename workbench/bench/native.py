@@ -19,10 +19,10 @@ from confluent_kafka import Message, Producer, TopicPartition
 
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row
-from workbench.bench.errors import BenchError
 from workbench.bench.payload import key_pool, value_pool
-from workbench.bench.resources import ResourceMonitor
-from workbench.bench.timeline import Timeline, timed_reads, timeline_cv
+from workbench.errors import BenchError
+from workbench.measure.resources import ResourceMonitor
+from workbench.measure.timeline import Timeline, timed_reads, timeline_cv
 from workbench.stack import Stack
 
 __all__ = ["fill_topic", "native_consume", "native_produce", "native_round_trip"]

@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from workbench.bench.errors import BenchError
 from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
 from workbench.bench.payload import key_pool, value_pool
-from workbench.bench.resources import cpu_seconds
+from workbench.errors import BenchError
+from workbench.measure.resources import cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
-from workbench.proxy.client import V2_ACCEPT, encode_topic
+from workbench.proxy.wire import V2_ACCEPT, embedded_type, encode_topic
 
 __all__ = [
     "CallOutcome",
@@ -188,7 +188,7 @@ def run_wrk_calls(job: ProduceJob, processes: int) -> tuple[CallOutcome, float]:
     `job.max_seconds`; only 2xx answers count as acknowledged (per-record errors in them
     show as landed < acknowledged)."""
     body = _bodies(job.records_per_call, job.record_bytes, job.format)
-    headers = {"Content-Type": f"application/vnd.kafka.{body.format}.v2+json", "Accept": V2_ACCEPT}
+    headers = {"Content-Type": embedded_type(body.format), "Accept": V2_ACCEPT}
     url = f"{job.urls[0].rstrip('/')}/topics/{encode_topic(job.topic)}"
     result = run_wrk(url, method="POST", body=body.body, headers=headers, connections=job.concurrency * processes,
                      threads=processes, seconds=job.max_seconds)  # fmt: skip

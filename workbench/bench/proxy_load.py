@@ -17,7 +17,6 @@ from typing import Any
 
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
-from workbench.bench.errors import BenchError
 from workbench.bench.loadgen import run_wrk
 from workbench.bench.native import fill_topic
 from workbench.bench.payload import key_pool, value_pool
@@ -30,10 +29,12 @@ from workbench.bench.proxy_calls import (
     run_in_processes,
     run_wrk_calls,
 )
-from workbench.bench.resources import ResourceMonitor
-from workbench.bench.timeline import Timeline, timed_reads, timeline_cv
+from workbench.errors import BenchError
+from workbench.measure.resources import ResourceMonitor
+from workbench.measure.timeline import Timeline, timed_reads, timeline_cv
 from workbench.proxy import ProxyClient, ProxyConsumer
-from workbench.proxy.client import V2, proxy_urls
+from workbench.proxy.client import proxy_urls
+from workbench.proxy.wire import V2
 from workbench.stack import Stack
 
 __all__ = ["proxy_consume", "proxy_produce"]

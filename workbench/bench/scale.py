@@ -22,8 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from workbench.bench.errors import BenchError
 from workbench.config import Profile, ProxyVariant
+from workbench.errors import BenchError
 from workbench.stack import Stack
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 
 from workbench import kafka, results
-from workbench.bench.errors import BenchError
 from workbench.bench.experiments import get_experiment
+from workbench.errors import BenchError
 from workbench.stack import Stack
 
 __all__ = ["delete_bench_topics", "grid_points", "sweep"]

@@ -8,7 +8,7 @@ with ProxyClient.for_stack(stack) as proxy:
 """
 
 from workbench.errors import ProxyError
-from workbench.proxy.client import ProxyClient, encode_topic, proxy_urls
+from workbench.proxy.client import ProxyClient, proxy_urls
 from workbench.proxy.consumer import ProxyConsumer
 from workbench.proxy.errors import ProxyUnavailableError
 from workbench.proxy.records import (
@@ -19,6 +19,7 @@ from workbench.proxy.records import (
     encode_records,
 )
 from workbench.proxy.settings import Retries, Timeout
+from workbench.proxy.wire import encode_topic
 
 __all__ = [
     "EncodedRecords",

@@ -37,6 +37,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from workbench.errors import ProxyError
+from workbench.proxy.consumer import ProxyConsumer
 from workbench.proxy.errors import ProxyUnavailableError
 from workbench.proxy.records import (
     EncodedRecords,
@@ -46,9 +47,9 @@ from workbench.proxy.records import (
     encode_records,
 )
 from workbench.proxy.settings import Retries, Timeout
+from workbench.proxy.wire import V2, V2_ACCEPT, embedded_type, encode_topic
 
 if TYPE_CHECKING:
-    from workbench.proxy.consumer import ProxyConsumer
     from workbench.stack import Stack
 
 __all__ = [
@@ -56,24 +57,14 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "IDEMPOTENT",
     "ProxyClient",
-    "V2",
-    "V2_ACCEPT",
-    "encode_topic",
     "proxy_urls",
 ]
 
 log = logging.getLogger("workbench.proxy")
 
-V2 = "application/vnd.kafka.v2+json"
-V2_ACCEPT = f"{V2}, application/json"
 DEFAULT_TIMEOUT = Timeout()
 DEFAULT_RETRIES = Retries()
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
-
-
-def encode_topic(name: str) -> str:
-    """A topic name as one URL path segment: MapR's `/stream:topic` → `%2Fstream%3Atopic`."""
-    return quote(name, safe="")
 
 
 def proxy_urls(stack: Stack, *, balanced: bool = True) -> list[str]:
@@ -230,7 +221,7 @@ class ProxyClient:
         path = f"/topics/{encode_topic(topic)}"
         if partition is not None:
             path += f"/partitions/{int(partition)}"
-        headers = {"Content-Type": f"application/vnd.kafka.{encoded.format}.v2+json", "Accept": V2_ACCEPT}
+        headers = {"Content-Type": embedded_type(encoded.format), "Accept": V2_ACCEPT}
         body = self.request_json("POST", path, data=encoded.body, headers=headers)
         offsets = tuple(
             RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error"))
@@ -332,8 +323,6 @@ class ProxyClient:
 
     def consumer(self, group: str, **kwargs: Any) -> ProxyConsumer:
         """A `ProxyConsumer` in `group`; use it in a `with` block (see `ProxyConsumer`)."""
-        from workbench.proxy.consumer import ProxyConsumer
-
         return ProxyConsumer(self, group, **kwargs)
 
     # transport -----------------------------------------------------------------------

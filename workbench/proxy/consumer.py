@@ -13,21 +13,17 @@ import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import orjson
 
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, decode_value
-
-if TYPE_CHECKING:
-    from workbench.proxy.client import ProxyClient
+from workbench.proxy.wire import V2, Transport, embedded_type, encode_topic
 
 __all__ = ["ProxyConsumer"]
 
 log = logging.getLogger("workbench.proxy")
-
-_V2 = "application/vnd.kafka.v2+json"
 
 
 class ProxyConsumer:
@@ -55,7 +51,7 @@ class ProxyConsumer:
 
     def __init__(
         self,
-        client: ProxyClient,
+        client: Transport,
         group: str,
         *,
         topics: Sequence[str] | None = None,
@@ -86,7 +82,7 @@ class ProxyConsumer:
         self.base_uri: str | None = None
         self._positions: dict[tuple[str, int], int] = {}
         #: The Accept header of its records requests (for a load generator that repeats them).
-        self.records_accept = f"application/vnd.kafka.{format}.v2+json"
+        self.records_accept = embedded_type(format)
 
     # lifecycle -----------------------------------------------------------------------
 
@@ -106,8 +102,6 @@ class ProxyConsumer:
 
     def open(self) -> None:
         """Create the instance, then subscribe or assign; deletes it again if that fails."""
-        from workbench.proxy.client import encode_topic
-
         body: dict[str, Any] = {
             "format": self.format,
             "auto.offset.reset": self.auto_offset_reset,
@@ -137,7 +131,7 @@ class ProxyConsumer:
             return
         uri, self.base_uri = self.base_uri, None
         try:
-            self.client.request("DELETE", uri, headers={"Content-Type": _V2})
+            self.client.request("DELETE", uri, headers={"Content-Type": V2})
         except ProxyError as exc:
             if exc.status != 404:
                 raise

@@ -27,6 +27,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route, Router, split_path
 from workbench.registry.compatibility import check_level
 from workbench.registry.errors import (
     INVALID_SCHEMA,
@@ -40,8 +42,6 @@ from workbench.registry.errors import (
 from workbench.registry.schemas import SCHEMA_TYPES, Reference
 from workbench.registry.settings import RegistrySettings
 from workbench.registry.store import SchemaStore
-from workbench.restproxy.errors import RestError
-from workbench.restproxy.routing import Route, Router, split_path
 
 __all__ = ["INT32_MAX", "RegistryApp", "SUBJECT_MAX_CHARS", "V1_JSON", "create_app"]
 

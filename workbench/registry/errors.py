@@ -19,7 +19,7 @@ the way the REST proxy does.
 
 from __future__ import annotations
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 
 __all__ = [
     "INCOMPATIBLE",

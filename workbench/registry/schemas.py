@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from workbench.protobuf_types import well_known_protos
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
 __all__ = [
@@ -43,7 +44,6 @@ __all__ = [
     "identity",
     "parse_schema",
     "warm_up",
-    "well_known_protos",
 ]
 
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
@@ -183,34 +183,6 @@ def _build(file: Any, deps: Sequence[Any]) -> None:
         pool.FindFileByName(file.name)
     except (TypeError, KeyError, ValueError, Exception) as exc:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
-
-
-@lru_cache(maxsize=1)
-def well_known_protos() -> tuple[Any, ...]:
-    """The descriptors of protobuf's well-known types (`google/protobuf/*.proto`), which a
-    schema imports without registering them: the registry links schemas against them, and
-    the proxy builds its message classes with them."""
-    from google.protobuf import (
-        any_pb2,
-        api_pb2,
-        descriptor_pb2,
-        duration_pb2,
-        empty_pb2,
-        field_mask_pb2,
-        source_context_pb2,
-        struct_pb2,
-        timestamp_pb2,
-        type_pb2,
-        wrappers_pb2,
-    )
-
-    files = []
-    for module in (any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2, empty_pb2, field_mask_pb2,
-                   struct_pb2, timestamp_pb2, wrappers_pb2, descriptor_pb2):  # fmt: skip
-        file = descriptor_pb2.FileDescriptorProto()
-        module.DESCRIPTOR.CopyToProto(file)
-        files.append(file)
-    return tuple(files)
 
 
 #: protoc gets this long per schema; a file that takes longer is refused.

@@ -1,7 +1,7 @@
 """`serve`: run one registry process in the foreground (`python -m workbench.registry`).
 
-The same server stack as the REST proxy: uvicorn with uvloop and httptools and the
-proxy's header size and header time limits; one process per instance. Several
+The server stack it shares with the REST proxy (`workbench.httpserver`): uvicorn with uvloop
+and httptools, the header size and header time limits; one process per instance. Several
 instances on one `_schemas` topic agree on every id (see `store.py`). On SIGTERM
 uvicorn lets requests in flight finish, then the store's reader stops.
 """
@@ -27,30 +27,18 @@ def serve(settings: RegistrySettings) -> None:
     Raises:
         StackError: the server did not start (port taken, Kafka not answering).
     """
-    import uvicorn
-
-    from workbench.errors import StackError
+    from workbench.httpserver.run import run_server
     from workbench.registry.app import create_app
-    from workbench.restproxy.protocol import limited_protocol
 
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            loop="uvloop",
-            http=limited_protocol(settings.header_max_bytes, settings.header_timeout_ms),
-            ws="none",
-            lifespan="on",
-            access_log=False,
-            log_level="warning",
-            timeout_graceful_shutdown=max(1, settings.shutdown_graceful_ms // 1000),
-            server_header=False,
-        )
+    run_server(
+        create_app(settings),
+        service="the Schema Registry",
+        host=settings.host,
+        port=settings.port,
+        header_max_bytes=settings.header_max_bytes,
+        header_timeout_ms=settings.header_timeout_ms,
+        shutdown_graceful_ms=settings.shutdown_graceful_ms,
     )
-    server.run()
-    if not server.started:
-        raise StackError(f"the Schema Registry did not start on {settings.host}:{settings.port}; see the log above")
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -3,18 +3,28 @@
 One process per instance (`workbench proxy --config conf/kafka-rest.properties`), an
 ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
 
-    settings   kafka-rest.properties: upstream names, defaults, pass-through
-    app        create_app(settings): lifespan, dispatch, auth, error rendering
-    routing    routes matched on the raw path (encoded `/` and `:` in topic names)
-    formats    media types, embedded formats (binary, json), negotiation
-    produce    v2 produce (records arrays)          records    v3 produce (streaming)
-    consumers  v2 consumer instances                 topics     v2 metadata
-    v3         v3 clusters, topics, configs, consumer groups and lag
-    producer   the shared async producer             metadata   admin calls + cache
-    metrics    Prometheus at /metrics                errors     Confluent error bodies
-    validation names and numbers checked at the edge  protocol   HTTP header size and time limits
-    openapi    the OpenAPI document at /openapi.json
-    server     serve(): the process itself
+    settings            kafka-rest.properties: upstream names, defaults, pass-through
+    app                 create_app(settings): lifespan, dispatch, auth, error rendering
+    context             what a handler gets: settings, clients, body and answer helpers
+    formats             media types, embedded formats (binary, json), negotiation
+    produce             v2 produce (records arrays)
+    produce_v3          v3 produce (streaming)
+    metadata_v2         v2 topics, partitions and brokers
+    consumers           v2 consumer endpoints: bodies, handlers, routes
+    consumer_instances  v2 consumer instances and their blocking Kafka work
+    consumer_records    a records answer: fetched, rendered, sent in pieces
+    v3                  v3 clusters, topics, configs, consumer groups and lag
+    producer            the shared async producer
+    metadata            admin calls and their cache
+    schemas             Schema Registry formats (avro, jsonschema, protobuf)
+    metrics             Prometheus at /metrics
+    errors              the proxy's error codes
+    validation          names and numbers checked at the edge
+    openapi             the OpenAPI document at /openapi.json
+    server              serve(): the process itself
+
+The server stack it shares with the Schema Registry (uvicorn set-up, header limits,
+routing on the raw path, `RestError` and its body) is `workbench.httpserver`.
 """
 
 from workbench.restproxy.app import create_app

@@ -6,8 +6,8 @@ flushed, so every record acknowledged to an HTTP client is in the log, and every
 consumer instance is closed, leaving its group.
 
 Requests go through one dispatcher: basic auth (when configured), routing on the raw
-path (`routing.py`), the handler, and error rendering. A handler's `RestError` becomes
-upstream's JSON error body; anything unexpected is logged with its traceback and
+path (`workbench.httpserver.routing`), the handler, and error rendering. A handler's
+`RestError` becomes upstream's JSON error body; anything unexpected is logged with its traceback and
 answered 500 / 50002 in one line, never as a stack trace.
 """
 
@@ -28,15 +28,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from workbench.restproxy import consumers, openapi, produce, records, topics, v3
-from workbench.restproxy.consumers import ConsumerManager
+from workbench.httpserver.errors import RestError, error_response
+from workbench.httpserver.routing import Route, Router, split_path
+from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, v3
+from workbench.restproxy.consumer_instances import ConsumerManager
 from workbench.restproxy.context import Context
-from workbench.restproxy.errors import RestError, error_response
 from workbench.restproxy.formats import V2_JSON
 from workbench.restproxy.metadata import Metadata
 from workbench.restproxy.metrics import CONTENT_TYPE_LATEST, Metrics
 from workbench.restproxy.producer import AsyncProducer
-from workbench.restproxy.routing import Route, Router, split_path
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.v3 import check_v3_accept
@@ -58,11 +58,11 @@ log = logging.getLogger("workbench.restproxy")
 def _routes(settings: RestProxySettings) -> list[Route]:
     routes: list[Route] = [Route("GET", "/metrics", _metrics), *openapi.ROUTES]
     if settings.api_v2_enable:
-        routes += topics.ROUTES + produce.ROUTES + consumers.ROUTES
+        routes += metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES
     else:
-        routes += [r for r in topics.ROUTES if r.template == "/"]
+        routes += [r for r in metadata_v2.ROUTES if r.template == "/"]
     if settings.api_v3_enable:
-        routes += v3.ROUTES + records.ROUTES
+        routes += v3.ROUTES + produce_v3.ROUTES
     return routes
 
 

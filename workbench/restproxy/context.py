@@ -15,12 +15,12 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 from workbench.restproxy.formats import V2_JSON
 from workbench.restproxy.settings import RestProxySettings
 
 if TYPE_CHECKING:
-    from workbench.restproxy.consumers import ConsumerManager
+    from workbench.restproxy.consumer_instances import ConsumerManager
     from workbench.restproxy.metadata import Metadata
     from workbench.restproxy.metrics import Metrics
     from workbench.restproxy.producer import AsyncProducer

@@ -1,6 +1,7 @@
 """Error bodies in Confluent's shape: `{"error_code": <int>, "message": "<text>"}`.
 
-A handler raises `RestError(status, error_code, message)`; the application turns it
+A handler raises `RestError(status, error_code, message)` (`workbench.httpserver.errors`,
+shared with the Schema Registry); the application turns it
 (and anything unexpected) into that JSON body. An unexpected exception is logged with
 its traceback and answered 500 / 50002 with a one-line message, never a stack trace,
 unless `debug=true` asks for the exception text in the message as upstream does.
@@ -18,41 +19,10 @@ The codes are upstream's (see the API reference, §1.3):
 
 from __future__ import annotations
 
-from typing import Any
-
-import orjson
-from starlette.responses import Response
-
-from workbench.errors import WorkbenchError
-
-__all__ = [
-    "CONSUMER_NOT_FOUND",
-    "PARTITION_NOT_FOUND",
-    "RestError",
-    "TOPIC_NOT_FOUND",
-    "error_response",
-]
+__all__ = ["CONSUMER_NOT_FOUND", "ILLEGAL_STATE", "PARTITION_NOT_FOUND", "TOPIC_NOT_FOUND"]
 
 TOPIC_NOT_FOUND = 40401
 PARTITION_NOT_FOUND = 40402
 CONSUMER_NOT_FOUND = 40403
-
-
-class RestError(WorkbenchError):
-    """An HTTP error with Confluent's error body; raised by handlers, rendered by the app."""
-
-    def __init__(self, status: int, error_code: int, message: str, headers: dict[str, str] | None = None) -> None:
-        self.status = status
-        self.error_code = error_code
-        self.message = message
-        self.headers = headers or {}
-        super().__init__(f"{status}/{error_code}: {message}")
-
-    def body(self) -> dict[str, Any]:
-        return {"error_code": self.error_code, "message": self.message}
-
-
-def error_response(error: RestError, media_type: str = "application/json") -> Response:
-    """The JSON error body as a response; v2 callers get it in the vnd.kafka type."""
-    return Response(orjson.dumps(error.body()), status_code=error.status, media_type=media_type,
-                    headers=error.headers)  # fmt: skip
+#: A consumer asked to mix subscription and assignment, or to seek a partition it does not own.
+ILLEGAL_STATE = 40903

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 import pybase64
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 
 __all__ = [
     "FORMATS",

@@ -19,7 +19,8 @@ import anyio.to_thread
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, ClusterMetadata, TopicMetadata
 
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, RestError
+from workbench.httpserver.errors import RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND
 
 __all__ = ["Metadata", "kafka_error"]
 

@@ -22,9 +22,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, json_response
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, V2_JSON
-from workbench.restproxy.routing import Route
 
 __all__ = ["ROUTES", "Schema", "document", "openapi"]
 

@@ -32,8 +32,10 @@ import pybase64
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, int_param, parse_json_body, read_body
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND
 from workbench.restproxy.formats import (
     SCHEMA_FORMATS,
     V2_JSON,
@@ -42,7 +44,6 @@ from workbench.restproxy.formats import (
     no_registry,
     produce_format,
 )
-from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import encode_schema_records
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]

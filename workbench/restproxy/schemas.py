@@ -37,7 +37,7 @@ from urllib.parse import quote
 import orjson
 import requests
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 
 __all__ = ["CACHE_MAX", "SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
 
@@ -396,7 +396,7 @@ def _jsonschema(schema_id: int, text: str) -> Serializer:
 def _protobuf(schema_id: int, text: str) -> Serializer:
     from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
-    from workbench.registry.schemas import well_known_protos
+    from workbench.protobuf_types import well_known_protos
 
     file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text))
     pool = descriptor_pool.DescriptorPool()

@@ -121,34 +121,23 @@ def serve(config: Path | str | None, host: str | None = None, port: int | None =
 
     Usage: `serve(Path("conf/kafka-rest.properties"), port=8083)`.
     """
-    import uvicorn
-
+    from workbench.httpserver.run import run_server
     from workbench.restproxy.app import create_app
-    from workbench.restproxy.protocol import limited_protocol
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     _tune_gc()
     settings = load_restproxy_settings(config, host=host, port=port, bootstrap_servers=bootstrap_servers)
     validate_clients(settings)
     _require_kafka(settings)
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(settings),
-            host=settings.host,
-            port=settings.port,
-            loop="uvloop",
-            http=limited_protocol(settings.header_max_bytes, settings.header_timeout_ms),
-            ws="none",
-            lifespan="on",
-            access_log=False,
-            log_level="warning",
-            timeout_graceful_shutdown=max(1, settings.shutdown_graceful_ms // 1000),
-            timeout_keep_alive=max(1, settings.idle_timeout_ms // 1000),
-            limit_concurrency=settings.connection_limit or None,
-            server_header=False,
-            proxy_headers=False,
-        )
+    run_server(
+        create_app(settings),
+        service="the REST proxy",
+        host=settings.host,
+        port=settings.port,
+        header_max_bytes=settings.header_max_bytes,
+        header_timeout_ms=settings.header_timeout_ms,
+        shutdown_graceful_ms=settings.shutdown_graceful_ms,
+        timeout_keep_alive=max(1, settings.idle_timeout_ms // 1000),
+        limit_concurrency=settings.connection_limit or None,
+        proxy_headers=False,
     )
-    server.run()
-    if not server.started:
-        raise StackError(f"the REST proxy did not start on {settings.host}:{settings.port}; see the log above")

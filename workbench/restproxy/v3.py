@@ -1,5 +1,5 @@
 """API v3 core: clusters, topics (list, create, get, delete), partitions, topic configs,
-consumer groups and their lag. Records produce is in `records.py`.
+consumer groups and their lag. Records produce is in `produce_v3.py`.
 
 Resources carry `kind`, `metadata.self` (an absolute URL of this process, built like
 v2's `base_uri`) and `related` links, as Confluent's do. There is one cluster, the one
@@ -19,10 +19,10 @@ from confluent_kafka.admin import NewTopic
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, empty_response, int_param, json_response, read_json
-from workbench.restproxy.errors import RestError
 from workbench.restproxy.metadata import kafka_error
-from workbench.restproxy.routing import Route
 from workbench.restproxy.validation import check_topic
 
 __all__ = ["MAX_PARTITIONS", "MAX_REPLICATION", "ROUTES", "check_cluster", "check_v3_accept"]

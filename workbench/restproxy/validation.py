@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND, RestError
+from workbench.httpserver.errors import RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND
 
 __all__ = [
     "INT32_MAX",

@@ -285,7 +285,7 @@ def kafka_nodes(profile: Profile) -> list[Service]:
 
 
 def _java() -> str:
-    from workbench.stack.java import java_version
+    from workbench.java import java_version
 
     return java_version("Apache Kafka 4", ())[1]
 

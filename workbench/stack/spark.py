@@ -199,7 +199,7 @@ def spark_services(profile: Profile) -> list[Service]:
     if not profile.spark.workers:
         return []
     if environment().java_home is None:
-        from workbench.stack.java import java_version
+        from workbench.java import java_version
 
         java_version()  # a missing or unsupported Java is a one-line error now, not a dead daemon
     return [SparkMaster(profile), *(SparkWorker(profile, index=i) for i in range(profile.spark.workers))]

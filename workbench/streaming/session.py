@@ -67,7 +67,7 @@ def spark_session(
     Usage: `spark = spark_session(profile)`; stop it with `spark.stop()`.
     """
     from workbench.config import Profile, load_profile
-    from workbench.stack.java import java_version
+    from workbench.java import java_version
 
     profile = profile if isinstance(profile, Profile) else load_profile(profile)
     java_version()

@@ -155,7 +155,7 @@ def topic_count(
     topics on the cluster add to the metadata figures.
 
     Returns:
-        A contract row (`workbench.bench.contract`) with the parameters and `create_s`,
+        A contract row (`workbench.measure.contract`) with the parameters and `create_s`,
         `create_per_topic_ms`, `metadata_bytes`, `metadata_s`, `list_topics_s`,
         `topics_msg_s` (= `msg_s`), `partitions_msg_s`, `join_s`, `assigned`,
         `delete_s`, `create_one_topic_s`; what was not measured is NaN.
@@ -165,8 +165,8 @@ def topic_count(
 
     Usage: `sweep("topic_count", {"topics": [1, 100, 1000]}, repeat=3)`.
     """
-    from workbench.bench.contract import result_row
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.contract import result_row
+    from workbench.measure.resources import ResourceMonitor
 
     if isinstance(topics, bool) or not isinstance(topics, int) or topics < 1 or metadata_samples < 1:
         raise TopicDesignError(f"topics and metadata_samples must be whole numbers ≥ 1, got {topics!r}, "

@@ -75,8 +75,8 @@ def _write_all(stack: Stack, layout: TopicStrategy, ids: list[str], size: int, v
 def _read_row(
     stack: Stack, layout: TopicStrategy, ids: list[str], method: str, size: int, partitions: int, value_bytes: int
 ) -> dict[str, Any]:
-    from workbench.bench.contract import result_row
-    from workbench.bench.resources import ResourceMonitor
+    from workbench.measure.contract import result_row
+    from workbench.measure.resources import ResourceMonitor
 
     with ResourceMonitor(stack.services) as monitor:
         read = read_device(stack.kafka_config("consumer"), layout, ids[0], full_scan=method == "keyed: whole topic")

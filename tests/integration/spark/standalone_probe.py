@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 
 from workbench import load_profile, stack, streaming
-from workbench.streaming import experiments
+from workbench.streaming import ingestion
 
 
 def _executor_jvms(active: stack.Stack) -> dict[int, str]:
@@ -50,7 +50,7 @@ def main(profile_path: str, work_dir: str) -> None:
         executors = sorted(f"{i.host()}:{i.port()}" for i in tracker.getExecutorInfos())
         driver = f"{context.getConf().get('spark.driver.host')}:{context.getConf().get('spark.driver.port')}"
         jvms = _executor_jvms(active)
-        restart = experiments.restart_check(spark, active, Path(work_dir), first=4_000, second=2_000)
+        restart = ingestion.restart_check(spark, active, Path(work_dir), first=4_000, second=2_000)
         fmt, _ = streaming.choose_connector(spark, profile)
         result = {
             "master": context.master,

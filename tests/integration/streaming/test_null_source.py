@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from workbench.streaming.experiments import trigger_floor
+from workbench.streaming.ingestion import trigger_floor
 from workbench.streaming.null_source import NULL_FORMAT, NullSource
 from workbench.streaming.pipelines import stopping
 

@@ -257,7 +257,7 @@ def test_the_reader_alone_and_the_plain_consumer_read_every_record_once(
     stack: Stack, topic: Callable[..., str]
 ) -> None:
     """The two reads the Spark source is measured against, on uneven partitions (one empty)."""
-    from workbench.streaming.experiments import consumer_ceiling, reader_alone
+    from workbench.streaming.ingestion import consumer_ceiling, reader_alone
 
     name = topic(partitions=3)
     conf = stack.kafka_config("producer")

@@ -20,8 +20,8 @@ import numpy as np
 import requests
 
 from workbench.bench._run import result_row
-from workbench.bench.errors import BenchError
-from workbench.bench.resources import ResourceMonitor
+from workbench.errors import BenchError
+from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
 
 __all__ = ["registry_lookups"]

@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
-from workbench.bench.latency import LATENCY_COLUMNS, latency_summary
+from workbench.measure.latency import LATENCY_COLUMNS, latency_summary
 from workbench.results import run_metadata
 from workbench.stack import Stack
 

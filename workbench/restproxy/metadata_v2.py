@@ -15,10 +15,11 @@ from confluent_kafka.admin import PartitionMetadata
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, int_param, json_response
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.formats import check_accept
-from workbench.restproxy.routing import Route
 
 __all__ = ["ROUTES", "partition_body"]
 

@@ -32,10 +32,11 @@ import pybase64
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from workbench.httpserver.errors import RestError
+from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, RestError
+from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.produce import outcome_error
-from workbench.restproxy.routing import Route
 from workbench.restproxy.schemas import encode_v3_part
 from workbench.restproxy.v3 import check_cluster
 

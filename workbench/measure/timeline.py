@@ -1,6 +1,6 @@
 """Throughput over time: readings of (seconds since the load started, records so far).
 
-Every bench module that follows a load over time keeps its readings in this one shape
+Every experiment that follows a load over time keeps its readings in this one shape
 and turns them into rates by one rule: the rate of a reading is the records added since
 the previous reading over the seconds since it. The first reading has no rate, and two
 readings at the same instant give no rate (NaN), never a division by zero. A consumer

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from workbench.restproxy.errors import RestError
+from workbench.httpserver.errors import RestError
 
 __all__ = ["Handler", "Route", "Router", "split_path"]
 

@@ -1,0 +1,16 @@
+"""The measuring kernel every experiment stands on, whichever area it measures.
+
+`bench`, `topics` and `streaming` all measure, and all of them import these modules;
+none of them imports another sideways for them, so the subpackage graph stays acyclic
+(`tests/unit/test_import_graph.py`):
+
+- `contract`: the one result row (`result_row`), its standard metrics and its checks;
+- `resources`: CPU seconds and peak RSS of the stack's processes (`ResourceMonitor`);
+- `latency`: latency samples summarised as the p50/p95/p99/max columns;
+- `timeline`: throughput over time, readings turned into rates.
+
+The public names are re-exported by `workbench.bench`, the toolkit notebooks use; this
+package's own surface is its modules.
+"""
+
+__all__: list[str] = []

@@ -1,0 +1,63 @@
+"""What the proxy client puts on the wire: the v2 media types and topic names in paths.
+
+`ProxyClient` and `ProxyConsumer` both speak it, and neither imports the other for it:
+the client creates consumers, and a consumer sends through whatever `Transport` it is
+given (a `ProxyClient`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
+
+if TYPE_CHECKING:
+    import requests
+
+    from workbench.proxy.settings import Retries
+
+__all__ = ["Transport", "V2", "V2_ACCEPT", "embedded_type", "encode_topic"]
+
+#: The v2 API's own media type: request bodies without records, and every v2 answer.
+V2 = "application/vnd.kafka.v2+json"
+#: The `Accept` of a v2 call: the v2 type, or plain JSON from a proxy that answers so.
+V2_ACCEPT = f"{V2}, application/json"
+
+
+def embedded_type(format: str) -> str:
+    """The v2 media type of records in an embedded format: `application/vnd.kafka.json.v2+json`.
+
+    A produce call sends it as `Content-Type`; a records fetch must ask for exactly it in
+    `Accept`, or the proxy answers 406.
+    """
+    return f"application/vnd.kafka.{format}.v2+json"
+
+
+def encode_topic(name: str) -> str:
+    """A topic name as one URL path segment: MapR's `/stream:topic` → `%2Fstream%3Atopic`."""
+    return quote(name, safe="")
+
+
+class Transport(Protocol):
+    """What a consumer instance needs of its client: calls sent, and the retry policy."""
+
+    retries: Retries
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        data: bytes | Iterator[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+        params: Mapping[str, Any] | None = None,
+        stream: bool = False,
+        retry: bool | None = None,
+    ) -> requests.Response:
+        """Send one call and return the 2xx response (see `ProxyClient.request`)."""
+        ...
+
+    def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
+        """`request`, then the answer's JSON body (see `ProxyClient.request_json`)."""
+        ...
