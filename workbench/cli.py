@@ -109,6 +109,22 @@ STATUS_COLUMNS: list[tuple[str, Callable[[str, dict[str, Any]], str]]] = [
 
 
 @app.command()
+def jars(profile: ProfileOption = None) -> None:
+    """Resolve, or check, the jars the profile's embedded broker needs (once, then offline)."""
+    from workbench.config import load_profile
+    from workbench.maven import cache_dir
+    from workbench.stack.kafka import kafka_classpath
+
+    chosen = load_profile(_select(profile))
+    if not chosen.embedded or chosen.broker.kind != "kafka":
+        out.print(f"profile {chosen.name!r} runs no Kafka of its own: no jars to resolve")
+        return
+    classpath, version = kafka_classpath(chosen)
+    where = classpath[0] if len(classpath) == 1 else f"{len(classpath)} jars in {cache_dir() / 'jars'}"
+    out.print(f"Apache Kafka {version}: {where}")
+
+
+@app.command()
 def report(
     profile: ProfileOption = None,
     notebook: Annotated[list[str] | None, typer.Option("--notebook", "-n", help="run only these")] = None,
