@@ -70,7 +70,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 #: Session fixtures started once per run rather than once per worker: every test using
 #: one goes to the same worker (a second Spark JVM costs seconds of CPU and a GB).
-ONE_WORKER_FIXTURES = {"spark": "spark"}
+ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers"}
 
 #: Order in which units of work are handed to the workers, longest first, so that no
 #: worker picks up a minutes-long unit when the others are nearly done: the Spark tests
@@ -193,6 +193,27 @@ def stack() -> Iterator[Stack]:
 
     with running() as active:
         yield active
+
+
+@pytest.fixture(scope="session")
+def three_brokers(sandbox: Path) -> Iterator[Stack]:
+    """A second embedded stack, `conf/local-3.yaml`: three Kafka nodes (RF 3, min ISR 2)
+    and a proxy on free ports, in a run directory of its own; stopped at the end. Tests
+    using it share one worker (`ONE_WORKER_FIXTURES`), so it starts once per run."""
+    from workbench.config import conf_dir, load_profile
+    from workbench.stack import down, up
+
+    raw = yaml.safe_load((conf_dir() / "local-3.yaml").read_text())
+    raw["schema_registry"]["enabled"] = False
+    path = sandbox / "local-3.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    # Free ports come from the session's overrides; the run directory must differ from the
+    # session stack's, which WORKBENCH_RUN_DIR names for every profile.
+    profile = load_profile(str(path)).model_copy(update={"run_dir": sandbox / "run-3"})
+    try:
+        yield up(profile)
+    finally:
+        down(profile)
 
 
 @pytest.fixture

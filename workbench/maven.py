@@ -193,7 +193,10 @@ def _retrieve(target: Path, artifacts: Sequence[Artifact], how_else: str) -> Non
 
 def _failure(artifacts: Sequence[Artifact], cause: str, how_else: str) -> str:
     """The one line a failed resolution ends in."""
-    ways = [f"let this machine reach Maven Central ({CENTRAL})", "set WORKBENCH_MAVEN_REPOSITORY to a Maven mirror it reaches"]
+    ways = [
+        f"let this machine reach Maven Central ({CENTRAL})",
+        "set WORKBENCH_MAVEN_REPOSITORY to a Maven mirror it reaches",
+    ]
     if how_else:
         ways.append(how_else)
     return (

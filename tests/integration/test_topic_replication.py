@@ -1,10 +1,9 @@
 """Every topic an experiment creates carries the profile's replication settings.
 
-The embedded broker (Tansu) accepts replication factors above its one node and reports
-that many replicas (all on the one node), and keeps `min.insync.replicas` as a topic
-config: enough to check with the admin API that the setting reaches every topic.
-Experiments delete their topics at the end; the test keeps them by recording the
-deletions instead of performing them, reads each one back, then deletes them itself.
+On three Kafka nodes (`conf/local-3.yaml`, RF 3 and min ISR 2): each topic an experiment
+creates has three replicas and `min.insync.replicas` 2 as a topic config. Experiments
+delete their topics at the end; the test keeps them by recording the deletions instead
+of performing them, reads each one back, then deletes them itself.
 """
 
 from __future__ import annotations
@@ -26,8 +25,9 @@ REPLICATION = TopicSettings(replication_factor=3, min_insync_replicas=2)
 
 
 @pytest.fixture
-def replicated(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stack, list[str]]]:
-    """The session's broker under a profile asking for RF 3 / min ISR 2; topics kept until the end."""
+def replicated(three_brokers: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Stack, list[str]]]:
+    """Three brokers under a profile asking for RF 3 / min ISR 2; topics kept until the end."""
+    stack = three_brokers
     kept: list[str] = []
     delete = kafka.delete_topics
 

@@ -18,6 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.endtoend import end_to_end_latency
+from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce, native_round_trip
@@ -172,6 +173,14 @@ EXPERIMENTS: dict[str, Experiment] = {
             end_to_end_latency,
             "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
             True,
+        ),
+        Experiment(
+            "leader_failover",
+            leader_failover,
+            "what a partition leader's death costs a producer (stall, election) and what the log keeps, by acks",
+            needs="brokers",
+            shown=("acks", "idempotence", "stall_ms", "new_leader_ms", "acknowledged", "failed", "lost", "duplicates"),
+            spread_of=("stall_ms",),
         ),
         Experiment(
             "topic_count",

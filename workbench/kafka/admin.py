@@ -116,8 +116,8 @@ def create_topics(
     with admin_client(conf) as client:  # it must outlive the futures, or they fail as 'terminating'
         futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
         _settle(futures, "create", "TOPIC_ALREADY_EXISTS" if exist_ok else None)
-        _await_metadata(client, lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics), timeout,
-                        f"created topics {_names(topics)} to appear")  # fmt: skip
+        _await_metadata(conf, client, lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics),
+                        timeout, f"created topics {_names(topics)} to appear")  # fmt: skip
 
 
 def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: object) -> str:
@@ -136,18 +136,37 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
         _settle(futures, "delete", "UNKNOWN_TOPIC_OR_PART" if missing_ok else None)
         # As on creation: the brokers learn of a deletion after the controller; a topic
         # created again under the same name before then would be refused as existing.
-        _await_metadata(client, lambda metadata: not set(names) & set(metadata.topics), timeout,
+        _await_metadata(conf, client, lambda metadata: not set(names) & set(metadata.topics), timeout,
                         f"deleted topics {_names(names)} to disappear")  # fmt: skip
 
 
-def _await_metadata(client: AdminClient, done: Callable[[Any], bool], timeout: float, what: str) -> None:
-    """Ask the cluster's metadata until `done(metadata)` holds, for up to `timeout` seconds."""
+def _await_metadata(
+    conf: KafkaConf, client: AdminClient, done: Callable[[Any], bool], timeout: float, what: str
+) -> None:
+    """Ask the cluster's metadata until `done(metadata)` holds, from every broker.
+
+    Each broker applies the controller's metadata log on its own, and a client may ask
+    any of them (measured on three nodes: a topic every broker but one knew was 404 to
+    the REST proxy that asked that one). librdkafka sends a metadata request to a broker
+    it is connected to, and a client bootstrapped with one address connects to that one
+    alone until it needs another, so each broker is asked through a client of its own.
+    """
     deadline = time.monotonic() + timeout
+    metadata = _until(client, done, deadline, timeout, what)
+    if len(metadata.brokers) > 1:
+        for broker in metadata.brokers.values():
+            with admin_client({**conf, "bootstrap.servers": f"{broker.host}:{broker.port}"}) as single:
+                _until(single, done, deadline, timeout, what)
+
+
+def _until(client: AdminClient, done: Callable[[Any], bool], deadline: float, timeout: float, what: str) -> Any:
+    """The first metadata `client` gets for which `done` holds; a KafkaError at the deadline."""
     pause = 0.005
     while True:
         try:
-            if done(client.list_topics(timeout=max(0.1, deadline - time.monotonic()))):
-                return
+            metadata = client.list_topics(timeout=max(0.1, deadline - time.monotonic()))
+            if done(metadata):
+                return metadata
         except KafkaException as exc:
             error = exc.args[0]
             raise KafkaError(f"waiting for {what}: {error.str()}", error.name()) from None

@@ -42,6 +42,7 @@ __all__ = [
     "attach",
     "data_fate",
     "down",
+    "restart_broker",
     "running",
     "status",
     "up",
@@ -78,6 +79,14 @@ class Stack:
             return broker_addresses(self.services)
         except StackError:
             raise StackError(f"profile {self.profile.name!r} has no broker running; run `workbench up`") from None
+
+    def refreshed(self) -> Stack:
+        """This stack with its services as the state file has them now (a node restarted
+        since this object was made has a new PID); a cluster profile's stack as it is."""
+        if not self.profile.embedded:
+            return self
+        state = StackState.load(self.profile.path(self.profile.run_dir))
+        return Stack(self.profile, state.services if state else {}, self.started_here)
 
     def kafka_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
         """librdkafka settings for a client of this stack, profile settings included."""
@@ -213,6 +222,25 @@ def up(profile: Profile | str | None = None) -> Stack:
             StackState.remove(run_dir)
             raise
     return Stack(profile, state.services, started_here=True)
+
+
+def restart_broker(stack: Stack, name: str) -> Stack:
+    """Start again a Kafka node of this embedded stack that died or was killed, on its own
+    data, and record it: a failover experiment kills a leader and restores the cluster.
+
+    Raises:
+        StackError: no such node, it still runs, or it did not come back.
+    """
+    from workbench.stack.kafka import restart_node
+
+    run_dir = stack.profile.path(stack.profile.run_dir)
+    with locked(run_dir):
+        state = StackState.load(run_dir)
+        if state is None or name not in state.services or state.services[name].kind != "broker":
+            raise StackError(f"{name!r} is not a broker of the running {stack.profile.name!r} stack")
+        state.services[name] = restart_node(state.services[name])
+        state.save(run_dir)
+    return Stack(stack.profile, state.services, stack.started_here)
 
 
 def down(profile: Profile | str | None = None) -> list[ServiceRecord]:

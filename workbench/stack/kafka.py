@@ -33,6 +33,7 @@ from workbench.stack.services import Service, log_tail
 from workbench.stack.state import ServiceRecord
 
 __all__ = [
+    "restart_node",
     "JVM_OPTIONS",
     "KafkaCluster",
     "KafkaNode",
@@ -214,12 +215,13 @@ class KafkaNode(Service):
         super().__init__(profile, name or ("broker" if single else f"broker-{index + 1}"))
         self.cluster = cluster or KafkaCluster(profile)
         self.index = index
+        self._argv: list[str] = []
 
     def listen_on(self) -> tuple[str, int]:
         self.cluster.plan()
         return self.profile.broker.host, self.cluster.client_ports[self.index]
 
-    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+    def _command(self, run_dir: Path) -> list[str]:
         self.cluster.format(run_dir)
         config = self.cluster.write_properties(run_dir, self.index)
         log4j = _log4j_config(run_dir)
@@ -230,9 +232,14 @@ class KafkaNode(Service):
             "-cp", ":".join(self.cluster.classpath), "kafka.Kafka", str(config),
         ]  # fmt: skip
 
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        self._argv = self._command(run_dir)
+        return self._argv
+
     def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
         record = super().start(run_dir, started)
         record.extra.update({
+            "argv": self._argv,
             "broker": "kafka", "version": self.cluster.version, "node_id": self.index + 1,
             "controller": f"{self.profile.broker.host}:{self.cluster.controller_ports[self.index]}",
             "data_dir": str(self.cluster.node_dir(run_dir, self.index)),
@@ -276,6 +283,35 @@ class KafkaNode(Service):
     def stop_grace(self) -> float:
         """A controlled shutdown moves leadership away and closes the logs cleanly."""
         return 30.0
+
+
+def restart_node(record: ServiceRecord, timeout: float = 60.0) -> ServiceRecord:
+    """Start a Kafka node again, as it was started, on the data it left (after a kill).
+
+    Returns the new record (new PID); the caller saves it in the stack's state.
+
+    Raises:
+        StackError: it is still running, or it did not answer within `timeout`.
+    """
+    if process.is_ours(record.pid, record.create_time):
+        raise StackError(f"{record.name} is still running (pid {record.pid})")
+    process.stop(record.pid, record.create_time)  # reaps it, when it was this process's child
+    argv = [str(arg) for arg in record.extra.get("argv", [])]
+    if not argv:
+        raise StackError(f"{record.name} was not started by this version of the stack; run `workbench down` and `up`")
+    proc = process.spawn(argv, Path(record.log))
+    fresh = ServiceRecord(name=record.name, kind=record.kind, pid=proc.pid, create_time=proc.create_time(),
+                          address=record.address, log=record.log, url=record.url, extra=dict(record.extra))  # fmt: skip
+    deadline = time.monotonic() + timeout
+    from workbench.kafka.admin import broker_answers
+
+    while not broker_answers(record.address, timeout=1.0):
+        if not process.is_ours(fresh.pid, fresh.create_time):
+            raise StackError(f"{record.name} exited on restart; its log ends:\n{log_tail(record.log)}")
+        if time.monotonic() > deadline:
+            raise StackError(f"{record.name} did not answer within {timeout:.0f} s of its restart")
+        time.sleep(0.1)
+    return fresh
 
 
 def kafka_nodes(profile: Profile) -> list[Service]:
