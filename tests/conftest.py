@@ -234,7 +234,7 @@ def topic(stack: Stack) -> Iterator[Callable[..., str]]:
 def _delete_topics(stack: Stack, names: list[str]) -> None:
     """Delete through the session proxy's v3 API, as a user would: the proxy first closes
     the consumer instances that knew a topic, which librdkafka needs on this broker (a
-    consumer whose topic is deleted under it crashes its process; see the README). A
+    consumer whose topic is deleted under it crashes its process; see docs/brokers.md). A
     topic the proxy cannot delete goes through the admin API."""
     import requests
 

@@ -66,7 +66,7 @@ def down(profile: ProfileOption = None) -> None:
         out.print("nothing was running")
     for record in stopped:
         out.print(f"{record.name}: stopped (pid {record.pid})")
-    fates = {stack.data_fate(r) for r in stopped if r.kind == "broker"}
+    fates = {stack.data_fate(r, stopped=True) for r in stopped if r.kind == "broker"}
     for fate in sorted(fates):
         out.print(f"the broker's data: {fate}")
 

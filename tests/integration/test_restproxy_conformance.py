@@ -1,5 +1,5 @@
 """Where the proxy once answered differently from Confluent's, it now answers as Confluent
-does (see the README's "Conformance" notes for where upstream products disagree and which
+does (see docs/rest-proxy.md's "Conformance" notes for where upstream products disagree and which
 one is followed). Each test names the deviation it closes; all run against the session's
 real proxy process and broker."""
 

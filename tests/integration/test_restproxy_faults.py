@@ -350,7 +350,7 @@ class Load:
 
         The embedded broker loses a partition's first batch when two connections write it at
         the same moment (measured: 3 of 100 fresh two-partition topics written by 4 producers
-        at once lost it, 0 of 80 once each partition held a record; see the README). That
+        at once lost it, 0 of 80 once each partition held a record; see docs/brokers.md). That
         is Tansu's fault, not the proxy's, and not what this load is for."""
         for partition in range(partitions):
             value = orjson.dumps({"prime": partition})

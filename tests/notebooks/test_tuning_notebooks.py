@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from notebook_checks import RUN_ONCE, TUNING, check_quick_run
 
+from workbench import results
 from workbench.report import run_report
 from workbench.stack import Stack
 
@@ -15,3 +16,18 @@ from workbench.stack import Stack
 def test_notebook_runs_quick_and_records_its_results(stack: Stack, notebook: str) -> None:
     report = run_report(stack.profile, notebooks=[notebook], overrides={"quick": True, "solutions": True})
     check_quick_run(report, stack.profile, notebook)
+
+
+def test_producer_tuning_kills_a_leader_on_three_brokers(three_brokers: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notebook 02's failover section runs where there are brokers to kill, and its rows say
+    what happened: with acks=all + idempotence nothing acknowledged is lost or doubled."""
+    # The kernels load the profile from its file: the run directory must be the three nodes'.
+    monkeypatch.setenv("WORKBENCH_RUN_DIR", str(three_brokers.profile.run_dir))
+    report = run_report(three_brokers.profile, notebooks=["02_producer_tuning"],
+                        overrides={"quick": True, "solutions": True})  # fmt: skip
+    check_quick_run(report, three_brokers.profile, "02_producer_tuning")
+    rows = results.load("leader_failover", report.run_id, three_brokers.profile)
+    assert sorted(rows["acks"].astype(str)) == ["1", "all"]
+    safe = rows[rows["acks"].astype(str) == "all"].iloc[0]
+    assert safe["lost"] == safe["duplicates"] == safe["misplaced"] == safe["failed"] == 0
+    assert safe["acknowledged"] == 10_000

@@ -37,7 +37,13 @@ from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack, process, restart_broker
 from workbench.stack.state import ServiceRecord
 
-__all__ = ["leader_failover"]
+__all__ = [
+    "FAILOVER_SETUPS",
+    "failover_comparison",
+    "failover_conclusion",
+    "leader_failover",
+    "replication_sentence",
+]
 
 #: The record's number, big-endian, at the start of its value; padding fills the rest.
 _SEQUENCE = struct.Struct(">Q")
@@ -219,3 +225,48 @@ def _read_back(stack: Stack, topic: str) -> dict[int, list[int]]:
     for record in kafka.read_records(stack.kafka_config("consumer"), topic, timeout=120):
         found.setdefault(_SEQUENCE.unpack_from(record.value or b"\0" * 8)[0], []).append(record.offset)
     return found
+
+
+#: The two producer set-ups a failover is run with: the fast one and the safe one.
+FAILOVER_SETUPS = ({"acks": "1", "idempotence": False}, {"acks": "all", "idempotence": True})
+
+
+def failover_comparison(stack: Stack, *, records: int = 100_000, rate: int = 20_000,
+                        record_bytes: int = 100) -> list[dict[str, Any]]:  # fmt: skip
+    """`leader_failover` once with `acks=1` and once with `acks=all` + idempotence, same load.
+
+    Raises:
+        BenchError: the stack has no brokers it may kill (see `leader_failover`).
+    """
+    return [leader_failover(stack, records=records, rate=rate, record_bytes=record_bytes, **setup)  # type: ignore[arg-type]
+            for setup in FAILOVER_SETUPS]  # fmt: skip
+
+
+def failover_conclusion(rows: list[dict[str, Any]]) -> str:
+    """What the runs showed, one line per set-up, in words computed from their rows."""
+    lines = []
+    for row in rows:
+        setup = f"acks={row['acks']}" + (" + idempotence" if row["idempotence"] else "")
+        kept = "every acknowledged record was read back" if row["lost"] == 0 else (
+            f"{row['lost']:,} acknowledged records were missing from the log")  # fmt: skip
+        twice = "none twice" if row["duplicates"] == 0 else f"{row['duplicates']:,} were in the log twice"
+        failed = f"; {row['failed']:,} were reported failed to the producer" if row["failed"] else ""
+        lines.append(
+            f"- {setup}: the producer's acknowledgements stopped for {row['stall_ms']:,.0f} ms after the kill "
+            f"(a new leader showed in the metadata after {row['new_leader_ms']:,.0f} ms); {kept}, {twice}{failed}."
+        )
+    return "\n".join(lines)
+
+
+def replication_sentence(stack: Stack) -> str:
+    """The replication a run measured `acks` with, and what a single node cannot show."""
+    from workbench.kafka.admin import broker_count
+
+    settings = stack.profile.topics
+    brokers = broker_count(stack.bootstrap_servers, 10.0, stack.kafka_config("admin"))
+    line = (f"Measured with replication factor {settings.replication_factor} and min.insync.replicas "
+            f"{settings.min_insync_replicas} on {brokers} broker{'s' if brokers != 1 else ''}")  # fmt: skip
+    if brokers == 1:
+        line += (" (one node: no follower copies a record, so `acks=all` waits for nothing `acks=1` does not; "
+                 "`--profile local-3` runs three nodes)")  # fmt: skip
+    return line + "."

@@ -103,6 +103,8 @@ def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
         metadata = item.get("metadata")
         if metadata is not None and (not isinstance(metadata, str) or len(metadata) > 4096):
             raise RestError(422, 422, "metadata must be a string of at most 4096 characters")
+        if metadata is not None and "\x00" in metadata:  # librdkafka takes it as a C string: it would end there
+            raise RestError(422, 422, "metadata must not hold a NUL character (\\u0000)")
         result.append((_body_topic(item["topic"]), _body_partition(item["partition"]), check_offset(item.get("offset")),
                        metadata))  # fmt: skip
     return result

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from typing import Any
 from urllib.parse import quote
 
@@ -215,11 +216,27 @@ async def _handle_delete_topic(ctx: Context, request: Request, cluster: str, top
             futures[topic].result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot delete topic {topic}") from None
+        _await_gone(ctx, topic)
 
     async with ctx.consumers.releasing(topic):  # librdkafka would crash on the deletion otherwise
         await ctx.metadata.call(delete)
     ctx.metadata.forget(topic)
     return empty_response()
+
+
+def _await_gone(ctx: Context, topic: str, timeout: float = 10.0) -> None:
+    """Return once the metadata no longer shows the topic (for up to `timeout` s): the
+    brokers learn of a deletion after the controller, and a GET right after the DELETE
+    must be 404, as Confluent's is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            found = ctx.metadata.admin.list_topics(topic=topic, timeout=2.0).topics.get(topic)
+        except KafkaException:
+            return  # the deletion itself succeeded; a GET will ask again
+        if found is None or found.error is not None:
+            return
+        time.sleep(0.02)
 
 
 def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) -> dict[str, Any]:
@@ -253,7 +270,6 @@ async def _handle_get_partition(ctx: Context, request: Request, cluster: str, to
 
 def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict[str, Any]:
     url = f"{_base(ctx, request)}/topics/{quote(topic, safe='')}/configs/{quote(entry.name, safe='')}"
-    source = getattr(entry.source, "name", str(entry.source))
     return {
         "kind": "KafkaTopicConfig",
         "metadata": _meta(url, _crn(ctx, f"topic={topic}", f"config={entry.name}")),
@@ -264,12 +280,25 @@ def _config_body(ctx: Context, request: Request, topic: str, entry: Any) -> dict
         "is_default": bool(entry.is_default),
         "is_read_only": bool(entry.is_read_only),
         "is_sensitive": bool(entry.is_sensitive),
-        "source": source,
+        "source": _source_name(entry.source),
         "synonyms": [
-            {"name": s.name, "value": s.value, "source": getattr(s.source, "name", str(s.source))}
+            {"name": s.name, "value": s.value, "source": _source_name(s.source)}
             for s in (entry.synonyms or {}).values()
         ],
     }
+
+
+def _source_name(source: Any) -> str:
+    """A config's source as Confluent names it (`DYNAMIC_TOPIC_CONFIG`): librdkafka hands some
+    entries their source as a bare number, which an answer must not show as `"5"`."""
+    from confluent_kafka.admin import ConfigSource
+
+    if isinstance(source, ConfigSource):
+        return source.name
+    try:
+        return ConfigSource(int(source)).name
+    except (TypeError, ValueError):
+        return "UNKNOWN_CONFIG"
 
 
 async def _handle_list_configs(ctx: Context, request: Request, cluster: str, topic: str) -> Response:

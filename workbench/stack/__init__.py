@@ -361,13 +361,16 @@ def _wipe_data(record: ServiceRecord) -> None:
         shutil.rmtree(str(data_dir), ignore_errors=True)
 
 
-def data_fate(record: ServiceRecord) -> str:
-    """What `down` does with a broker's data, in words for `status` and `down`."""
+def data_fate(record: ServiceRecord, *, stopped: bool = False) -> str:
+    """What `down` does (or, once `stopped`, did) with a broker's data, for `status` and `down`."""
     if record.extra.get("broker") == "tansu":
-        return "in memory only, gone when the broker stops"
+        return "was in memory only: gone" if stopped else "in memory only, gone when the broker stops"
     where = record.extra.get("data_dir", "the run directory")
     if record.extra.get("keep_data"):
-        return f"kept in {where} by `down` (broker.keep_data: true); the next `up` starts on it"
+        return f"kept in {where} (broker.keep_data: true); the next `up` starts on it" if stopped else (
+            f"kept in {where} by `down` (broker.keep_data: true); the next `up` starts on it")  # fmt: skip
+    if stopped:
+        return f"wiped from {where} (broker.keep_data: true would keep it)"
     return f"on disk in {where}, wiped by `down` (set broker.keep_data: true to keep it)"
 
 
