@@ -298,6 +298,6 @@ def _read_last_offsets(consumer: Consumer, reported: Mapping[Partition, int], ti
         raise KafkaError(
             f"end offsets not found within {timeout:.0f} s for {sorted(pending)}: the broker did not answer a "
             "fetch at the log's end in time (Tansu slows with the batches in a partition: measured, 0.2 s at "
-            "10,000 one-record batches and 9 s at 20,000; fewer, larger batches, linger.ms and batch.size, keep it fast)"
+            "10,000 one-record batches and 9 s at 20,000; larger batches (linger.ms, batch.size) keep it fast)"
         )
     return last
