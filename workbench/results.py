@@ -24,7 +24,6 @@ from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
     "RUN_ID_ENV",
-    "compare",
     "current_run_id",
     "experiments",
     "git_revision",
@@ -180,49 +179,3 @@ def knee(frame: pd.DataFrame, x: str, y: str = "mb_s", share: float = 0.9) -> tu
     medians = frame.groupby(x)[y].median()
     best = float(medians.max())
     return medians[medians >= share * best].index.min(), best
-
-
-def compare(
-    run_a: str,
-    run_b: str,
-    experiment: str,
-    *,
-    metric: str = "msg_s",
-    profile: Profile | None = None,
-) -> pd.DataFrame:
-    """Compare two recorded runs of an experiment point by point, by their ranges.
-
-    Whether a difference is real is `workbench.compare.compare_runs`'s question (medians,
-    a bootstrap interval, Mann-Whitney U, a verdict); this is the quick look at spreads.
-
-    For each point both runs measured: each run's min/median/max of `metric`, the
-    ratio of medians (b / a), and whether the difference exceeds the spread, i.e. the
-    two runs' [min, max] ranges do not overlap. With one repeat per point a range is a
-    single value, so any difference "exceeds" it: record `repeat >= 3` to compare
-    honestly.
-
-    Returns:
-        One row per common point: parameters, `a_*`, `b_*`, `ratio`, `exceeds_spread`.
-
-    Raises:
-        ConfigError: either run has no rows for the experiment.
-
-    Usage: `compare("20261122T2000Z-ab12cd", "20261123T0900Z-ef34ab", "proxy_produce")`.
-    """
-    from workbench.errors import ConfigError
-
-    profile = profile or load_profile()
-    frames = {}
-    for label, run in (("a", run_a), ("b", run_b)):
-        rows = load(experiment, run_id=run, profile=profile)
-        if rows.empty:
-            known = sorted(load(experiment, profile=profile).get("run_id", pd.Series(dtype=str)).unique())
-            raise ConfigError(None, None, f"run {run!r} recorded no {experiment!r} rows; runs with rows: {known[-5:]}")
-        frames[label] = rows
-    keys = [k for k in param_columns(frames["a"]) if k in param_columns(frames["b"])]
-    stats = {label: spread(rows, metric, keys).rename(columns=lambda c, lb=label: c if c in keys else f"{lb}_{c}")
-             for label, rows in frames.items()}  # fmt: skip
-    merged = stats["a"].merge(stats["b"], on=keys, how="inner") if keys else pd.concat([stats["a"], stats["b"]], axis=1)
-    merged["ratio"] = merged["b_median"] / merged["a_median"]
-    merged["exceeds_spread"] = (merged["b_min"] > merged["a_max"]) | (merged["b_max"] < merged["a_min"])
-    return merged
