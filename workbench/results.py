@@ -23,6 +23,7 @@ from workbench._version import workbench_version
 from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
+    "RUN_FACTS",
     "RUN_ID_ENV",
     "current_run_id",
     "experiments",
@@ -36,6 +37,20 @@ __all__ = [
 ]
 
 RUN_ID_ENV = "WORKBENCH_RUN_ID"
+
+#: The facts of the run every result row carries (`run_metadata`), in column order: the one
+#: list of them; the contract's check, the report's tables and `param_columns` derive from it.
+RUN_FACTS = (
+    "run_id",
+    "recorded_at",
+    "profile",
+    "replication_factor",
+    "min_insync_replicas",
+    "workbench_version",
+    "git_revision",
+    "cpu_cores",
+    "python",
+)
 
 
 @cache
@@ -63,7 +78,7 @@ def git_revision() -> str:
 
 def run_metadata(profile: Profile) -> dict[str, Any]:
     """The facts stamped on every result row, so runs on other machines compare honestly."""
-    return {
+    facts = {
         "run_id": current_run_id(),
         "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "profile": profile.name,
@@ -74,6 +89,7 @@ def run_metadata(profile: Profile) -> dict[str, Any]:
         "cpu_cores": os.cpu_count(),
         "python": platform.python_version(),
     }
+    return {name: facts[name] for name in RUN_FACTS}
 
 
 def _results_file(experiment: str, profile: Profile) -> Path:
@@ -133,9 +149,8 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-#: Columns that are measurements or bookkeeping, never parameters of a point.
-_NOT_PARAMS = {"experiment", "params", "point", "repeat", "run_id", "recorded_at", "profile", "workbench_version",
-               "git_revision", "cpu_cores", "python", "replication_factor", "min_insync_replicas"}  # fmt: skip
+#: Columns that are bookkeeping or facts of the run, never parameters of a point.
+_NOT_PARAMS = {"experiment", "params", "point", "repeat", *RUN_FACTS}
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:

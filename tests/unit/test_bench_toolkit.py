@@ -205,3 +205,8 @@ def test_timed_reads_asks_each_read_for_no_more_than_is_missing() -> None:
 
     count, _, polls = timed_reads(read, 10_000, max_seconds=60, sample_interval=1.0, timeline=[])
     assert count == 10_000 and asked == [10_000, 6_000, 2_000] and len(polls) == 3
+
+
+def test_the_run_facts_stamped_on_a_row_are_the_one_list_of_them() -> None:
+    """`RUN_FACTS` is the definition the contract's check, the report and `param_columns` read."""
+    assert tuple(results.run_metadata(load_profile())) == results.RUN_FACTS

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from workbench.measure.latency import LATENCY_COLUMNS, latency_summary
-from workbench.results import run_metadata
+from workbench.results import RUN_FACTS, run_metadata
 from workbench.stack import Stack
 
 __all__ = [
@@ -53,8 +53,6 @@ CPU_COLUMNS = ("client_cpu_s", "broker_cpu_s", "proxy_cpu_s", "balancer_cpu_s")
 STANDARD_METRICS = (*THROUGHPUT_COLUMNS, *LATENCY_COLUMNS, *CPU_COLUMNS)
 #: Text columns that say what a row is: its experiment, its parameters' names, what its latency timed.
 DESCRIPTIVE = ("experiment", "params", "latency_of")
-#: Facts of the run every row carries (`workbench.results.run_metadata`).
-RUN_FACTS = ("run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores")
 
 
 def is_measured(value: Any) -> bool:
