@@ -193,15 +193,21 @@ def proxy(
 
 @app.command()
 def bench(
-    experiment: Annotated[str, typer.Argument(help="experiment name; `list` shows them")],
+    experiment: Annotated[str | None, typer.Argument(help="experiment name; `--list` shows them")] = None,
     profile: ProfileOption = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="k=v, repeatable")] = None,
     grid: Annotated[Path | None, typer.Option("--grid", help="YAML: parameter -> list of values")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="runs per grid point")] = 1,
+    list_: Annotated[bool, typer.Option("--list", help="list the experiments and their parameters")] = False,
 ) -> None:
     """Run a benchmark experiment (one point or a grid) and print its results table."""
-    from workbench.bench.command import run_bench_command
+    from workbench.bench.command import list_experiments, run_bench_command
 
+    if list_:
+        list_experiments()
+        return
+    if experiment is None:
+        raise WorkbenchError("name an experiment: `workbench bench --list` shows them")
     run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile))
 
 

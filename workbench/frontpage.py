@@ -30,7 +30,7 @@ import pandas as pd
 from workbench.compare import FASTER, SLOWER, Direction, compare_rows
 from workbench.config import Profile
 from workbench.errors import ConfigError, NotebookRunError
-from workbench.results import experiments, run_metadata
+from workbench.results import RUN_FACTS, experiments, run_metadata
 from workbench.results import load as load_results
 
 __all__ = [
@@ -261,10 +261,7 @@ def headline_section(
 
 #: Columns every result row carries (see `workbench.results.run_metadata`), shown once,
 #: plus bookkeeping the section title already says (`experiment`, the `params` name list).
-_METADATA = (
-    "run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores", "python",
-    "replication_factor", "min_insync_replicas", "experiment", "params",
-)  # fmt: skip
+_METADATA = (*RUN_FACTS, "experiment", "params")
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}

@@ -23,8 +23,8 @@ from workbench._version import workbench_version
 from workbench.config import Profile, environment, load_profile, project_root
 
 __all__ = [
+    "RUN_FACTS",
     "RUN_ID_ENV",
-    "compare",
     "current_run_id",
     "experiments",
     "git_revision",
@@ -37,6 +37,20 @@ __all__ = [
 ]
 
 RUN_ID_ENV = "WORKBENCH_RUN_ID"
+
+#: The facts of the run every result row carries (`run_metadata`), in column order: the one
+#: list of them; the contract's check, the report's tables and `param_columns` derive from it.
+RUN_FACTS = (
+    "run_id",
+    "recorded_at",
+    "profile",
+    "replication_factor",
+    "min_insync_replicas",
+    "workbench_version",
+    "git_revision",
+    "cpu_cores",
+    "python",
+)
 
 
 @cache
@@ -64,7 +78,7 @@ def git_revision() -> str:
 
 def run_metadata(profile: Profile) -> dict[str, Any]:
     """The facts stamped on every result row, so runs on other machines compare honestly."""
-    return {
+    facts = {
         "run_id": current_run_id(),
         "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "profile": profile.name,
@@ -75,6 +89,7 @@ def run_metadata(profile: Profile) -> dict[str, Any]:
         "cpu_cores": os.cpu_count(),
         "python": platform.python_version(),
     }
+    return {name: facts[name] for name in RUN_FACTS}
 
 
 def _results_file(experiment: str, profile: Profile) -> Path:
@@ -134,9 +149,8 @@ def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
-#: Columns that are measurements or bookkeeping, never parameters of a point.
-_NOT_PARAMS = {"experiment", "params", "point", "repeat", "run_id", "recorded_at", "profile", "workbench_version",
-               "git_revision", "cpu_cores", "python", "replication_factor", "min_insync_replicas"}  # fmt: skip
+#: Columns that are bookkeeping or facts of the run, never parameters of a point.
+_NOT_PARAMS = {"experiment", "params", "point", "repeat", *RUN_FACTS}
 
 
 def param_columns(frame: pd.DataFrame) -> list[str]:
@@ -180,49 +194,3 @@ def knee(frame: pd.DataFrame, x: str, y: str = "mb_s", share: float = 0.9) -> tu
     medians = frame.groupby(x)[y].median()
     best = float(medians.max())
     return medians[medians >= share * best].index.min(), best
-
-
-def compare(
-    run_a: str,
-    run_b: str,
-    experiment: str,
-    *,
-    metric: str = "msg_s",
-    profile: Profile | None = None,
-) -> pd.DataFrame:
-    """Compare two recorded runs of an experiment point by point, by their ranges.
-
-    Whether a difference is real is `workbench.compare.compare_runs`'s question (medians,
-    a bootstrap interval, Mann-Whitney U, a verdict); this is the quick look at spreads.
-
-    For each point both runs measured: each run's min/median/max of `metric`, the
-    ratio of medians (b / a), and whether the difference exceeds the spread, i.e. the
-    two runs' [min, max] ranges do not overlap. With one repeat per point a range is a
-    single value, so any difference "exceeds" it: record `repeat >= 3` to compare
-    honestly.
-
-    Returns:
-        One row per common point: parameters, `a_*`, `b_*`, `ratio`, `exceeds_spread`.
-
-    Raises:
-        ConfigError: either run has no rows for the experiment.
-
-    Usage: `compare("20261122T2000Z-ab12cd", "20261123T0900Z-ef34ab", "proxy_produce")`.
-    """
-    from workbench.errors import ConfigError
-
-    profile = profile or load_profile()
-    frames = {}
-    for label, run in (("a", run_a), ("b", run_b)):
-        rows = load(experiment, run_id=run, profile=profile)
-        if rows.empty:
-            known = sorted(load(experiment, profile=profile).get("run_id", pd.Series(dtype=str)).unique())
-            raise ConfigError(None, None, f"run {run!r} recorded no {experiment!r} rows; runs with rows: {known[-5:]}")
-        frames[label] = rows
-    keys = [k for k in param_columns(frames["a"]) if k in param_columns(frames["b"])]
-    stats = {label: spread(rows, metric, keys).rename(columns=lambda c, lb=label: c if c in keys else f"{lb}_{c}")
-             for label, rows in frames.items()}  # fmt: skip
-    merged = stats["a"].merge(stats["b"], on=keys, how="inner") if keys else pd.concat([stats["a"], stats["b"]], axis=1)
-    merged["ratio"] = merged["b_median"] / merged["a_median"]
-    merged["exceeds_spread"] = (merged["b_min"] > merged["a_max"]) | (merged["b_max"] < merged["a_min"])
-    return merged

@@ -19,7 +19,7 @@ from workbench.config import TopicSettings
 from workbench.kafka.admin import admin_client
 from workbench.stack import Stack
 from workbench.streaming.ingestion import telemetry_topic
-from workbench.topics.measure import topic_count_cost
+from workbench.topics.count_cost import topic_count_cost
 
 REPLICATION = TopicSettings(replication_factor=3, min_insync_replicas=2)
 

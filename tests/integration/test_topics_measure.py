@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from workbench import kafka
 from workbench.stack import Stack
-from workbench.topics import KeyedTopic, device_ids, measure
+from workbench.topics import KeyedTopic, count_cost, device_ids, read_cost
 
 
 def test_topic_count_cost_measures_each_count_and_deletes_its_topics(stack: Stack) -> None:
     before = set(kafka.list_topics(stack.kafka_config()))
-    rows = measure.topic_count_cost(stack, [1, 30], records=3_000, repeats=1)
+    rows = count_cost.topic_count_cost(stack, [1, 30], records=3_000, repeats=1)
     assert [r["topics"] for r in rows] == [1, 30]
     assert [r["assigned"] for r in rows] == [1, 30]  # the regex matched exactly the N topics
     assert rows[1]["metadata_bytes"] > rows[0]["metadata_bytes"] > 0
@@ -19,19 +19,19 @@ def test_topic_count_cost_measures_each_count_and_deletes_its_topics(stack: Stac
 
 def test_metadata_size_grows_by_the_same_amount_for_each_added_topic_of_one_name_length(stack: Stack) -> None:
     conf = stack.kafka_config()
-    base = measure.metadata_cost(conf, repeats=1)["metadata_bytes"]
+    base = count_cost.metadata_cost(conf, repeats=1)["metadata_bytes"]
     sizes = []
     for n in (10, 20):
         names = {f"meta-{n:02d}-{i:04d}": 1 for i in range(n)}
         with stack.temporary_topics(names):
-            sizes.append(measure.metadata_cost(conf, repeats=1)["metadata_bytes"])
+            sizes.append(count_cost.metadata_cost(conf, repeats=1)["metadata_bytes"])
     assert base is not None and sizes[0] is not None and sizes[1] is not None
     # Equal-length names, one partition each: every topic adds the same number of bytes.
     assert (sizes[1] - base) == 2 * (sizes[0] - base)
 
 
 def test_device_read_cost_counts_what_each_method_reads(stack: Stack) -> None:
-    rows = measure.device_read_cost(stack, devices=6, records_per_device=(10, 40), partitions=3)
+    rows = read_cost.device_read_cost(stack, devices=6, records_per_device=(10, 40), partitions=3)
     by = {(r["method"], r["records_per_device"]): r for r in rows}
     assert len(rows) == 6
     devices = device_ids(6, width=5)  # the ids device_read_cost writes

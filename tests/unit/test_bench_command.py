@@ -17,11 +17,17 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_list_shows_every_experiment_with_its_parameters() -> None:
-    result = run_cli("list")
+    result = run_cli("--list")
     assert result.returncode == 0, result.stderr
     for name in ("native_produce", "native_consume", "proxy_produce", "proxy_consume", "end_to_end_latency"):
         assert name in result.stdout
     assert "records_per_call=100" in result.stdout
+
+
+def test_no_experiment_and_no_list_is_one_line_naming_the_way_out() -> None:
+    result = run_cli()
+    assert result.returncode == 1
+    assert result.stderr.strip() == "error: name an experiment: `workbench bench --list` shows them"
 
 
 @pytest.mark.parametrize(
@@ -68,16 +74,25 @@ def test_compare_prints_two_recorded_runs_side_by_side(monkeypatch: pytest.Monke
         monkeypatch.setenv("WORKBENCH_RUN_ID", run)
         rows = [{"records_per_call": 500, "params": "records_per_call", "msg_s": v} for v in values]
         results.record("cli_compare", rows, load_profile())
-    result = run_cli("compare", "--param", "experiment=cli_compare", "--param", "a=cli-a", "--param", "b=cli-b")
+    command = [sys.executable, "-m", "workbench.cli", "compare", "cli-a", "cli-b", "--experiment", "cli_compare"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
     assert result.returncode == 0, result.stderr
     # medians 305 / 105; 3 against 3 cannot reach p < 0.05, so no verdict is guessed
     assert "2.905" in result.stdout and "too few repeats" in result.stdout
 
 
 def test_compare_without_run_ids_says_what_it_needs() -> None:
+    command = [sys.executable, "-m", "workbench.cli", "compare", "only-a"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
+    assert result.returncode == 2
+    assert "Missing argument 'b'" in result.stderr
+
+
+def test_compare_is_not_an_experiment_name() -> None:
+    """Comparing runs is `workbench compare A B`, and only that."""
     result = run_cli("compare", "--param", "experiment=x")
     assert result.returncode == 1
-    assert result.stderr.startswith("error: compare needs --param a=... --param b=...")
+    assert result.stderr.startswith("error: no experiment 'compare'; experiments: device_read")
 
 
 def test_a_grid_value_of_the_wrong_type_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from workbench import results
 from workbench.bench import BenchError, cpu_per_mb, get_experiment, grid_points, latency_summary
 from workbench.bench.command import parse_params, read_grid
 from workbench.bench.payload import key_pool, value_pool
+from workbench.compare import compare_runs
 from workbench.config import load_profile
 from workbench.errors import ConfigError
 from workbench.measure.resources import cpu_seconds
@@ -117,7 +118,7 @@ def _rows(run_value: list[float], point: str) -> list[dict[str, object]]:
     return [{"experiment": "t", "records_per_call": point, "params": "records_per_call", "msg_s": v} for v in run_value]
 
 
-def test_spread_and_compare_say_which_differences_exceed_the_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spread_and_compare_runs_point_by_point(monkeypatch: pytest.MonkeyPatch) -> None:
     profile = load_profile()
     monkeypatch.setenv("WORKBENCH_RUN_ID", "run-a")
     results.record("unit_compare", _rows([100, 110, 105], "1") + _rows([500, 520, 510], "100"), profile)
@@ -127,18 +128,19 @@ def test_spread_and_compare_say_which_differences_exceed_the_spread(monkeypatch:
     spread = results.spread(results.load("unit_compare", run_id="run-a", profile=profile))
     assert spread.set_index("records_per_call").loc["100", ["min", "median", "max", "n"]].tolist() == [500, 510, 520, 3]
 
-    table = results.compare("run-a", "run-b", "unit_compare", profile=profile).set_index("records_per_call")
-    assert table.loc["100", "exceeds_spread"] and not table.loc["1", "exceeds_spread"]
-    assert table.loc["100", "ratio"] == pytest.approx(950 / 510)
+    table = compare_runs("run-a", "run-b", experiment="unit_compare", metrics=["msg_s"], profile=profile)
+    ratio = dict(zip(table["point"], table["ratio"], strict=True))
+    assert ratio["t records_per_call=100"] == pytest.approx(950 / 510)
+    assert ratio["t records_per_call=1"] == pytest.approx(108 / 105)
 
 
 def test_compare_names_the_runs_that_exist_when_one_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WORKBENCH_RUN_ID", "only-run")
     results.record("unit_missing", _rows([1.0], "1"), load_profile())
     with pytest.raises(
-        ConfigError, match="run 'no-such-run' recorded no 'unit_missing' rows; runs with rows: \\['only-run'\\]"
+        ConfigError, match=r"no result rows with run id 'no-such-run' in .*; list runs with `workbench runs`"
     ):
-        results.compare("only-run", "no-such-run", "unit_missing")
+        compare_runs("only-run", "no-such-run", experiment="unit_missing")
 
 
 def test_columns_mixing_types_are_stored_as_text() -> None:
@@ -203,3 +205,8 @@ def test_timed_reads_asks_each_read_for_no_more_than_is_missing() -> None:
 
     count, _, polls = timed_reads(read, 10_000, max_seconds=60, sample_interval=1.0, timeline=[])
     assert count == 10_000 and asked == [10_000, 6_000, 2_000] and len(polls) == 3
+
+
+def test_the_run_facts_stamped_on_a_row_are_the_one_list_of_them() -> None:
+    """`RUN_FACTS` is the definition the contract's check, the report and `param_columns` read."""
+    assert tuple(results.run_metadata(load_profile())) == results.RUN_FACTS

@@ -25,7 +25,7 @@ from workbench.errors import BenchError
 from workbench.measure.latency import latency_summary
 from workbench.measure.resources import ResourceMonitor, cpu_per_mb
 from workbench.measure.timeline import timeline_rates
-from workbench.results import compare, spread
+from workbench.results import spread
 
 __all__ = [
     "BenchError",
@@ -34,7 +34,6 @@ __all__ = [
     "ResourceMonitor",
     "Sample",
     "ThroughputMeter",
-    "compare",
     "cpu_per_mb",
     "delete_bench_topics",
     "end_to_end_latency",

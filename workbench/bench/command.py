@@ -1,9 +1,10 @@
 """`workbench bench`: run an experiment from the shell and print its results as a table.
 
-    workbench bench list
+    workbench bench --list
     workbench bench proxy_produce --param records_per_call=500 --param session_reuse=false
     workbench bench native_produce --grid grid.yaml --repeat 3
-    workbench bench compare --param experiment=proxy_produce --param a=<run id> --param b=<run id>   # workbench compare
+
+Two recorded runs are compared by `workbench compare A B`, the one comparison command.
 
 A grid file maps parameters to lists of values (`linger.ms: [0, 5, 50]`); `--param`
 values are fixed for every point. Values are read as YAML scalars, so `500` is an int,
@@ -21,7 +22,7 @@ from workbench.bench.experiments import EXPERIMENTS, get_experiment
 from workbench.errors import BenchError
 from workbench.numbers import format_number
 
-__all__ = ["parse_params", "read_grid", "run_bench_command"]
+__all__ = ["list_experiments", "parse_params", "read_grid", "run_bench_command"]
 
 #: Columns printed after the parameters, when present.
 _SHOWN = ("records", "msg_s", "mb_s", "latency_p50_ms", "latency_p99_ms", "broker_cpu_s", "proxy_cpu_s")
@@ -65,8 +66,15 @@ def read_grid(path: Path) -> dict[str, list[Any]]:
     return {str(k): v for k, v in data.items()}
 
 
+def list_experiments() -> None:
+    """What `workbench bench --list` prints: every experiment, its question and its parameters."""
+    from rich.console import Console
+
+    Console().print(_experiments_table())
+
+
 def run_bench_command(experiment: str, params: list[str], grid: Path | None, repeat: int, profile: str | None) -> None:
-    """What `workbench bench` does: list experiments, or run one and print its rows.
+    """What `workbench bench EXPERIMENT` does: run the experiment and print its rows.
 
     Raises:
         BenchError: an unknown experiment or parameter, or a bad grid file.
@@ -74,12 +82,6 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
     from rich.console import Console
 
     console = Console()
-    if experiment == "list":
-        console.print(_experiments_table())
-        return
-    if experiment == "compare":
-        console.print(_compare_table(parse_params(params), profile))
-        return
     spec = get_experiment(experiment)
     fixed = parse_params(params)
     points = read_grid(grid) if grid is not None else None
@@ -118,20 +120,6 @@ def _stop_spark() -> None:
         stop_spark(session)
 
 
-def _compare_table(params: dict[str, Any], profile: str | None) -> Any:
-    """Two recorded runs of `experiment` (`a`, `b`, optionally `metric`), judged as `workbench compare` does."""
-    from workbench.compare import compare_runs, comparison_table
-    from workbench.config import load_profile
-
-    missing = [k for k in ("experiment", "a", "b") if k not in params]
-    if missing:
-        raise BenchError(f"compare needs --param {'=... --param '.join(missing)}=...; run ids are in the run_id column")
-    metric = str(params.get("metric", "msg_s"))
-    a, b = str(params["a"]), str(params["b"])
-    frame = compare_runs(a, b, experiment=str(params["experiment"]), metrics=[metric], profile=load_profile(profile))
-    return comparison_table(frame, a, b)
-
-
 def _experiments_table() -> Any:
     from rich.table import Table
 
@@ -140,8 +128,6 @@ def _experiments_table() -> Any:
         defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults().items())
         extra = " + librdkafka settings (linger.ms=...)" if spec.kafka_settings else ""
         table.add_row(name, spec.question, defaults + extra)
-    table.add_row("compare", "is run b faster, slower or not measurably different from run a (workbench compare)",
-                  "experiment=..., a=<run id>, b=<run id>, metric=msg_s")  # fmt: skip
     return table
 
 

@@ -32,6 +32,7 @@ from workbench.bench.proxy_calls import (
 )
 from workbench.errors import BenchError
 from workbench.measure.resources import ResourceMonitor
+from workbench.proxy.wire import V2
 from workbench.stack import ServiceRecord, Stack
 from workbench.stack.process import free_port, is_ours, port_in_use, spawn, stop
 
@@ -165,7 +166,7 @@ def _serve(port: int, records_per_call: int) -> None:
 
     async def produce(request: Request) -> Response:
         await request.body()
-        return Response(answer, media_type="application/vnd.kafka.v2+json")
+        return Response(answer, media_type=V2)
 
     app = Starlette(routes=[Route("/topics/{topic}", produce, methods=["POST"])])
     uvicorn.run(app, host=_HOST, port=port, loop="uvloop", http="httptools", ws="none", log_level="warning",

@@ -55,7 +55,7 @@ def sweep(
     """Run `experiment` at every grid point, `repeat` times each.
 
     Args:
-        experiment: a name from `EXPERIMENTS` (`workbench bench list`).
+        experiment: a name from `EXPERIMENTS` (`workbench bench --list`).
         grid: `{param: [values]}` (cartesian product) or a list of point dicts.
         repeat: runs per point; the spread of the repeats is what `compare` tests against.
         stack: the stack to load (default: the profile's, started if needed).

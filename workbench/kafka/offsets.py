@@ -25,6 +25,7 @@ from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from workbench._types import Partition
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client, describe_topic
 
@@ -45,9 +46,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("workbench.kafka")
-
-#: A topic-partition as a plain tuple: easy to sort, hash, print and pickle.
-Partition = tuple[str, int]
 
 
 #: The environment variable listing, as a JSON array of `bootstrap.servers` strings, the

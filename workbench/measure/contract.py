@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
 from workbench.measure.latency import LATENCY_COLUMNS, latency_summary
-from workbench.results import run_metadata
+from workbench.results import RUN_FACTS, run_metadata
 from workbench.stack import Stack
 
 __all__ = [
@@ -37,7 +37,6 @@ __all__ = [
     "DESCRIPTIVE",
     "NOT_MEASURED",
     "RUN_FACTS",
-    "ResultRow",
     "STANDARD_METRICS",
     "THROUGHPUT_COLUMNS",
     "contract_problems",
@@ -54,32 +53,6 @@ CPU_COLUMNS = ("client_cpu_s", "broker_cpu_s", "proxy_cpu_s", "balancer_cpu_s")
 STANDARD_METRICS = (*THROUGHPUT_COLUMNS, *LATENCY_COLUMNS, *CPU_COLUMNS)
 #: Text columns that say what a row is: its experiment, its parameters' names, what its latency timed.
 DESCRIPTIVE = ("experiment", "params", "latency_of")
-#: Facts of the run every row carries (`workbench.results.run_metadata`).
-RUN_FACTS = ("run_id", "recorded_at", "profile", "workbench_version", "git_revision", "cpu_cores")
-
-
-class ResultRow(TypedDict, total=False):
-    """The typed part of a result row; parameters and extra measures are further keys."""
-
-    experiment: str
-    params: str
-    records: float
-    bytes: float
-    seconds: float
-    msg_s: float
-    mb_s: float
-    latency_of: str
-    latency_p50_ms: float
-    latency_p95_ms: float
-    latency_p99_ms: float
-    latency_max_ms: float
-    client_cpu_s: float
-    broker_cpu_s: float
-    proxy_cpu_s: float
-    balancer_cpu_s: float
-    run_id: str
-    recorded_at: str
-    profile: str
 
 
 def is_measured(value: Any) -> bool:

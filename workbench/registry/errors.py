@@ -9,7 +9,7 @@ they are upstream's (`Errors.java`), with upstream's HTTP statuses:
     40408 subject has no compatibility level of its own
     409   incompatible schema (HTTP 409)
     42201 invalid schema or type 42202 invalid version        42203 invalid compatibility level
-    42206 still referenced       42208 invalid subject        42209 schema too large
+    42206 still referenced       42208 invalid subject
     50001 store error            50002 store timeout
     400 bad JSON, 404 unknown path, 405 wrong method, 406 Accept, 413 body, 415 Content-Type
 
@@ -30,7 +30,6 @@ __all__ = [
     "REFERENCE_EXISTS",
     "RegistryError",
     "SCHEMA_NOT_FOUND",
-    "SCHEMA_TOO_LARGE",
     "STORE_ERROR",
     "STORE_TIMEOUT",
     "SUBJECT_COMPATIBILITY_NOT_FOUND",
@@ -56,7 +55,6 @@ INVALID_VERSION = 42202
 INVALID_COMPATIBILITY = 42203
 REFERENCE_EXISTS = 42206
 INVALID_SUBJECT = 42208
-SCHEMA_TOO_LARGE = 42209
 STORE_ERROR = 50001
 STORE_TIMEOUT = 50002
 

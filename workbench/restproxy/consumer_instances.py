@@ -25,8 +25,8 @@ from typing import Any, TypeVar
 
 from confluent_kafka import OFFSET_STORED, Consumer, KafkaException, Message, TopicPartition
 
+from workbench._types import Partition
 from workbench.httpserver.errors import RestError
-from workbench.kafka.offsets import Partition
 from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
 from workbench.restproxy.metadata import kafka_error

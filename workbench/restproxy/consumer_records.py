@@ -24,8 +24,8 @@ from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka import KafkaException, Message, TopicPartition
 from pybase64 import b64encode_as_string
 
+from workbench._types import Partition
 from workbench.httpserver.errors import RestError
-from workbench.kafka.offsets import Partition
 from workbench.restproxy.consumer_instances import ConsumerInstance
 
 __all__ = ["RecordsAnswer"]

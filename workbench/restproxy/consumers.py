@@ -18,9 +18,9 @@ from confluent_kafka import OFFSET_BEGINNING
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from workbench._types import Partition
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
-from workbench.kafka.offsets import Partition
 from workbench.restproxy.consumer_instances import (
     ConsumerInstance,
     assign,

@@ -13,13 +13,8 @@ sets it to its embedded registry, see `schemas.py`); a proxy without one answers
 
 from __future__ import annotations
 
-import binascii
 import json
 import re
-from typing import Any
-
-import orjson
-import pybase64
 
 from workbench.httpserver.errors import RestError
 
@@ -29,9 +24,7 @@ __all__ = [
     "V2_JSON",
     "check_accept",
     "check_exact_numbers",
-    "decode_binary",
     "embedded_format",
-    "encode_binary",
     "media_type",
     "no_registry",
     "produce_format",
@@ -134,20 +127,3 @@ def check_accept(accept: str | None) -> list[str]:
     if not items or any(_ACCEPT.match(item) for item in items):
         return items
     raise RestError(406, 406, f"HTTP 406 Not Acceptable: {accept!r}")
-
-
-def decode_binary(data: Any, what: str) -> bytes | None:
-    """A base64 string from a binary-format record; 400 as upstream words it otherwise."""
-    if data is None:
-        return None
-    if not isinstance(data, str):
-        raise RestError(400, 400, f"Bad Request: {what}={orjson.dumps(data).decode()[:64]} is not a base64 string.")
-    try:
-        decoded: bytes = pybase64.b64decode(data, validate=True)
-        return decoded
-    except (binascii.Error, ValueError):
-        raise RestError(400, 400, f"Bad Request: {what}={data[:64]} is not a (valid) base64 string.") from None
-
-
-def encode_binary(data: bytes | None) -> str | None:
-    return None if data is None else pybase64.b64encode_as_string(data)

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from workbench.httpserver.errors import RestError
-from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND
+from workbench.restproxy.errors import TOPIC_NOT_FOUND
 
 __all__ = [
     "INT32_MAX",
@@ -31,7 +31,6 @@ __all__ = [
     "check_group",
     "check_instance_name",
     "check_offset",
-    "check_partition_number",
     "check_path",
     "check_topic",
     "topic_problem",
@@ -110,15 +109,6 @@ def check_instance_name(name: Any) -> str:
     if problem is not None:
         raise RestError(422, INVALID_CONSUMER_CONFIG, f"Invalid consumer instance name {_shown(name)}: it {problem}")
     return name
-
-
-def check_partition_number(value: Any, what: str = "partition") -> int:
-    """A partition from a body or path: an int32 >= 0, else 404 / 40402."""
-    if type(value) is not int:
-        raise RestError(422, 422, f"{what} must be an integer, got {value!r}")
-    if not 0 <= value <= INT32_MAX:
-        raise RestError(404, PARTITION_NOT_FOUND, f"Partition {value} not found: partitions are 0 to {INT32_MAX}.")
-    return value
 
 
 def check_offset(value: Any, what: str = "offset") -> int:

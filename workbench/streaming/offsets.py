@@ -12,10 +12,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-__all__ = ["OffsetRange", "Partition", "from_json", "plan_ranges", "rate_limit", "split_ranges", "to_json"]
+from workbench._types import Partition
 
-#: A topic-partition as a plain tuple (the same shape as `workbench.kafka.Partition`).
-Partition = tuple[str, int]
+__all__ = ["OffsetRange", "Partition", "from_json", "plan_ranges", "rate_limit", "split_ranges", "to_json"]
 
 
 class OffsetRange(NamedTuple):

@@ -28,7 +28,6 @@ from workbench.secrets import ClientConf
 
 __all__ = [
     "EARLIEST",
-    "KNOWN_OPTIONS",
     "KafkaOptionError",
     "LATEST",
     "PartitionOffsets",
@@ -78,29 +77,6 @@ _REFUSED = {
     ),
 }
 _JAAS = re.compile(r'(username|password)\s*=\s*"([^"]*)"')
-
-#: Options this source understands besides `kafka.*`; anything else is ignored, as Spark does.
-KNOWN_OPTIONS = frozenset(
-    {
-        *_STRATEGIES,
-        "startingoffsets",
-        "endingoffsets",
-        "startingtimestamp",
-        "startingoffsetsbytimestamp",
-        "endingtimestamp",
-        "endingoffsetsbytimestamp",
-        "maxoffsetspertrigger",
-        "minoffsetspertrigger",
-        "maxtriggerdelay",
-        "minpartitions",
-        "failondataloss",
-        "includeheaders",
-        "groupidprefix",
-        "kafkaconsumer.polltimeoutms",
-        "fetchoffset.numretries",
-        "fetchoffset.retryintervalms",
-    }
-)
 
 
 class KafkaOptionError(ConfigError, ValueError):

@@ -89,7 +89,6 @@ __all__ = [
     "KafkaStreamReader",
     "ONE_TASK_BELOW",
     "kafka_schema",
-    "read_range",
     "read_ranges",
 ]
 
@@ -413,11 +412,6 @@ class KafkaBatchReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, KafkaRangePartition)
         return read_ranges(self.options, partition.ranges, self.schema)
-
-
-def read_range(options: SourceOptions, offsets: OffsetRange, schema: StructType) -> Iterator[pa.RecordBatch]:
-    """Yield the records `[start, end)` of one partition as Arrow batches in Spark's schema (see `read_ranges`)."""
-    return read_ranges(options, [offsets], schema)
 
 
 def read_ranges(options: SourceOptions, ranges: Sequence[OffsetRange], schema: StructType) -> Iterator[pa.RecordBatch]:

@@ -5,8 +5,9 @@
     moved_keys(keys, 4, 5).moved_fraction            # keys that change partition on growth
     partitions_needed(40, 4, 8, margin=0.5)          # max(t/t_p, t/t_c) with a margin
 
-`measure` runs experiments on a broker and imports confluent-kafka; everything else is
-pure computation, so the calculator works without a stack.
+`count_cost`, `read_cost` and `device_io` run experiments on a broker and import
+confluent-kafka; everything else is pure computation, so the calculator works without a
+stack.
 """
 
 from workbench.topics.errors import TopicDesignError

@@ -1,5 +1,5 @@
 """Figures of the topic experiments: each knows the columns of one experiment's tidy rows
-(`workbench.topics.measure`, `sizing`, `growth`) and draws them in the workbench's look."""
+(`workbench.topics.count_cost`, `read_cost`, `sizing`, `growth`) and draws them in the workbench's look."""
 
 from __future__ import annotations
 
