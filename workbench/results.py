@@ -46,6 +46,7 @@ RUN_FACTS = (
     "profile",
     "replication_factor",
     "min_insync_replicas",
+    "broker",
     "workbench_version",
     "git_revision",
     "cpu_cores",
@@ -76,6 +77,12 @@ def git_revision() -> str:
         return "unknown"
 
 
+def _broker(profile: Profile) -> str:
+    from workbench.stack import broker_description
+
+    return broker_description(profile)
+
+
 def run_metadata(profile: Profile) -> dict[str, Any]:
     """The facts stamped on every result row, so runs on other machines compare honestly."""
     facts = {
@@ -84,6 +91,7 @@ def run_metadata(profile: Profile) -> dict[str, Any]:
         "profile": profile.name,
         "replication_factor": profile.topics.replication_factor,
         "min_insync_replicas": profile.topics.min_insync_replicas,
+        "broker": _broker(profile),
         "workbench_version": workbench_version(),
         "git_revision": git_revision(),
         "cpu_cores": os.cpu_count(),

