@@ -41,7 +41,7 @@ from workbench.registry.errors import (
 )
 from workbench.registry.schemas import SCHEMA_TYPES, Reference
 from workbench.registry.settings import RegistrySettings
-from workbench.registry.store import SchemaStore
+from workbench.registry.store import SchemaStore, SchemaVersion
 
 __all__ = ["INT32_MAX", "RegistryApp", "SUBJECT_MAX_CHARS", "V1_JSON", "create_app"]
 
@@ -204,8 +204,19 @@ class _Api:
         number = _version(version)
         return await asyncio.to_thread(self.db.delete_version, _subject(subject), number, _flag(request, "permanent"))
 
+    async def _by_id(self, schema_id: int) -> SchemaVersion:
+        """The schema with this id; an id this instance has not seen yet is looked for again
+        once it has read `_schemas` to its end (see `Store.catch_up`)."""
+        try:
+            return self.db.by_id(schema_id)
+        except RegistryError as exc:
+            if exc.error_code != SCHEMA_NOT_FOUND:
+                raise
+        await asyncio.to_thread(self.db.catch_up)
+        return self.db.by_id(schema_id)
+
     async def schema_by_id(self, request: Request, schema_id: str) -> Any:
-        stored = self.db.by_id(_schema_id(schema_id))
+        stored = await self._by_id(_schema_id(schema_id))
         body: dict[str, Any] = {}
         if stored.schema_type != "AVRO":
             body["schemaType"] = stored.schema_type
@@ -218,13 +229,15 @@ class _Api:
         return body
 
     async def schema_text_by_id(self, request: Request, schema_id: str) -> Any:
-        return Response(self.db.by_id(_schema_id(schema_id)).schema, media_type=V1_JSON)
+        return Response((await self._by_id(_schema_id(schema_id))).schema, media_type=V1_JSON)
 
     async def id_subjects(self, request: Request, schema_id: str) -> Any:
+        await self._by_id(_schema_id(schema_id))
         uses = self.db.uses_of(_schema_id(schema_id), _flag(request, "deleted"))
         return sorted({v.subject for v in uses})
 
     async def id_versions(self, request: Request, schema_id: str) -> Any:
+        await self._by_id(_schema_id(schema_id))
         uses = self.db.uses_of(_schema_id(schema_id), _flag(request, "deleted"))
         return [{"subject": v.subject, "version": v.version} for v in uses]
 

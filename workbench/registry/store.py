@@ -308,6 +308,15 @@ class SchemaStore:
             raise RegistryError(STORE_ERROR, f"Error writing to {self.topic}: {result['error'].str()}")
         self._wait_applied(int(result["offset"]))
 
+    def catch_up(self) -> None:
+        """Apply what any instance wrote before now: a schema registered through another
+        instance a moment ago is then found through this one too (its reader would have
+        got there a few milliseconds later; a client asking at once must not get 404)."""
+        from workbench.kafka import end_offsets
+
+        end = end_offsets(self.kafka_conf, [(self.topic, 0)], timeout=self.timeout_s)[(self.topic, 0)]
+        self._wait_applied(end - 1)
+
     def barrier(self) -> None:
         """Read everything written before now, by any instance."""
         self._write(_NOOP_KEY, None)
