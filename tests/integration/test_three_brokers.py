@@ -7,6 +7,14 @@ keeps the contract; `down` stops all three nodes and wipes their data.
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
 import pytest
 from contract_points import CHEAP, check_contract
 
@@ -55,3 +63,34 @@ def test_leader_failover_rows_keep_the_contract(three_brokers: Stack) -> None:
 def test_leader_failover_says_plainly_what_a_single_node_cannot_do(stack: Stack) -> None:
     with pytest.raises(BenchError, match=r"needs an embedded Kafka stack of two or more nodes \(conf/local-3.yaml\)"):
         leader_failover(stack, records=100)
+
+
+def test_up_and_down_from_the_command_line_start_and_stop_every_node(tmp_path: Path) -> None:
+    """`workbench up --profile local-3` starts three nodes; `down` stops all three, frees their
+    ports and wipes their data."""
+    env = {**os.environ, "WORKBENCH_RUN_DIR": str(tmp_path / "run"), "WORKBENCH_BROKER__PORT": "0",
+           "WORKBENCH_SCHEMA_REGISTRY__ENABLED": "false"}  # fmt: skip
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workbench.cli", *args, "--profile", "local-3"],
+                              capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+
+    try:
+        assert cli("up").returncode == 0
+        services = json.loads(cli("status", "--json").stdout)["services"]
+        nodes = {name: row for name, row in services.items() if row["kind"] == "broker"}
+        assert len(nodes) == 3 and all(row["healthy"] for row in nodes.values())
+        pids = [row["pid"] for row in nodes.values()]
+        ports = [int(row["address"].rsplit(":", 1)[1]) for row in nodes.values()]
+        assert all((tmp_path / "run" / "kafka" / f"node-{i}" / "data").exists() for i in (1, 2, 3))
+    finally:
+        stopped = cli("down")
+    assert stopped.returncode == 0 and stopped.stdout.count("broker-") == 3
+    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert not [p for p in ports if _listening(p)]
+    assert not any((tmp_path / "run" / "kafka" / f"node-{i}").exists() for i in (1, 2, 3))
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0

@@ -4,7 +4,7 @@ This is the workbench's version of the MapR article's shell script, which summed
 topics' max offsets every interval and printed the difference per second. It watches
 the log, not the client, so it measures what actually landed, whoever produced it (a
 proxy, several processes, Spark). It uses the true end offsets (`kafka.end_offsets`),
-because the embedded broker's ListOffsets(latest) lags by up to a batch.
+because Tansu's ListOffsets(latest) lags by up to a batch.
 """
 
 from __future__ import annotations

@@ -119,7 +119,7 @@ def native_consume(
     """Fill a topic, then read it all (or for `max_seconds`) with one consumer under the given fetch settings.
 
     The consumer is assigned the partitions from offset 0 (no group join, whose
-    seconds-long wait on the embedded broker would swamp the measurement).
+    wait, seconds long on Tansu, would swamp the measurement).
 
     Args:
         records, record_bytes, partitions: the data set read back.
@@ -204,7 +204,7 @@ def native_round_trip(
 ) -> dict[str, Any]:
     """Produce `records` to a fresh topic with one Python producer, then read them all back.
 
-    The topic is created explicitly and deleted afterwards (the embedded broker keeps
+    The topic is created explicitly and deleted afterwards (Tansu keeps
     everything in memory). Reading back checks the promise the rest of the workbench
     relies on: every acknowledged record is in the log, once.
 

@@ -127,7 +127,7 @@ def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: obje
 
 
 def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = True, timeout: float = 30.0) -> None:
-    """Delete topics; the embedded broker keeps data in memory, so this frees it."""
+    """Delete topics, and return once the cluster's metadata no longer shows them."""
     names = list(names)
     if not names:
         return

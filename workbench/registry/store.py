@@ -1,7 +1,7 @@
 """The registry's state, kept in a compacted Kafka topic (`_schemas`) in Confluent's layout.
 
 Every instance reads the whole topic on start (to the true end: `workbench.kafka.end_offsets`,
-since the embedded broker's ListOffsets can stop short by a batch) before it serves, and
+since Tansu's ListOffsets can stop short by a batch) before it serves, and
 keeps reading it in a background thread. Reads are answered from memory; a write is
 produced with `acks=all` and answered only once this instance has read it back, so
 what a client was told is in the log, and any instance that reads the log agrees.
@@ -72,8 +72,8 @@ _MAX_ATTEMPTS = 5
 
 #: How long the broker may hold the reader's fetch when the log has nothing new: an idle
 #: reader sends a fetch this often. Kafka answers a held fetch as soon as a record comes;
-#: the embedded broker only when the time is up, so there a write, which waits for this
-#: instance to read it back, takes about this long. Measured on the embedded broker, 20 s
+#: Tansu only when the time is up, so there a write, which waits for this instance to
+#: read it back, takes about this long. Measured on Tansu, 20 s
 #: idle and 40 registrations: 10 ms cost it 4-7 % of a core doing nothing and 14 ms a
 #: registration; 100 ms, 1.4 % and 104 ms (the reader's old 0.1 s consume timeout made
 #: every registration 200 ms).

@@ -232,7 +232,7 @@ class ConsumerManager:
         """Hold the instances whose consumers know `topic` closed while it is deleted.
 
         librdkafka (2.16) crashes the whole process (SIGSEGV in its metadata cache) when
-        a topic its consumer has ever known is deleted on the embedded broker, even after
+        a topic its consumer has ever known is deleted on Tansu, even after
         an unassign. So a delete through this proxy first closes those consumers, then
         builds each again with its settings, its other partitions or topics and its
         positions (what was delivered; the group's commits for the rest): the instance

@@ -3,8 +3,8 @@
 An unknown topic is 404 / 40401 (the reference's recommendation; Confluent says 40403
 for some of these, and clients accept either), an unknown partition 404 / 40402, a
 partition that is not an integer 404 / 404. Partition end offsets are the true log
-ends (`workbench.kafka.end_offsets`), since the embedded broker's ListOffsets(latest)
-is off by up to a batch.
+ends (`workbench.kafka.end_offsets`), since Tansu's ListOffsets(latest) is off by up
+to a batch.
 """
 
 from __future__ import annotations

@@ -159,7 +159,7 @@ class RestProxySettings:
 
         Not the Java producer's 16384: sending every 500 KB request at once made the
         broker take each request's records as batches of ~150 KB, and the broker's cost
-        is per batch (measured on the embedded broker: 6.0-6.4 ms of its CPU per MB for
+        is per batch (measured on Tansu: 6.0-6.4 ms of its CPU per MB for
         150 KB batches, 4.2-4.5 for the ~850 KB batches of a lingering producer). Records
         of the requests arriving within `linger.ms` now travel together."""
         return int(self.producer.get("batch.size", 1_000_000))

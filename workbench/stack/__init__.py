@@ -146,9 +146,9 @@ class Stack:
     ) -> Iterator[TemporaryTopics]:
         """Create `{name: partitions}` (as `create_topics` does) for a block; delete them after it.
 
-        The one way an experiment, a notebook or a test uses throw-away topics: the
-        embedded broker keeps every record in memory, so topics are deleted even when the
-        block fails, and so is every topic created later through `.create`; a batch the
+        The one way an experiment, a notebook or a test uses throw-away topics: no
+        experiment leaves its data on the broker (Tansu keeps it in memory), so topics are
+        deleted even when the block fails, and so is every topic created later through `.create`; a batch the
         cluster refuses is not recorded, so a name that already existed is never deleted.
         Creation goes in batches of `batch` topics per request (thousands of topics fit
         no single request's timeout); `.create_seconds` is how long it took. `keep`

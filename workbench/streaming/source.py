@@ -11,8 +11,8 @@ How a micro-batch works, and why:
   checkpoints them; Spark keeps them in its offset log, and this source commits nothing to
   Kafka. A batch is `[start, end)` of each partition.
 - `latestOffset(start, limit)` (PySpark 4.2+ admission control) asks the broker for the
-  *true* log end (`workbench.kafka.OffsetReader.ends`: the embedded broker's ListOffsets
-  answer is off by a record batch), through one AdminClient kept for the query's life
+  *true* log end (`workbench.kafka.OffsetReader.ends`: Kafka's ListOffsets, or the log's
+  own end on Tansu, whose answer is off by a record batch), through one AdminClient kept for the query's life
   (the driver-side runner process lives as long as the query), and applies
   `maxOffsetsPerTrigger` as `ReadMaxRows`, shared in proportion to each partition's
   backlog. `prepareForTriggerAvailableNow` snapshots the ends once, so
@@ -27,7 +27,7 @@ How a micro-batch works, and why:
   reader is pickled, and Kafka clients cannot be), assigned to each partition at its
   `start` with no group join, and stops at each `end` exactly. It is closed when the
   task ends: a consumer kept in the reused Python worker would crash it once a topic it
-  read is deleted on the embedded broker (librdkafka 2.16, measured). Records come out
+  read is deleted on Tansu (librdkafka 2.16, measured). Records come out
   as Arrow record batches, which Spark takes as they are (1.3-1.6x faster than tuples in
   the prototype). So a restart from the checkpoint re-reads exactly the ranges of the
   batch that did not commit: nothing is skipped and nothing is read twice into a
@@ -212,7 +212,7 @@ class _Broker:
         return self._retry("earliest offsets", lambda: self.offsets.reported(partitions, "earliest"))
 
     def latest(self, partitions: Sequence[Partition]) -> dict[Partition, int]:
-        """True log-end offsets: on the embedded broker ListOffsets(latest) stops a batch short."""
+        """True log-end offsets (on Tansu, ListOffsets(latest) stops a batch short: read from the log)."""
         if not partitions:
             return {}
         return self._retry("latest offsets", lambda: self.offsets.ends(partitions))

@@ -1,7 +1,7 @@
 """Running a query over a fresh telemetry topic to its end, and timing it by Spark's progress.
 
 Every Spark measurement stands on these: a topic written for the run and deleted after
-(`telemetry_topic`, the embedded broker keeps everything in memory), one AvailableNow
+(`telemetry_topic`, so no run leaves its data on the broker), one AvailableNow
 run into a sink whose rate is rows over the `triggerExecution` of the batches that read
 them, which leaves out the query's start-up (`ingest`; the wall time including start-up
 is reported next to it), a session warmed up first (`warm_up`, `bench_session`), and the
