@@ -82,3 +82,11 @@ def test_runs_that_stopped_short_are_counted_and_left_out_of_the_medians() -> No
     )
     assert "first member assigned 0.30 s" in lines[1]
     assert set(PHASES) == {"first_join_s", "second_join_s", "leave_s"}
+
+
+def test_the_verdict_says_which_profile_settings_a_kip_848_member_went_without() -> None:
+    rows = [{**_row("consumer", 0.1, 5.0, 5.0, 5000), "dropped_settings": "session.timeout.ms,heartbeat.interval.ms"}]
+    assert join_verdict(rows)[1] == (
+        "With `consumer` the profile's `session.timeout.ms` and `heartbeat.interval.ms` were left out: "
+        "librdkafka refuses them with that protocol, whose timing the broker sets."
+    )

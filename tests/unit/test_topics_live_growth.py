@@ -55,3 +55,18 @@ def test_impossible_growths_are_refused_before_anything_is_created(
     stack = Stack(load_profile())  # no service: a refusal must come before any broker is asked
     with pytest.raises(TopicDesignError, match=re.escape(message)):
         grow_live(stack, keys, old, new, partitioner=partitioner)
+
+
+def test_the_summary_states_each_change_from_its_numbers_and_a_refusal_in_one_line() -> None:
+    agreeing = _growth(create_partitions_s=0.125)
+    differing = _growth(old_partitions=4, new_partitions=8, moved=99, computed_moved=100, disagreeing=1,
+                        records_read=399)  # fmt: skip
+    assert GrowthRun((agreeing, differing), "no CreatePartitions here").summary() == [
+        "4 → 5: 160 of 200 keys (80.0%) changed partition on the broker, exactly the keys the partitioner computes; "
+        "every record read back, 0 misplaced; the new count reached every broker's metadata 0.12 s after "
+        "CreatePartitions.",
+        "4 → 8: 99 of 200 keys (49.5%) changed partition on the broker, 1 key(s) differ from the 100 the partitioner "
+        "computes; 399 of 400 records read back, 0 misplaced; the new count reached every broker's metadata 0.10 s "
+        "after CreatePartitions.",
+        "Not grown on this cluster, so the computed movement above stands alone: no CreatePartitions here.",
+    ]

@@ -190,7 +190,8 @@ def join_timing(
         first.subscribe([topic])
         figures["first_join_s"], outcome = _wait(
             [first], lambda: _held(first, topic) == everything, started, join_timeout, errors,
-            f"no assignment within {join_timeout:.0f} s",
+            f"no assignment within {join_timeout:.0f} s"
+            + ("; does the broker serve KIP-848 groups (Kafka 4.0 or later)?" if protocol == "consumer" else ""),
         )  # fmt: skip
         if outcome == JOINED:
             second = _member(settings, group, errors)
@@ -307,6 +308,11 @@ def join_verdict(rows: Iterable[Mapping[str, Any]]) -> list[str]:
             times = f", {b / a:.1f} times as fast" if a > 0 else ""
             lines.append(f"{label[0].upper()}{label[1:]}: `{fast}` took {a:.2f} s and `{slow}` {b:.2f} s "
                          f"(medians), so `{fast}` was {b - a:.2f} s faster{times}.")  # fmt: skip
+    dropped = {str(r.get("dropped_settings") or "") for r in by_protocol.get("consumer", [])} - {""}
+    if dropped:
+        names = " and ".join(f"`{name}`" for name in sorted(dropped)[0].split(","))
+        lines.append(f"With `consumer` the profile's {names} were left out: librdkafka refuses them with that "
+                     "protocol, whose timing the broker sets.")  # fmt: skip
     known = {p: ms for p, ms in beats.items() if not math.isnan(ms)}
     if known:
         shown = " and ".join(f"every {ms:,.0f} ms with `{p}`" for p, ms in known.items())

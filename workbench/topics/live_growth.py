@@ -113,6 +113,27 @@ class GrowthRun:
         """`LiveGrowth.row()` of each change measured."""
         return [result.row() for result in self.results]
 
+    def summary(self) -> list[str]:
+        """What the run showed, in sentences with its own numbers: per change the keys that
+        moved on the broker against the computed ones, the records read back, the time the
+        growth took; or that the cluster cannot add partitions, in one line."""
+        lines = []
+        for r in self.results:
+            same = (
+                "exactly the keys the partitioner computes"
+                if r.disagreeing == 0
+                else f"{r.disagreeing:,} key(s) differ from the {r.computed_moved:,} the partitioner computes"
+            )
+            read = "every record" if r.records_read == 2 * r.keys else f"{r.records_read:,} of {2 * r.keys:,} records"
+            lines.append(
+                f"{r.old_partitions} → {r.new_partitions}: {r.moved:,} of {r.keys:,} keys ({r.moved_fraction:.1%}) "
+                f"changed partition on the broker, {same}; {read} read back, {r.misplaced:,} misplaced; "
+                f"the new count reached every broker's metadata {r.create_partitions_s:.2f} s after CreatePartitions."
+            )
+        if self.refused is not None:
+            lines.append(f"Not grown on this cluster, so the computed movement above stands alone: {self.refused}.")
+        return lines
+
 
 def add_partitions(conf: KafkaConf, topic: str, total: int, *, timeout: float = 30.0) -> float:
     """Grow `topic` to `total` partitions; returns the seconds until every broker's metadata shows them.

@@ -77,7 +77,8 @@ def growth_figure(
         for partitioner, part in measured.groupby("partitioner", sort=False):
             part_labels = [f"{o} → {n}" for o, n in zip(part["old_partitions"], part["new_partitions"], strict=True)]
             shares = part["moved_fraction"]
-            figure.add_trace(go.Bar(x=part_labels, y=shares, name=f"on the broker ({partitioner})",
+            keys = f", {int(part['keys'].iloc[0]):,} keys" if "keys" in part else ""
+            figure.add_trace(go.Bar(x=part_labels, y=shares, name=f"on the broker ({partitioner}{keys})",
                                     text=[f"{v:.1%}" for v in shares], textposition="auto"))  # fmt: skip
     ideal = data.drop_duplicates(["old_partitions", "new_partitions"])
     figure.add_trace(
