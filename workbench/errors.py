@@ -5,6 +5,7 @@
     │   └── KafkaOptionError    a Spark Kafka source option is wrong (streaming.options)
     ├── StackError              an embedded service did not start, stop or answer
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
+    │   └── PartitionGrowthRefused  the cluster did not add partitions (topics.errors)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
     ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)

@@ -7,7 +7,9 @@ would repeat the same work against a second copy of the same broker and proxy: t
 notebooks in `RUN_ONCE` never read `profile.embedded`, and their Spark settings are
 the same on both (`local[2]` and `local[*]` are one thing on two cores). A notebook
 that does branch on the profile (01's buffer-time variants, 02's durability text, 05's
-scale-out, 10's Schema Registry, 00's learner and `workbench course`) runs on both.
+scale-out, 10's Schema Registry, 00's learner and `workbench course`) runs on both, and
+so does one whose results depend on the broker: 06's KIP-848 group joins and 08's live
+partition growth happen on Kafka, and on Tansu (the foreign cluster) are refused.
 """
 
 from __future__ import annotations
@@ -27,9 +29,7 @@ RUN_ONCE = frozenset(
     {
         "03_consumer_tuning",
         "04_message_size",
-        "06_topics_vs_partitions",
         "07_per_device_topics",
-        "08_partition_sizing",
         "09_spark_ingestion",
     }
 )
@@ -47,6 +47,8 @@ TUNING = {
     "03_consumer_tuning": ["native_consume", "proxy_consume"],
     "04_message_size": ["native_produce", "proxy_produce"],
     "05_proxy_scale_out": ["proxy_scale_out"],
+    "06_topics_vs_partitions": ["topics_vs_partitions", "group_join"],
+    "08_partition_sizing": ["partition_sizing", "partition_growth", "partition_growth_live"],
     "10_schema_formats": ["format_produce", "registry_lookups"],
 }
 
@@ -82,6 +84,11 @@ def _topics_vs_partitions(report: Report, profile: Profile) -> None:
     assert (rows["records"] == 5_000).all()
     html = _html(report, "06_topics_vs_partitions")
     assert "Each topic added about" in html and "A group joined with a regex over 1 topic(s)" in html
+    joins = results.load("group_join", run_id=report.run_id, profile=profile)
+    assert list(joins["protocol"]) == ["classic", "consumer"] and (joins["partitions"] == 6).all()
+    assert list(joins["outcome"]) == ["joined", "joined"]  # Kafka 4 serves both protocols
+    assert (joins["members_assigned"] == 2).all() and (joins["held_twice"] == 0).all() and (joins["unheld"] == 0).all()
+    assert "Second member joins: <code>" in html and "were left out: librdkafka refuses them" in html
 
 
 def _per_device_topics(report: Report, profile: Profile) -> None:
@@ -104,8 +111,16 @@ def _partition_sizing(report: Report, profile: Profile) -> None:
     assert len(growth) == 8 and (growth["keys"] == 20_000).all()
     doubling = growth[(growth["old_partitions"] == 4) & (growth["new_partitions"] == 8)]
     assert ((doubling["moved_fraction"] - 0.5).abs() < 0.02).all()
+    live = results.load("partition_growth_live", run_id=report.run_id, profile=profile)
+    assert [(o, n) for o, n in zip(live["old_partitions"], live["new_partitions"], strict=True)] == [
+        (4, 5), (4, 8), (6, 12), (12, 16)
+    ]  # fmt: skip
+    assert (live["keys"] == 2_000).all() and (live["records_read"] == 4_000).all()
+    assert (live["moved"] == live["computed_moved"]).all() and (live["disagreeing"] == 0).all()
+    assert (live["misplaced"] == 0).all() and live["agrees"].all()
     html = _html(report, "08_partition_sizing")
     assert "Partitions = max(" in html and "change partition going from 4 to 5" in html
+    assert "exactly the keys the partitioner computes" in html and "This stack has 1 broker(s)" in html
 
 
 def _spark_ingestion(report: Report, profile: Profile) -> None:

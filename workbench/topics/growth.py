@@ -3,8 +3,9 @@
 Kafka only promises order within a partition. A key that hashes to a different
 partition after the growth has its older records in one partition and its newer ones
 in another, until retention removes the old ones: a consumer can see a newer record of
-that key before an older one. The embedded broker cannot add partitions, so the
-movement is computed with the same partitioner the producer uses (`partition_for`).
+that key before an older one. The movement is computed here with the same partitioner
+the producer uses (`partition_for`), for any counts and without a broker; `live_growth`
+measures it on a broker that adds partitions (CreatePartitions), and the two agree exactly.
 
 With a hash spread evenly over its range, a key keeps its partition when
 `h mod old == h mod new`, which holds for `min(old, new)` of every `lcm(old, new)`

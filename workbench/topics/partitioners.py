@@ -1,8 +1,9 @@
 """Key → partition, exactly as the Java client and librdkafka compute it.
 
-Why compute it ourselves: the embedded broker cannot add partitions (no
-CreatePartitions), so what happens to keys when a topic grows is computed here, and a
-strategy can say which partition holds a device without reading the topic.
+Why compute it ourselves: what happens to keys when a topic grows can then be computed
+for any partition counts without a broker (and checked against one that grows a topic,
+`live_growth`), and a strategy can say which partition holds a device without reading the
+topic.
 
 The partitioners (librdkafka's `partitioner` setting; the Java client in brackets):
 

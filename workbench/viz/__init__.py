@@ -18,6 +18,7 @@ from workbench.viz.streaming_figures import follow_query, progress_figure, watch
 from workbench.viz.topic_figures import (
     capacity_figure,
     device_read_figure,
+    group_join_figure,
     growth_figure,
     partition_plan_figure,
     topic_count_figure,
@@ -33,6 +34,7 @@ __all__ = [
     "device_read_figure",
     "follow_query",
     "format_number",
+    "group_join_figure",
     "growth_figure",
     "latency_vs_load",
     "live_throughput",

@@ -13,7 +13,14 @@ from plotly.subplots import make_subplots
 from workbench.topics.sizing import PartitionPlan
 from workbench.viz.figures import TEMPLATE
 
-__all__ = ["capacity_figure", "device_read_figure", "growth_figure", "partition_plan_figure", "topic_count_figure"]
+__all__ = [
+    "capacity_figure",
+    "device_read_figure",
+    "group_join_figure",
+    "growth_figure",
+    "partition_plan_figure",
+    "topic_count_figure",
+]
 
 
 def topic_count_figure(frame: pd.DataFrame) -> go.Figure:
@@ -50,15 +57,29 @@ def topic_count_figure(frame: pd.DataFrame) -> go.Figure:
     return figure
 
 
-def growth_figure(rows: Sequence[dict[str, Any]] | pd.DataFrame) -> go.Figure:
-    """Measured share of keys that move per partition change, next to the ideal `1 - min/lcm`."""
+def growth_figure(
+    rows: Sequence[dict[str, Any]] | pd.DataFrame, live: Sequence[dict[str, Any]] | pd.DataFrame | None = None
+) -> go.Figure:
+    """Computed share of keys that move per partition change, next to the ideal `1 - min/lcm`.
+
+    `live` (rows of `topics.live_growth.measure_growth`) adds what the broker showed for the
+    changes it grew, one more bar per change.
+    """
     data = pd.DataFrame(rows)
     labels = [f"{o} → {n}" for o, n in zip(data["old_partitions"], data["new_partitions"], strict=True)]
     figure = go.Figure()
     for partitioner, part in data.groupby("partitioner", sort=False):
         part_labels = [f"{o} → {n}" for o, n in zip(part["old_partitions"], part["new_partitions"], strict=True)]
-        figure.add_trace(go.Bar(x=part_labels, y=part["moved_fraction"], name=f"measured ({partitioner})",
+        figure.add_trace(go.Bar(x=part_labels, y=part["moved_fraction"], name=f"computed ({partitioner})",
                                 text=[f"{v:.1%}" for v in part["moved_fraction"]], textposition="auto"))  # fmt: skip
+    measured = pd.DataFrame(live) if live is not None and len(live) else None
+    if measured is not None:
+        for partitioner, part in measured.groupby("partitioner", sort=False):
+            part_labels = [f"{o} → {n}" for o, n in zip(part["old_partitions"], part["new_partitions"], strict=True)]
+            shares = part["moved_fraction"]
+            keys = f", {int(part['keys'].iloc[0]):,} keys" if "keys" in part else ""
+            figure.add_trace(go.Bar(x=part_labels, y=shares, name=f"on the broker ({partitioner}{keys})",
+                                    text=[f"{v:.1%}" for v in shares], textposition="auto"))  # fmt: skip
     ideal = data.drop_duplicates(["old_partitions", "new_partitions"])
     figure.add_trace(
         go.Scatter(
@@ -79,6 +100,42 @@ def growth_figure(rows: Sequence[dict[str, Any]] | pd.DataFrame) -> go.Figure:
             "categoryarray": list(dict.fromkeys(labels)),
         },
         barmode="group",
+    )
+    return figure
+
+
+def group_join_figure(frame: pd.DataFrame) -> go.Figure:
+    """Seconds per group moment (first join, second join, leave), a bar per protocol.
+
+    Each bar is the median of the runs that completed (`outcome` "joined"), with a
+    min-max error bar; a protocol with no completed run has no bars.
+    """
+    from workbench.topics.group_join import JOINED, PHASES
+
+    joined = frame[frame["outcome"] == JOINED]
+    figure = go.Figure()
+    for protocol, part in joined.groupby("protocol", sort=False):
+        columns = list(PHASES)
+        median = part[columns].median()
+        low, high = part[columns].min(), part[columns].max()
+        figure.add_trace(
+            go.Bar(
+                x=list(PHASES.values()),
+                y=median.values,
+                name=f"group.protocol={protocol}",
+                text=[f"{v:.2f} s" for v in median.values],
+                textposition="auto",
+                error_y={"type": "data", "symmetric": False, "array": (high - median).values,
+                         "arrayminus": (median - low).values},
+            )
+        )  # fmt: skip
+    runs = joined.groupby("protocol").size()
+    shown = ", ".join(f"{p}: {n}" for p, n in runs.items()) or "none completed"
+    figure.update_layout(
+        template=TEMPLATE,
+        barmode="group",
+        title=f"Consumer group: join, rebalance, leave (median and range of runs; {shown})",
+        yaxis_title="seconds",
     )
     return figure
 
