@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
 from workbench.errors import KafkaError
 
@@ -29,6 +29,7 @@ __all__ = [
     "admin_client",
     "broker_answers",
     "broker_count",
+    "create_partitions",
     "create_topic",
     "create_topics",
     "delete_topics",
@@ -118,6 +119,27 @@ def create_topics(
         _settle(futures, "create", "TOPIC_ALREADY_EXISTS" if exist_ok else None)
         _await_metadata(conf, client, lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics),
                         timeout, f"created topics {_names(topics)} to appear")  # fmt: skip
+
+
+def create_partitions(conf: KafkaConf, topic: str, total: int, *, timeout: float = 30.0) -> None:
+    """Grow `topic` to `total` partitions and wait until every broker's metadata shows them
+    led (a producer asking a broker that has not heard yet would use the old count).
+
+    Raises:
+        KafkaError: the cluster refused (a broker without CreatePartitions, a count not
+            above the current one, an ACL, a policy; its error name is the code), or the
+            metadata did not show the new count within `timeout`.
+    """
+    with admin_client(conf) as client:  # it must outlive the future
+        futures = client.create_partitions([NewPartitions(topic, total)], operation_timeout=timeout,
+                                           request_timeout=timeout)  # fmt: skip
+        _settle(futures, "add partitions to", None)
+
+        def grown(metadata: Any) -> bool:
+            found = metadata.topics.get(topic)
+            return _is_led(found) and len(found.partitions) == total
+
+        _await_metadata(conf, client, grown, timeout, f"{topic!r} to show {total} partitions")
 
 
 def create_topic(conf: KafkaConf, name: str, partitions: int = 1, **kwargs: object) -> str:

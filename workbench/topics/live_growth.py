@@ -29,9 +29,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import NewPartitions
-
 from workbench import kafka
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
@@ -150,25 +147,17 @@ def add_partitions(conf: KafkaConf, topic: str, total: int, *, timeout: float = 
 
     Usage: `add_partitions(stack.kafka_config("admin"), "orders", 8)`.
     """
-    with kafka.admin_client(conf) as client:  # it must outlive the future
-        started = time.perf_counter()
-        futures = client.create_partitions(
-            [NewPartitions(topic, total)], operation_timeout=timeout, request_timeout=timeout
-        )
-        try:
-            futures[topic].result()
-        except KafkaException as exc:
-            error = exc.args[0]
-            raise PartitionGrowthRefused(
-                f"the cluster did not add partitions to {topic!r} (to {total}): {error.name()}, "
-                f"{_one_line(error.str())}",
-                error.name(),
-            ) from None
-        brokers = client.list_topics(timeout=timeout).brokers
-    addresses = [f"{b.host}:{b.port}" for b in brokers.values()] or [str(conf["bootstrap.servers"])]
-    deadline = time.monotonic() + timeout
-    for address in addresses:
-        _await_count(conf, address, topic, total, deadline, timeout)
+    from workbench.kafka.admin import create_partitions
+
+    started = time.perf_counter()
+    try:
+        create_partitions(conf, topic, total, timeout=timeout)
+    except KafkaError as exc:
+        if str(exc).startswith(("waiting for", "waited ")):  # the new count never showed: not a refusal
+            raise
+        raise PartitionGrowthRefused(
+            f"the cluster did not add partitions to {topic!r} (to {total}): {exc.code}, {_one_line(str(exc))}", exc.code
+        ) from None
     return time.perf_counter() - started
 
 
@@ -275,31 +264,6 @@ def _produce_round(
             f"{result.acknowledged} of {len(keys)} records to {topic!r} acknowledged ({round_.decode()} the growth); "
             f"first error: {result.first_error or 'none'}"
         )
-
-
-def _await_count(conf: KafkaConf, address: str, topic: str, total: int, deadline: float, timeout: float) -> None:
-    """Ask the broker at `address` until its metadata lists `total` led partitions of `topic`."""
-    pause = 0.002
-    with kafka.admin_client({**conf, "bootstrap.servers": address}) as client:
-        while True:
-            try:
-                found = client.list_topics(topic, timeout=max(0.1, deadline - time.monotonic())).topics.get(topic)
-            except KafkaException as exc:
-                error = exc.args[0]
-                raise KafkaError(
-                    f"waiting for {topic!r} to show {total} partitions: {error.str()}", error.name()
-                ) from None
-            partitions = found.partitions if found is not None and found.error is None else {}
-            if len(partitions) == total and all(p.leader >= 0 and p.error is None for p in partitions.values()):
-                return
-            if time.monotonic() >= deadline:
-                raise KafkaError(
-                    f"waited {timeout:.0f} s for {topic!r} to show {total} partitions in {address}'s metadata "
-                    f"(it shows {len(partitions)})",
-                    "_TIMED_OUT",
-                )
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
 
 
 def _one_line(text: str) -> str:
