@@ -19,10 +19,28 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperGroup
 
 from workbench.errors import WorkbenchError
 
+
+class _Commands(TyperGroup):
+    """The command group: the workbench's own errors become one line on stderr and exit status 1.
+
+    Done here rather than around `app()` in `main`, so that a command run in process (typer's
+    `CliRunner`, as the tests run it) answers exactly as a shell sees it.
+    """
+
+    def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context has no public name
+        try:
+            return super().invoke(ctx)
+        except WorkbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+
+
 app = typer.Typer(
+    cls=_Commands,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -342,12 +360,9 @@ def _run_report(profile: str | None, notebooks: list[str] | None, params: Path |
 
 
 def main() -> None:
-    """Entry point: run the app, turning the workbench's own errors into one line."""
+    """Entry point: run the app (its command group turns the workbench's own errors into one line)."""
     try:
         app()
-    except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 
