@@ -18,21 +18,46 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
+from typer.core import TyperGroup
 
 from workbench.errors import WorkbenchError
+from workbench.output import OutputFormat, print_table, write_record, write_records
+
+
+class _Commands(TyperGroup):
+    """The command group: the workbench's own errors become one line on stderr and exit status 1.
+
+    Done here rather than around `app()` in `main`, so that a command run in process (typer's
+    `CliRunner`, as the tests run it) answers exactly as a shell sees it.
+    """
+
+    def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context has no public name
+        try:
+            return super().invoke(ctx)
+        except WorkbenchError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            raise typer.Exit(1) from None
+
 
 app = typer.Typer(
+    cls=_Commands,
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Measure Kafka, REST proxy and Spark ingestion choices on your own stack.",
 )
 out = Console()
+#: Notes beside machine-readable output: with `--format json|csv`, stdout holds the rows alone.
+notes = Console(stderr=True)
 
 ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", "-p", help="profile in conf/ or a YAML path [env: WORKBENCH_PROFILE]"),
+]
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="table for people; json or csv for scripts (the rows alone on stdout)"),
 ]
 
 
@@ -86,10 +111,11 @@ def status(
     if not result["services"]:
         out.print(f"profile {result['profile']!r}: not running (start it with `workbench up`)")
         return
-    table = Table(*(header for header, _ in STATUS_COLUMNS), title=f"profile {result['profile']}")
+    headers = (Column(header, no_wrap=header in STATUS_ONE_LINE) for header, _ in STATUS_COLUMNS)
+    table = Table(*headers, title=f"profile {result['profile']}")
     for name, row in result["services"].items():
         table.add_row(*(cell(name, row) for _, cell in STATUS_COLUMNS))
-    out.print(table)
+    print_table(out, table)
     fates = {row["data"] for row in result["services"].values() if row.get("data")}
     for fate in sorted(fates):
         out.print(f"the broker's data: {fate}")
@@ -106,6 +132,8 @@ STATUS_COLUMNS: list[tuple[str, Callable[[str, dict[str, Any]], str]]] = [
     ("restarts", lambda name, row: "-" if row.get("restarts") is None else str(row["restarts"])),
     ("reason", lambda name, row: str(row.get("reason") or "")),
 ]
+#: Columns whose cells stay on one line at any width (a broker's kind and version read as one).
+STATUS_ONE_LINE = ("runs",)
 
 
 @app.command()
@@ -199,16 +227,17 @@ def bench(
     grid: Annotated[Path | None, typer.Option("--grid", help="YAML: parameter -> list of values")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="runs per grid point")] = 1,
     list_: Annotated[bool, typer.Option("--list", help="list the experiments and their parameters")] = False,
+    fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Run a benchmark experiment (one point or a grid) and print its results table."""
     from workbench.bench.command import list_experiments, run_bench_command
 
     if list_:
-        list_experiments()
+        list_experiments(fmt)
         return
     if experiment is None:
         raise WorkbenchError("name an experiment: `workbench bench --list` shows them")
-    run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile))
+    run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile), fmt=fmt)
 
 
 @app.command(name="compare")
@@ -221,6 +250,7 @@ def compare_command(
     ignore: Annotated[
         list[str] | None, typer.Option("--ignore", help="a parameter A and B set differently (linger.ms)")
     ] = None,
+    fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Is B faster, slower or not measurably different from A? Per point and metric, with a rank test."""
     from workbench.compare import compare_runs, comparison_table
@@ -228,8 +258,13 @@ def compare_command(
 
     selected = load_profile(_select(profile))
     table = compare_runs(a, b, experiment=experiment, metrics=metric or None, ignore=ignore or (), profile=selected)
-    out.print(comparison_table(table, a, b))
-    out.print(f"rule: {table.attrs['thresholds']}", markup=False, highlight=False)
+    rule = f"rule: {table.attrs['thresholds']}"
+    if fmt is not OutputFormat.TABLE:
+        write_records(table, fmt, sys.stdout)
+        notes.print(rule, markup=False, highlight=False)
+        return
+    print_table(out, comparison_table(table, a, b))
+    out.print(rule, markup=False, highlight=False)
 
 
 @app.command(name="course")
@@ -277,6 +312,7 @@ def runs(
     since: Annotated[
         str | None, typer.Option("--since", help="only runs started on or after this date (2026-11-23, UTC)")
     ] = None,
+    fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """List catalogued runs, oldest first: `workbench runs [--profile P] [--notebook N] [--since DATE]`."""
     from workbench import catalog
@@ -286,8 +322,13 @@ def runs(
         return
     selected = load_profile(_select(profile))
     frame = catalog.runs(selected, profile_name=profile and selected.name, notebook=notebook, since=since)
+    if frame.empty:  # a note, beside an empty list for a script
+        console = out if fmt is OutputFormat.TABLE else notes
+        console.print(f"no catalogued runs in {catalog.catalog_path(selected)}", markup=False, highlight=False)
+    if fmt is not OutputFormat.TABLE:
+        write_records(frame, fmt, sys.stdout)
+        return
     if frame.empty:
-        out.print(f"no catalogued runs in {catalog.catalog_path(selected)}", markup=False, highlight=False)
         return
     table = Table("run id", "kind", "name", "started (UTC)", "seconds", "status", "profile", "git", "load avg",
                   title=f"{len(frame)} run(s) in {catalog.catalog_path(selected)}")  # fmt: skip
@@ -296,19 +337,23 @@ def runs(
         table.add_row(str(row["run_id"]), row["kind"], row["name"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}",
                       "-" if seconds is None or seconds != seconds else f"{seconds:,.1f}", row["status"],
                       row["profile"], row["git_revision"], f"{row['load_avg_1m']:.2f}")  # fmt: skip
-    out.print(table)
+    print_table(out, table)
 
 
 @runs_app.command("show")
 def runs_show(
     run_id: Annotated[str, typer.Argument(help="a run id, or a unique start of one")],
     profile: ProfileOption = None,
+    fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
     """Every fact of one catalogued run."""
     from workbench import catalog
     from workbench.config import load_profile
 
     entry = catalog.show(run_id, load_profile(_select(profile)))
+    if fmt is not OutputFormat.TABLE:
+        write_record(entry, fmt, sys.stdout)
+        return
     width = max(len(key) for key in entry)
     for key, value in entry.items():
         print(f"{key:<{width}}  {'' if value is None else value}")
@@ -342,12 +387,9 @@ def _run_report(profile: str | None, notebooks: list[str] | None, params: Path |
 
 
 def main() -> None:
-    """Entry point: run the app, turning the workbench's own errors into one line."""
+    """Entry point: run the app (its command group turns the workbench's own errors into one line)."""
     try:
         app()
-    except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 

@@ -430,13 +430,18 @@ def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
 
 
 def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
-    """A comparison as a rich terminal table: the verdict last, where the eye lands."""
-    from rich.table import Table
+    """A comparison as a rich terminal table: the verdict last, where the eye lands.
+
+    The interval and the verdict keep each cell on one line; print it with
+    `workbench.output.print_table`, which cuts no cell at any terminal width.
+    """
+    from rich.table import Column, Table
 
     from workbench.numbers import format_number
 
-    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A", "95 % interval", "p",
-                  "load A", "load B", "verdict", title=f"{b} against {a}")  # fmt: skip
+    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A",
+                  Column("95 % interval", no_wrap=True), "p", "load A", "load B", Column("verdict", no_wrap=True),
+                  title=f"{b} against {a}")  # fmt: skip
     for _, row in frame.iterrows():
         interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
         p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"

@@ -17,6 +17,10 @@ def format_number(value: Any) -> str:
     Whole numbers are counts and keep every digit; other values of 1,000 or more lose
     their decimals; smaller ones keep three significant digits.
     """
+    import numpy as np
+
+    if isinstance(value, np.integer | np.floating):  # a DataFrame's cells: counts and rates all the same
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if value != value:  # NaN: nothing was measured

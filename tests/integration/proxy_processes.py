@@ -23,7 +23,7 @@ from workbench.stack import process
 
 PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
 
-__all__ = ["PROPERTIES", "Nginx", "ProxyProcess", "start_nginx", "start_proxy"]
+__all__ = ["PROPERTIES", "Nginx", "ProxyProcess", "proxy_command", "start_nginx", "start_proxy"]
 
 
 @dataclass
@@ -62,6 +62,7 @@ class ProxyProcess:
 
 
 def proxy_command(bootstrap_servers: str, port: int, config: Path = PROPERTIES) -> list[str]:
+    """The `workbench proxy` command line on 127.0.0.1:`port`, with `config` as its properties."""
     return [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(config), "--host", "127.0.0.1",
             "--port", str(port), "--bootstrap-servers", bootstrap_servers]  # fmt: skip
 

@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 
 import psutil
 import pytest
+from proxy_http import BINARY_V2
 
 from workbench import kafka
 from workbench.errors import ProxyError
@@ -21,6 +22,7 @@ from workbench.stack import Stack
 
 @pytest.fixture
 def proxy(stack: Stack) -> Iterator[ProxyClient]:
+    """The workbench's own client of the stack's proxies, in place of the conftest's URL."""
     with ProxyClient.for_stack(stack) as client:
         yield client
 
@@ -106,7 +108,7 @@ def test_the_instance_is_deleted_on_exit_even_when_the_block_raises(
         raise RuntimeError("boom")
     assert consumer.base_uri is None
     with pytest.raises(ProxyError) as gone:
-        proxy.request("GET", f"{base_uri}/records", headers={"Accept": "application/vnd.kafka.binary.v2+json"})
+        proxy.request("GET", f"{base_uri}/records", headers={"Accept": BINARY_V2})
     assert (gone.value.status, gone.value.error_code) == (404, 40403)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import requests
+from proxy_http import REGISTRY_V1
 from registry_processes import RegistryProcess, start_registry
 
 from workbench import kafka
@@ -28,7 +29,6 @@ V2_BREAKING = json.dumps({"type": "record", "name": "Reading", "fields": [
 #: Adds a field with a default: BACKWARD compatible.
 V2_DEFAULT = json.dumps({"type": "record", "name": "Reading", "fields": [
     {"name": "device", "type": "string"}, {"name": "unit", "type": "string", "default": "C"}]})  # fmt: skip
-MEDIA = "application/vnd.schemaregistry.v1+json"
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def _subject() -> str:
 
 
 def _post(url: str, body: Any, **params: str) -> requests.Response:
-    return requests.post(url, data=json.dumps(body), params=params, headers={"Content-Type": MEDIA}, timeout=30)
+    return requests.post(url, data=json.dumps(body), params=params, headers={"Content-Type": REGISTRY_V1}, timeout=30)
 
 
 def _code(response: requests.Response) -> tuple[int, int]:
@@ -236,14 +236,14 @@ def test_hostile_requests_get_upstream_errors(registry: RegistryProcess, method:
     _post(f"{registry.url}/subjects/{subject}/versions", {"schema": '"string"'})
     data = body if isinstance(body, bytes) else None if body is None else json.dumps(body).encode()
     answer = requests.request(method, registry.url + path.replace("{s}", subject), data=data, timeout=60,
-                              headers={"Content-Type": MEDIA})  # fmt: skip
+                              headers={"Content-Type": REGISTRY_V1})  # fmt: skip
     assert _code(answer) == expected, answer.text[:300]
     assert registry.alive()
 
 
 def test_media_types_and_limits(registry: RegistryProcess) -> None:
     url = registry.url
-    assert requests.get(f"{url}/", timeout=30).headers["content-type"] == MEDIA
+    assert requests.get(f"{url}/", timeout=30).headers["content-type"] == REGISTRY_V1
     plain = requests.get(f"{url}/schemas/types", headers={"Accept": "application/json"}, timeout=30)
     assert plain.headers["content-type"] == "application/json" and sorted(plain.json()) == ["AVRO", "JSON", "PROTOBUF"]
     assert _code(requests.get(f"{url}/", headers={"Accept": "text/html"}, timeout=30)) == (406, 406)

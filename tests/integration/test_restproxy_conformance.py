@@ -8,45 +8,20 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import orjson
 import pytest
 import requests
+from proxy_http import AVRO_V2, JSON_V2, V2, error, post
 
 from workbench import kafka
 from workbench.stack import Stack
-
-V2 = "application/vnd.kafka.v2+json"
-JSON_V2 = "application/vnd.kafka.json.v2+json"
-AVRO_V2 = "application/vnd.kafka.avro.v2+json"
-
-
-@pytest.fixture(scope="module")
-def proxy(stack: Stack) -> str:
-    return stack.proxy_urls[0]
-
-
-@pytest.fixture(scope="module")
-def http() -> requests.Session:
-    return requests.Session()
 
 
 @pytest.fixture(scope="module")
 def v3(http: requests.Session, proxy: str) -> str:
     cluster = http.get(f"{proxy}/v3/clusters").json()["data"][0]["cluster_id"]
     return f"{proxy}/v3/clusters/{cluster}"
-
-
-def post(http: requests.Session, url: str, body: Any = None, content_type: str = V2) -> requests.Response:
-    data = b"" if body is None else orjson.dumps(body)
-    return http.post(url, data=data, headers={"Content-Type": content_type}, timeout=30)
-
-
-def error(response: requests.Response, status: int, code: int) -> str:
-    assert response.status_code == status, response.text
-    assert response.json()["error_code"] == code, response.text
-    return str(response.json()["message"])
 
 
 @pytest.fixture

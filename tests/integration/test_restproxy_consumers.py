@@ -15,32 +15,15 @@ from typing import Any
 import orjson
 import pytest
 import requests
+from proxy_http import BINARY_V2, JSON_V2, V2, error, post
 
 from workbench.stack import Stack
-
-V2 = "application/vnd.kafka.v2+json"
-JSON_V2 = "application/vnd.kafka.json.v2+json"
-BINARY_V2 = "application/vnd.kafka.binary.v2+json"
-
-
-@pytest.fixture(scope="module")
-def proxy(stack: Stack) -> str:
-    return stack.proxy_urls[0]
 
 
 @pytest.fixture
 def http() -> requests.Session:
+    """A session of each test's own, where the conftest's is one per module: as these tests always had."""
     return requests.Session()
-
-
-def post(http: requests.Session, url: str, body: object | None = None, content_type: str = V2) -> requests.Response:
-    data = b"" if body is None else orjson.dumps(body)
-    return http.post(url, data=data, headers={"Content-Type": content_type})
-
-
-def error(response: requests.Response, status: int, code: int) -> None:
-    assert response.status_code == status, response.text
-    assert response.json()["error_code"] == code, response.text
 
 
 def produce(http: requests.Session, proxy: str, topic: str, values: list[Any], partition: int | None = None) -> None:

@@ -31,13 +31,12 @@ import psutil
 import pytest
 import requests
 from confluent_kafka import TopicPartition
+from proxy_http import JSON_V2, V2, post
 from proxy_processes import ProxyProcess, start_nginx, start_proxy
 
 from workbench import kafka
 from workbench.stack import Stack
 
-V2 = "application/vnd.kafka.v2+json"
-JSON_V2 = "application/vnd.kafka.json.v2+json"
 TIMEOUT = 20.0
 
 
@@ -75,10 +74,6 @@ def proxy(own_proxy: OwnProxy) -> Iterator[ProxyProcess]:
     assert started.alive(), f"the proxy died (exit status {started.proc.poll()}):\n{started.log_tail()}"
 
 
-def post(http: requests.Session, url: str, body: object) -> requests.Response:
-    return http.post(url, data=orjson.dumps(body), headers={"Content-Type": V2}, timeout=TIMEOUT)
-
-
 @contextmanager
 def new_consumer(http: requests.Session, proxy: ProxyProcess, topic: str, group: str) -> Iterator[str]:
     """A json consumer from the earliest offset, auto-commit on, assigned to partition 0 (no group join).
@@ -90,11 +85,13 @@ def new_consumer(http: requests.Session, proxy: ProxyProcess, topic: str, group:
         http,
         f"{proxy.url}/consumers/{group}",
         {"format": "json", "auto.offset.reset": "earliest", "auto.commit.enable": "true"},
+        timeout=TIMEOUT,
     )
     assert created.status_code == 200, created.text
     base = str(created.json()["base_uri"])
     try:
-        assert post(http, f"{base}/assignments", {"partitions": [{"topic": topic, "partition": 0}]}).status_code == 204
+        assignment = {"partitions": [{"topic": topic, "partition": 0}]}
+        assert post(http, f"{base}/assignments", assignment, timeout=TIMEOUT).status_code == 204
         yield base
     finally:
         with suppress(requests.RequestException):
@@ -206,7 +203,7 @@ def check_poison_contract(http: requests.Session, base: str, name: str, poison: 
     assert all(o["offset"] <= 5 for o in committed.json()["offsets"]), committed.text
 
     seek = {"offsets": [{"topic": name, "partition": 0, "offset": 6}]}
-    assert post(http, f"{base}/positions", seek).status_code == 204
+    assert post(http, f"{base}/positions", seek, timeout=TIMEOUT).status_code == 204
     rest = fetch(http, base, 5)
     assert [(r["offset"], r["value"]) for r in rest] == [(i, {"n": i}) for i in range(6, 11)]
     assert fetch(http, base, 1, limit=1.5) == [], "nothing after the end, nothing twice"
@@ -243,10 +240,12 @@ def test_deleting_a_topic_under_an_assigned_consumer_does_not_kill_the_proxy(sta
         http,
         f"{proxy.url}/consumers/doomed-{uuid.uuid4().hex[:8]}",
         {"format": "json", "auto.offset.reset": "earliest"},
+        timeout=TIMEOUT,
     )
     base = str(created.json()["base_uri"])
     try:
-        assert post(http, f"{base}/assignments", {"partitions": [{"topic": name, "partition": 0}]}).status_code == 204
+        assignment = {"partitions": [{"topic": name, "partition": 0}]}
+        assert post(http, f"{base}/assignments", assignment, timeout=TIMEOUT).status_code == 204
         assert len(fetch(http, base, 5)) == 5
         cluster = http.get(f"{proxy.url}/v3/clusters", timeout=TIMEOUT).json()["data"][0]["cluster_id"]
         deleted = http.delete(f"{proxy.url}/v3/clusters/{cluster}/topics/{name}", timeout=TIMEOUT)

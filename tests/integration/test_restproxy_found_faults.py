@@ -14,12 +14,10 @@ from typing import Any
 import orjson
 import pytest
 import requests
+from proxy_http import V2
 
 from workbench import kafka
 from workbench.stack import Stack
-
-V2_JSON = "application/vnd.kafka.json.v2+json"
-V2 = "application/vnd.kafka.v2+json"
 
 
 @pytest.fixture(params=["kafka", "tansu"])

@@ -30,14 +30,12 @@ from typing import Any
 import orjson
 import pytest
 import requests
+from proxy_http import BINARY_V2, JSON_V2, V2
 from proxy_processes import ProxyProcess, start_proxy
 
 from workbench import kafka
 from workbench.stack import Stack
 
-V2 = "application/vnd.kafka.v2+json"
-JSON_V2 = "application/vnd.kafka.json.v2+json"
-BINARY_V2 = "application/vnd.kafka.binary.v2+json"
 V3 = "application/json"
 TIMEOUT = 20.0  # client timeout of every request
 BODY_TIMEOUT_MS = 2000

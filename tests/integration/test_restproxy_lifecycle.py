@@ -21,18 +21,11 @@ import orjson
 import psutil
 import pytest
 import requests
+from proxy_http import JSON_V2, V2
+from proxy_processes import PROPERTIES, proxy_command
 
 from workbench import kafka
 from workbench.stack import Stack, process
-
-V2 = "application/vnd.kafka.v2+json"
-JSON_V2 = "application/vnd.kafka.json.v2+json"
-PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
-
-
-def proxy_command(stack: Stack, port: int, config: Path = PROPERTIES) -> list[str]:
-    return [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(config), "--host", "127.0.0.1",
-            "--port", str(port), "--bootstrap-servers", stack.bootstrap_servers]  # fmt: skip
 
 
 @pytest.fixture
@@ -43,7 +36,7 @@ def start_proxy(stack: Stack, tmp_path: Path) -> Iterator[Callable[..., tuple[st
     def start(**env: str) -> tuple[str, subprocess.Popen[bytes]]:
         port = process.free_port("127.0.0.1")
         log = (tmp_path / f"proxy-{port}.log").open("wb")
-        proc = subprocess.Popen(proxy_command(stack, port), stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(proxy_command(stack.bootstrap_servers, port), stdout=log, stderr=subprocess.STDOUT,
                                 env={**os.environ, **env})  # fmt: skip
         log.close()
         started.append(proc)
@@ -77,8 +70,8 @@ def _auth(env: dict[str, str]) -> tuple[str, str] | None:
 def test_wrong_typed_property_refuses_to_start_in_one_line(stack: Stack, tmp_path: Path) -> None:
     bad = tmp_path / "bad.properties"
     bad.write_text("consumer.request.timeout.ms=soon\n")
-    result = subprocess.run(proxy_command(stack, process.free_port("127.0.0.1"), bad), capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    command = proxy_command(stack.bootstrap_servers, process.free_port("127.0.0.1"), bad)
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert "consumer.request.timeout.ms" in result.stderr and "must be an integer" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout
@@ -87,7 +80,7 @@ def test_wrong_typed_property_refuses_to_start_in_one_line(stack: Stack, tmp_pat
 def test_unknown_properties_are_named_in_a_warning(stack: Stack, tmp_path: Path) -> None:
     odd = tmp_path / "odd.properties"
     odd.write_text("listeners=http://127.0.0.1:1\nfrobnicate.level=3\n")
-    bad_rdkafka = subprocess.run([*proxy_command(stack, process.free_port("127.0.0.1"), odd)],
+    bad_rdkafka = subprocess.run([*proxy_command(stack.bootstrap_servers, process.free_port("127.0.0.1"), odd)],
                                  capture_output=True, text=True, timeout=60,
                                  env={**os.environ, "KAFKA_REST_PRODUCER_LINGER_MS": "often"})  # fmt: skip
     assert "frobnicate.level" in bad_rdkafka.stderr

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -43,6 +42,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import Unsatisfiable
+from proxy_http import V2
+from proxy_processes import PROPERTIES, proxy_command
 from schemathesis.core.result import Ok
 
 from workbench import kafka
@@ -51,8 +52,6 @@ from workbench.restproxy.app import _routes
 from workbench.restproxy.settings import load_restproxy_settings
 from workbench.stack import Stack, process
 
-PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
-V2 = "application/vnd.kafka.v2+json"
 #: Every fuzzed request has an answer within this, or it counts as a hang.
 REQUEST_TIMEOUT_S = 15.0
 #: Examples per operation and generation mode (valid, invalid): ~50 s on 2 cores. Derandomized,
@@ -146,8 +145,7 @@ class Target:
 def _start_proxy(stack: Stack, log: Path) -> tuple[str, subprocess.Popen[bytes]]:
     """`workbench proxy` on a free port (as `test_restproxy_lifecycle.py` does); ready when `GET /` is 200."""
     port = process.free_port("127.0.0.1")
-    command = [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(PROPERTIES), "--host", "127.0.0.1",
-               "--port", str(port), "--bootstrap-servers", stack.bootstrap_servers]  # fmt: skip
+    command = proxy_command(stack.bootstrap_servers, port)
     # Relaxed for run time, not for robustness: a records GET waits at most 250 ms instead of 1 s.
     # PYTHONFAULTHANDLER: a crash in librdkafka's C code leaves the Python stacks in the log.
     env = {**os.environ, "KAFKA_REST_CONSUMER_REQUEST_TIMEOUT_MS": "250", "PYTHONFAULTHANDLER": "1"}
@@ -263,12 +261,6 @@ def hypothesis_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     set_hypothesis_home_dir(tmp_path_factory.mktemp("hypothesis"))
     yield
     set_hypothesis_home_dir(None)
-
-
-@pytest.fixture(scope="module")
-def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        yield session
 
 
 # schemathesis.pytest.from_fixture would load the schema lazily from the fixture, but its

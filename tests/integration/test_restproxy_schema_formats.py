@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 import requests
+from proxy_http import V2, error, media, post
 from proxy_processes import ProxyProcess, start_proxy
 
 from workbench import kafka
 from workbench.stack import Stack
 
-V2 = "application/vnd.kafka.v2+json"
 AVRO = json.dumps({"type": "record", "name": "Reading", "namespace": "wb", "fields": [
     {"name": "device", "type": "string"}, {"name": "t", "type": "double"},
     {"name": "unit", "type": ["null", "string"], "default": None}]})  # fmt: skip
@@ -31,20 +31,11 @@ JSON_SCHEMA = json.dumps({"type": "object", "properties": {"device": {"type": "s
 PROTO = 'syntax = "proto3";\npackage wbtest;\nmessage Reading { string device = 1; double t = 2; }\n'
 
 
-def media(fmt: str) -> str:
-    return f"application/vnd.kafka.{fmt}.v2+json"
-
-
 @pytest.fixture(scope="module")
-def http() -> Iterator[requests.Session]:
-    with requests.Session() as session:
-        yield session
-
-
-@pytest.fixture(scope="module")
-def proxy(stack: Stack) -> str:
+def proxy(proxy: str, stack: Stack) -> str:
+    """The conftest's proxy, once the stack is seen to run the Schema Registry these tests need."""
     assert stack.registry_url, "the local profile runs a Schema Registry"
-    return stack.proxy_urls[0]
+    return proxy
 
 
 @pytest.fixture
@@ -54,15 +45,6 @@ def registry_client(stack: Stack) -> Iterator[Any]:
     client = SchemaRegistryClient(stack.registry_config())
     yield client
     client.close()
-
-
-def post(http: requests.Session, url: str, body: Any, content_type: str) -> requests.Response:
-    return http.post(url, data=json.dumps(body), headers={"Content-Type": content_type}, timeout=60)
-
-
-def error(response: requests.Response, status: int, code: int) -> str:
-    assert (response.status_code, response.json().get("error_code")) == (status, code), response.text
-    return str(response.json()["message"])
 
 
 def native_values(stack: Stack, topic: str, deserialize: Callable[[bytes | None, Any], Any],

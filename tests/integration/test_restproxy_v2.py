@@ -10,35 +10,10 @@ from typing import Any
 import orjson
 import pytest
 import requests
+from proxy_http import BINARY_V2, JSON_V2, V2, error, post
 
 from workbench import kafka
 from workbench.stack import Stack
-
-JSON_V2 = "application/vnd.kafka.json.v2+json"
-BINARY_V2 = "application/vnd.kafka.binary.v2+json"
-V2 = "application/vnd.kafka.v2+json"
-
-
-@pytest.fixture(scope="module")
-def proxy(stack: Stack) -> str:
-    assert stack.proxy_urls, "the stack runs at least one proxy"
-    return stack.proxy_urls[0]
-
-
-@pytest.fixture(scope="module")
-def http() -> requests.Session:
-    return requests.Session()
-
-
-def post(http: requests.Session, url: str, body: object, content_type: str = JSON_V2) -> requests.Response:
-    return http.post(url, data=orjson.dumps(body), headers={"Content-Type": content_type})
-
-
-def error(response: requests.Response, status: int, code: int) -> str:
-    assert response.status_code == status, response.text
-    body = response.json()
-    assert body["error_code"] == code, body
-    return str(body["message"])
 
 
 def records_in(stack: Stack, topic: str) -> list[kafka.Record]:
@@ -82,7 +57,7 @@ def test_unknown_topic_and_partition_metadata(http: requests.Session, proxy: str
 def test_partition_offsets_are_true_log_ends(http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic(partitions=1)
     for _ in range(3):
-        assert post(http, f"{proxy}/topics/{name}", {"records": [{"value": i} for i in range(200)]}).ok
+        assert post(http, f"{proxy}/topics/{name}", {"records": [{"value": i} for i in range(200)]}, JSON_V2).ok
     assert http.get(f"{proxy}/topics/{name}/partitions/0/offsets").json() == {"beginning_offset": 0, "end_offset": 600}
 
 
@@ -99,7 +74,7 @@ def test_produce_json_records(stack: Stack, http: requests.Session, proxy: str, 
         {"key": {"a": 1}},
     ]
     body = {"records": records}
-    response = post(http, f"{proxy}/topics/{name}", body)
+    response = post(http, f"{proxy}/topics/{name}", body, JSON_V2)
     assert response.status_code == 200
     assert response.headers["content-type"] == V2
     result = response.json()
@@ -119,7 +94,7 @@ def test_keyed_records_land_where_librdkafka_puts_them(stack: Stack, http: reque
                                                       topic: Callable[..., str]) -> None:  # fmt: skip
     name = topic(partitions=4)
     keys = [f"device-{i}" for i in range(40)]
-    result = post(http, f"{proxy}/topics/{name}", {"records": [{"key": k, "value": 1} for k in keys]}).json()
+    result = post(http, f"{proxy}/topics/{name}", {"records": [{"key": k, "value": 1} for k in keys]}, JSON_V2).json()
     by_key: dict[str, set[int]] = {}
     for key, offset in zip(keys, result["offsets"], strict=True):
         by_key.setdefault(key, set()).add(offset["partition"])
@@ -175,7 +150,7 @@ def test_percent_encoded_topic_names(stack: Stack, http: requests.Session, proxy
     try:
         url = f"{proxy}/topics/{name.replace('-', '%2D')}"
         assert http.get(url).json()["name"] == name
-        assert post(http, url, {"records": [{"value": 1}]}).status_code == 200
+        assert post(http, url, {"records": [{"value": 1}]}, JSON_V2).status_code == 200
         assert [r.value for r in records_in(stack, name)] == [b"1"]
     finally:
         kafka.delete_topics(stack.kafka_config("admin"), [name])
@@ -187,17 +162,17 @@ def test_percent_encoded_topic_names(stack: Stack, http: requests.Session, proxy
 
 
 def test_unknown_topic_is_404_at_once_and_not_created(stack: Stack, http: requests.Session, proxy: str) -> None:
-    error(post(http, f"{proxy}/topics/never-created", {"records": [{"value": 1}]}), 404, 40401)
+    error(post(http, f"{proxy}/topics/never-created", {"records": [{"value": 1}]}, JSON_V2), 404, 40401)
     assert "never-created" not in kafka.list_topics(stack.kafka_config("admin"))
 
 
 def test_bad_partitions(http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic(partitions=2)
-    error(post(http, f"{proxy}/topics/{name}/partitions/5", {"records": [{"value": 1}]}), 404, 40402)
-    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": 9}]}), 404, 40402)
-    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": -1}]}), 404, 40402)
-    error(post(http, f"{proxy}/topics/{name}/partitions/x", {"records": [{"value": 1}]}), 404, 404)
-    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": "0"}]}), 422, 422)
+    error(post(http, f"{proxy}/topics/{name}/partitions/5", {"records": [{"value": 1}]}, JSON_V2), 404, 40402)
+    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": 9}]}, JSON_V2), 404, 40402)
+    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": -1}]}, JSON_V2), 404, 40402)
+    error(post(http, f"{proxy}/topics/{name}/partitions/x", {"records": [{"value": 1}]}, JSON_V2), 404, 404)
+    error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1, "partition": "0"}]}, JSON_V2), 422, 422)
 
 
 def test_malformed_bodies(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
@@ -206,12 +181,12 @@ def test_malformed_bodies(stack: Stack, http: requests.Session, proxy: str, topi
     headers = {"Content-Type": JSON_V2}
     error(http.post(url, data=b'{"records": [', headers=headers), 400, 400)
     error(http.post(url, data=b"", headers=headers), 422, 422)
-    error(post(http, url, {"records": []}), 422, 422)
-    error(post(http, url, {"nothing": 1}), 422, 422)
-    error(post(http, url, [1, 2]), 400, 400)  # Jackson's mapping error upstream
-    error(post(http, url, {"records": {"value": 1}}), 400, 400)
-    error(post(http, url, {"records": [1]}), 400, 400)
-    error(post(http, url, {"records": [{"value": 1, "colour": "red"}]}), 422, 422)
+    error(post(http, url, {"records": []}, JSON_V2), 422, 422)
+    error(post(http, url, {"nothing": 1}, JSON_V2), 422, 422)
+    error(post(http, url, [1, 2], JSON_V2), 400, 400)  # Jackson's mapping error upstream
+    error(post(http, url, {"records": {"value": 1}}, JSON_V2), 400, 400)
+    error(post(http, url, {"records": [1]}, JSON_V2), 400, 400)
+    error(post(http, url, {"records": [{"value": 1, "colour": "red"}]}, JSON_V2), 422, 422)
     assert records_in(stack, name) == [], "a refused request writes nothing"
 
 
@@ -243,7 +218,7 @@ def test_record_over_message_max_bytes(stack: Stack, http: requests.Session, pro
 
 def test_metrics_count_requests_and_records(http: requests.Session, proxy: str, topic: Callable[..., str]) -> None:
     name = topic()
-    assert post(http, f"{proxy}/topics/{name}", {"records": [{"value": i} for i in range(7)]}).ok
+    assert post(http, f"{proxy}/topics/{name}", {"records": [{"value": i} for i in range(7)]}, JSON_V2).ok
     text = http.get(f"{proxy}/metrics").text
     assert 'kafka_rest_requests_total{method="POST",route="/topics/{topic}",status="200"}' in text
     assert "kafka_rest_records_produced_total" in text

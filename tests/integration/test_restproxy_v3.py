@@ -12,14 +12,10 @@ from urllib.parse import urlsplit
 import orjson
 import pytest
 import requests
+from proxy_http import JSON_V2, V2, error
 
 from workbench import kafka
 from workbench.stack import Stack
-
-
-@pytest.fixture(scope="module")
-def proxy(stack: Stack) -> str:
-    return stack.proxy_urls[0]
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +27,8 @@ def cluster(proxy: str) -> str:
 
 @pytest.fixture
 def http() -> requests.Session:
+    """A session of each test's own, where the conftest's is one per module: as these tests always had."""
     return requests.Session()
-
-
-def error(response: requests.Response, status: int, code: int) -> None:
-    assert response.status_code == status, response.text
-    assert response.json()["error_code"] == code, response.text
 
 
 def test_cluster(http: requests.Session, proxy: str, cluster: str) -> None:
@@ -123,9 +115,9 @@ def test_streaming_produce_errors(http: requests.Session, proxy: str, cluster: s
 
 def test_consumer_groups_and_lag(http: requests.Session, proxy: str, cluster: str, topic: Callable[..., str]) -> None:
     name, group = topic(partitions=1), f"g-{uuid.uuid4().hex[:8]}"
-    v2 = {"Content-Type": "application/vnd.kafka.v2+json"}
+    v2 = {"Content-Type": V2}
     produced = http.post(f"{proxy}/topics/{name}", data=orjson.dumps({"records": [{"value": i} for i in range(30)]}),
-                         headers={"Content-Type": "application/vnd.kafka.json.v2+json"})  # fmt: skip
+                         headers={"Content-Type": JSON_V2})  # fmt: skip
     assert produced.status_code == 200
     base = http.post(f"{proxy}/consumers/{group}", data=b"{}", headers=v2).json()["base_uri"]
     assert http.post(f"{base}/assignments", data=orjson.dumps({"partitions": [{"topic": name, "partition": 0}]}),
@@ -152,7 +144,7 @@ def test_base_uri_names_the_instance_not_the_host_header(http: requests.Session,
     response = http.post(
         f"{proxy}/consumers/g-{uuid.uuid4().hex[:6]}",
         data=b"{}",
-        headers={"Content-Type": "application/vnd.kafka.v2+json", "Host": "balancer.example:80"},
+        headers={"Content-Type": V2, "Host": "balancer.example:80"},
     )
     base = response.json()["base_uri"]
     assert urlsplit(base).netloc == host.netloc

@@ -14,12 +14,14 @@ partition growth happen on Kafka, and on Tansu (the foreign cluster) are refused
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from course_outcomes import assert_every_exercise_passes
 
 from workbench import results
 from workbench.config import Profile
+from workbench.frontpage import conclusions_html
 from workbench.report import Report
 
 Check = Callable[[Report, Profile], None]
@@ -58,7 +60,19 @@ def check_quick_run(report: Report, profile: Profile, notebook: str) -> None:
     notebook recorded and stated what it measured."""
     assert not report.failed, report.failed[0].error
     assert_every_exercise_passes(report, profile, [notebook])
+    assert_conclusions_speak_to_people(report, notebook)
     CHECKS[notebook](report, profile)
+
+
+#: What a code name looks like in prose: a constant (`READER_SETTINGS`) or one of our modules.
+CODE_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\bworkbench\.[a-z_.]+")
+
+
+def assert_conclusions_speak_to_people(report: Report, notebook: str) -> None:
+    """The "What the run says" cell, as the front page shows it, names no constant or module of ours."""
+    (run,) = [r for r in report.runs if r.name == notebook]
+    said = re.sub(r"<[^>]+>", " ", conclusions_html(run.executed) or "")
+    assert not CODE_NAME.findall(said), f"{notebook}'s conclusions show code names: {CODE_NAME.findall(said)}"
 
 
 def _html(report: Report, notebook: str) -> str:

@@ -3,30 +3,26 @@
 from __future__ import annotations
 
 import importlib
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import Result
+
+Cli = Callable[..., Result]
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "workbench.cli", "bench", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
-
-
-def test_list_shows_every_experiment_with_its_parameters() -> None:
-    result = run_cli("--list")
-    assert result.returncode == 0, result.stderr
+def test_list_shows_every_experiment_with_its_parameters(cli: Cli) -> None:
+    result = cli("bench", "--list")
+    assert result.exit_code == 0, result.stderr
     for name in ("native_produce", "native_consume", "proxy_produce", "proxy_consume", "end_to_end_latency"):
         assert name in result.stdout
     assert "records_per_call=100" in result.stdout
 
 
-def test_no_experiment_and_no_list_is_one_line_naming_the_way_out() -> None:
-    result = run_cli()
-    assert result.returncode == 1
+def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> None:
+    result = cli("bench")
+    assert result.exit_code == 1
     assert result.stderr.strip() == "error: name an experiment: `workbench bench --list` shows them"
 
 
@@ -44,18 +40,18 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out() -> None:
         ),
     ],
 )
-def test_bad_input_is_one_line_on_stderr(args: list[str], message: str) -> None:
-    result = run_cli(*args)
-    assert result.returncode == 1
+def test_bad_input_is_one_line_on_stderr(cli: Cli, args: list[str], message: str) -> None:
+    result = cli("bench", *args)
+    assert result.exit_code == 1
     assert result.stderr.startswith(message)
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
-def test_a_grid_naming_an_unknown_parameter_is_refused_before_anything_runs(tmp_path: Path) -> None:
+def test_a_grid_naming_an_unknown_parameter_is_refused_before_anything_runs(cli: Cli, tmp_path: Path) -> None:
     grid = tmp_path / "grid.yaml"
     grid.write_text("records_per_cal: [1, 10]\n")
-    result = run_cli("proxy_produce", "--grid", str(grid))
-    assert result.returncode == 1
+    result = cli("bench", "proxy_produce", "--grid", str(grid))
+    assert result.exit_code == 1
     assert "proxy_produce has no parameter records_per_cal" in result.stderr
 
 
@@ -66,7 +62,7 @@ def test_public_names_are_sorted_and_exist(name: str) -> None:
     assert [n for n in module.__all__ if not hasattr(module, n)] == []
 
 
-def test_compare_prints_two_recorded_runs_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compare_prints_two_recorded_runs_side_by_side(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     from workbench import results
     from workbench.config import load_profile
 
@@ -74,30 +70,28 @@ def test_compare_prints_two_recorded_runs_side_by_side(monkeypatch: pytest.Monke
         monkeypatch.setenv("WORKBENCH_RUN_ID", run)
         rows = [{"records_per_call": 500, "params": "records_per_call", "msg_s": v} for v in values]
         results.record("cli_compare", rows, load_profile())
-    command = [sys.executable, "-m", "workbench.cli", "compare", "cli-a", "cli-b", "--experiment", "cli_compare"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
-    assert result.returncode == 0, result.stderr
+    result = cli("compare", "cli-a", "cli-b", "--experiment", "cli_compare")
+    assert result.exit_code == 0, result.stderr
     # medians 305 / 105; 3 against 3 cannot reach p < 0.05, so no verdict is guessed
     assert "2.905" in result.stdout and "too few repeats" in result.stdout
 
 
-def test_compare_without_run_ids_says_what_it_needs() -> None:
-    command = [sys.executable, "-m", "workbench.cli", "compare", "only-a"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "250"})
-    assert result.returncode == 2
+def test_compare_without_run_ids_says_what_it_needs(cli: Cli) -> None:
+    result = cli("compare", "only-a")
+    assert result.exit_code == 2
     assert "Missing argument 'b'" in result.stderr
 
 
-def test_compare_is_not_an_experiment_name() -> None:
+def test_compare_is_not_an_experiment_name(cli: Cli) -> None:
     """Comparing runs is `workbench compare A B`, and only that."""
-    result = run_cli("compare", "--param", "experiment=x")
-    assert result.returncode == 1
+    result = cli("bench", "compare", "--param", "experiment=x")
+    assert result.exit_code == 1
     assert result.stderr.startswith("error: no experiment 'compare'; experiments: device_read")
 
 
-def test_a_grid_value_of_the_wrong_type_is_refused_before_anything_runs(tmp_path: Path) -> None:
+def test_a_grid_value_of_the_wrong_type_is_refused_before_anything_runs(cli: Cli, tmp_path: Path) -> None:
     grid = tmp_path / "grid.yaml"
     grid.write_text("records_per_call: [1, lots]\n")
-    result = run_cli("proxy_produce", "--grid", str(grid))
-    assert result.returncode == 1
+    result = cli("bench", "proxy_produce", "--grid", str(grid))
+    assert result.exit_code == 1
     assert "proxy_produce: --param records_per_call='lots' is not an int" in result.stderr

@@ -59,3 +59,42 @@ def test_panel_has_a_control_per_knob_and_a_run_button() -> None:
     controls, buttons, _ = box.children
     assert [c.description for c in controls.children] == ["records_per_call", "format", "session_reuse"]
     assert buttons.children[0].description == "Run"
+
+
+def test_panel_table_writes_numbers_as_the_workbench_does() -> None:
+    from workbench.viz.widgets import _recent_runs
+
+    frame = pd.DataFrame({"records_per_call": [500], "msg_s": [11373.014577], "latency_p50_ms": [0.014196],
+                          "records": [20_000]})  # fmt: skip
+    shown = _recent_runs(frame, ["records_per_call", "msg_s", "latency_p50_ms", "records"]).to_html()
+    assert "11,373" in shown and "0.0142" in shown and "20,000" in shown
+    assert "11373.0" not in shown and "0.014196" not in shown
+
+
+def test_a_closing_reading_moments_after_the_last_sample_is_not_plotted() -> None:
+    from workbench.viz.figures import _plotted
+
+    assert _plotted([], 0.0) and _plotted([0.0], 0.5)  # the first two always
+    assert _plotted([0.0, 0.5, 1.0], 1.5) and _plotted([0.0, 0.5, 1.0], 1.3)
+    assert not _plotted([0.0, 0.5, 1.0], 1.004)  # the meter's stop(): a few ms after the last sample
+
+
+def test_the_live_chart_has_no_axes_until_its_first_reading_and_ends_without_a_drop() -> None:
+    from workbench.bench.meter import Sample
+
+    chart, add = viz.live_throughput()
+    assert chart.layout.xaxis.visible is False and chart.layout.yaxis.visible is False  # not plotly's -1…6
+    assert chart.layout.annotations[0].text == "waiting for the first reading"
+    for t, msg_s in ((0.0, 0.0), (0.5, 1000.0), (1.0, 1100.0), (1.003, 0.0)):
+        add(Sample(t, int(t * 1000), msg_s))
+    assert chart.layout.xaxis.visible and chart.layout.yaxis.visible and not chart.layout.annotations
+    assert list(chart.data[0].y) == [0.0, 1000.0, 1100.0]  # the closing reading is left off
+
+
+def test_a_log_axis_is_labelled_at_the_values_swept() -> None:
+    frame = pd.DataFrame({"records_per_call": [1, 10, 100, 500, 1000], "msg_s": [1.0, 2, 3, 4, 5]})
+    axis = viz.throughput_vs(frame, "records_per_call").layout.xaxis
+    assert list(axis.tickvals) == [1, 10, 100, 500, 1000]  # no stray minor "8 9" left of 1
+    assert list(axis.ticktext) == ["1", "10", "100", "500", "1,000"]
+    wide = pd.DataFrame({"x": range(1, 40), "msg_s": 1.0})
+    assert viz.throughput_vs(wide, "x").layout.xaxis.tickvals is None  # too many points: plotly's own ticks

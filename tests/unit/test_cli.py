@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=60)
+from typer.testing import Result
 
 
 def test_unknown_profile_is_one_line_on_stderr() -> None:
-    result = run_cli("status", "--profile", "no-such-profile")
+    """In a process of its own: the exit status and the stderr a shell sees, with no traceback."""
+    command = [sys.executable, "-m", "workbench.cli", "status", "--profile", "no-such-profile"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert result.stderr.startswith("error: ")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -19,8 +20,8 @@ def test_unknown_profile_is_one_line_on_stderr() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_unknown_notebook_is_one_line() -> None:
-    result = run_cli("report", "--notebook", "99_nothing")
-    assert result.returncode == 1
+def test_unknown_notebook_is_one_line(cli: Callable[..., Result]) -> None:
+    result = cli("report", "--notebook", "99_nothing")
+    assert result.exit_code == 1
     assert "no notebook '99_nothing'" in result.stderr
     assert "Traceback" not in result.stderr

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
+from typer.testing import Result
 
 
 def _write(path: Path, msg_s: list[float]) -> Path:
@@ -18,25 +17,19 @@ def _write(path: Path, msg_s: list[float]) -> Path:
     return path
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True, timeout=60,
-                          env=env)  # fmt: skip
-
-
-def test_compare_two_result_files(tmp_path: Path) -> None:
+def test_compare_two_result_files(cli: Callable[..., Result], tmp_path: Path) -> None:
     a = _write(tmp_path / "a.parquet", [100.0, 101, 99, 100, 102])
     b = _write(tmp_path / "b.parquet", [80.0, 79, 81, 80, 78])
-    result = _cli("compare", str(a), str(b))
-    assert result.returncode == 0, result.stderr
+    result = cli("compare", str(a), str(b))
+    assert result.exit_code == 0, result.stderr
     line = next(x for x in result.stdout.splitlines() if "msg_s" in x)
     assert "native_produce records=1000" in line and "slower" in line and "0.800" in line
     assert "ok (client 0.50 of 2 cores)" in line
     assert "rule: faster/slower: Mann-Whitney U p < 0.05" in result.stdout
 
 
-def test_unknown_run_is_one_line_on_stderr(tmp_path: Path) -> None:
-    result = _cli("compare", "no-such-run", str(_write(tmp_path / "a.parquet", [1.0])))
-    assert result.returncode == 1
+def test_unknown_run_is_one_line_on_stderr(cli: Callable[..., Result], tmp_path: Path) -> None:
+    result = cli("compare", "no-such-run", str(_write(tmp_path / "a.parquet", [1.0])))
+    assert result.exit_code == 1
     assert result.stderr.startswith("error: no result rows with run id 'no-such-run'")
     assert len(result.stderr.strip().splitlines()) == 1

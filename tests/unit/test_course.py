@@ -4,13 +4,13 @@ profile could not make is a skip; every check is a progress row `workbench cours
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from typer.testing import Result
 
 from workbench import course, load_profile
 from workbench.config import Profile
@@ -211,27 +211,21 @@ def test_every_check_is_a_progress_row_and_the_table_shows_pass_after_attempts(p
     assert table.loc["03.2"]["grace"].iloc[0] == "skipped" and table.loc["00.1"]["ada"].iloc[0] == ""
 
 
-def test_workbench_course_shows_each_learner_and_reads_collected_files(profile: Profile, tmp_path: Path) -> None:
+def test_workbench_course_shows_each_learner_and_reads_collected_files(
+    cli: Callable[..., Result], profile: Profile, tmp_path: Path
+) -> None:
     course.Exercises("00", profile).check("million_seconds", 4.0, {"produce_msg_s": 250_000.0})
     collected = tmp_path / "linus.parquet"
     course.load_progress(profile).assign(learner="linus", outcome="fail").to_parquet(collected)
-    command = [sys.executable, "-m", "workbench.cli", "course", str(collected)]
-    shown = subprocess.run(command, capture_output=True, text=True, timeout=60, env=_env(profile), check=False)
-    assert shown.returncode == 0, shown.stderr
+    shown = cli("course", str(collected), columns=200)
+    assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
     assert "ada: 1 of 18 exercises passed" in shown.stdout and "linus: 0 of 18" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
-    refused = subprocess.run([*command[:-1], str(broken)], capture_output=True, text=True, timeout=60,
-                             env=_env(profile), check=False)  # fmt: skip
-    assert refused.returncode == 1 and "not a course progress table" in refused.stderr
+    refused = cli("course", str(broken), columns=200)
+    assert refused.exit_code == 1 and "not a course progress table" in refused.stderr
     assert "Traceback" not in refused.stderr
-
-
-def _env(profile: Profile) -> dict[str, str]:
-    import os
-
-    return {**os.environ, "COLUMNS": "200"}
 
 
 def test_an_unknown_exercise_names_the_notebooks_exercises(profile: Profile) -> None:

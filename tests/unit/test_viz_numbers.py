@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from workbench.viz import format_number
@@ -18,6 +19,9 @@ from workbench.viz import format_number
         (float("nan"), "n/a"),
         (True, "True"),
         ("proxy", "proxy"),
+        (np.int64(500_000), "500,000"),  # a DataFrame's cells are numpy numbers
+        (np.float64(11_373.014577), "11,373"),
+        (np.bool_(True), "True"),
     ],
 )
 def test_format_number(value: object, shown: str) -> None:

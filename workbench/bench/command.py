@@ -13,16 +13,18 @@ values are fixed for every point. Values are read as YAML scalars, so `500` is a
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from workbench.bench.experiments import EXPERIMENTS, get_experiment
+from workbench.bench.experiments import EXPERIMENTS, Experiment, get_experiment
 from workbench.errors import BenchError
 from workbench.numbers import format_number
+from workbench.output import OutputFormat, print_table, write_records
 
-__all__ = ["list_experiments", "parse_params", "read_grid", "run_bench_command"]
+__all__ = ["list_experiments", "parse_params", "read_grid", "run_bench_command", "show_results"]
 
 #: Columns printed after the parameters, when present.
 _SHOWN = ("records", "msg_s", "mb_s", "latency_p50_ms", "latency_p99_ms", "broker_cpu_s", "proxy_cpu_s")
@@ -66,22 +68,39 @@ def read_grid(path: Path) -> dict[str, list[Any]]:
     return {str(k): v for k, v in data.items()}
 
 
-def list_experiments() -> None:
+def list_experiments(fmt: OutputFormat = OutputFormat.TABLE) -> None:
     """What `workbench bench --list` prints: every experiment, its question and its parameters."""
+    import pandas as pd
     from rich.console import Console
 
-    Console().print(_experiments_table())
+    rows = [{"experiment": name, "question": spec.question, "parameters": _parameters(spec)}
+            for name, spec in sorted(EXPERIMENTS.items())]  # fmt: skip
+    if fmt is not OutputFormat.TABLE:
+        write_records(pd.DataFrame(rows), fmt, sys.stdout)
+        return
+    from rich.table import Table
+
+    table = Table("experiment", "question", "parameters (defaults)", title="workbench bench experiments")
+    for row in rows:
+        table.add_row(*row.values())
+    print_table(Console(), table)
 
 
-def run_bench_command(experiment: str, params: list[str], grid: Path | None, repeat: int, profile: str | None) -> None:
+def run_bench_command(
+    experiment: str,
+    params: list[str],
+    grid: Path | None,
+    repeat: int,
+    profile: str | None,
+    fmt: OutputFormat = OutputFormat.TABLE,
+) -> None:
     """What `workbench bench EXPERIMENT` does: run the experiment and print its rows.
+
+    With `fmt` json or csv the rows are all that reaches stdout (the progress bar is on stderr).
 
     Raises:
         BenchError: an unknown experiment or parameter, or a bad grid file.
     """
-    from rich.console import Console
-
-    console = Console()
     spec = get_experiment(experiment)
     fixed = parse_params(params)
     points = read_grid(grid) if grid is not None else None
@@ -102,11 +121,27 @@ def run_bench_command(experiment: str, params: list[str], grid: Path | None, rep
         finally:
             if spec.needs == "spark":
                 _stop_spark()
-    varied = sorted(points or {}) or sorted(fixed)
-    console.print(_results_table(experiment, frame, varied, spec.shown or _SHOWN))
+    show_results(spec, frame, sorted(points or {}) or sorted(fixed), repeat=repeat, fmt=fmt)
+
+
+def show_results(
+    spec: Experiment, frame: Any, varied: list[str], *, repeat: int = 1, fmt: OutputFormat = OutputFormat.TABLE
+) -> None:
+    """Print a bench run's rows: a table of the varied parameters and the shown metrics (and the
+    spread over the repeats) for people, or every column of every row as JSON or CSV for scripts.
+
+    Usage: `show_results(get_experiment("native_produce"), frame, ["linger.ms"], repeat=3)`.
+    """
+    from rich.console import Console
+
+    if fmt is not OutputFormat.TABLE:
+        write_records(frame, fmt, sys.stdout)
+        return
+    console = Console()
+    print_table(console, _results_table(spec.name, frame, varied, spec.shown or _SHOWN))
     if repeat > 1:
         for metric in spec.spread_of:
-            console.print(_spread_table(frame, [v for v in varied if v in frame.columns], metric))
+            print_table(console, _spread_table(frame, [v for v in varied if v in frame.columns], metric))
 
 
 def _stop_spark() -> None:
@@ -120,15 +155,9 @@ def _stop_spark() -> None:
         stop_spark(session)
 
 
-def _experiments_table() -> Any:
-    from rich.table import Table
-
-    table = Table("experiment", "question", "parameters (defaults)", title="workbench bench experiments")
-    for name, spec in sorted(EXPERIMENTS.items()):
-        defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults().items())
-        extra = " + librdkafka settings (linger.ms=...)" if spec.kafka_settings else ""
-        table.add_row(name, spec.question, defaults + extra)
-    return table
+def _parameters(spec: Experiment) -> str:
+    defaults = ", ".join(f"{k}={v}" for k, v in spec.defaults().items())
+    return defaults + (" + librdkafka settings (linger.ms=...)" if spec.kafka_settings else "")
 
 
 def _results_table(experiment: str, frame: Any, varied: list[str], shown: tuple[str, ...] = _SHOWN) -> Any:

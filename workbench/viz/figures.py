@@ -116,7 +116,28 @@ def throughput_vs(
         yaxis_type="log" if log_y else None,
         showlegend=bool(color),
     )
+    if log_x:
+        figure.update_xaxes(**_measured_ticks(summary[x]))
     return figure
+
+
+#: Up to this many distinct values, a log axis is labelled at the values measured.
+_MAX_TICKS = 12
+
+
+def _measured_ticks(values: pd.Series) -> dict[str, Any]:
+    """Tick labels at the swept values (1, 10, 100, 500) on a log axis, or nothing to change.
+
+    Plotly's own log ticks label the minor digits of the decade its padding reaches below the
+    first point, so a sweep starting at 1 showed a stray "8 9" left of it.
+    """
+    numbers = pd.to_numeric(values, errors="coerce").dropna()
+    distinct = sorted(v for v in set(numbers.tolist()) if v > 0)
+    if not distinct or len(distinct) > _MAX_TICKS or len(distinct) != len(set(values.dropna().tolist())):
+        return {}
+    from workbench.numbers import format_number
+
+    return {"tickmode": "array", "tickvals": distinct, "ticktext": [format_number(v) for v in distinct]}
 
 
 def latency_vs_load(
@@ -187,18 +208,42 @@ def live_throughput(
         with meter: run_load()
     """
     widget = go.FigureWidget(go.Scatter(x=[], y=[], mode="lines+markers", name="msg/s"))
-    widget.update_layout(title=title, xaxis_title="seconds", yaxis_title="records / s", template=TEMPLATE)
+    # No axes until the first reading: an empty plotly chart draws axes from -1 to 6.
+    widget.update_layout(title=title, xaxis_title="seconds", yaxis_title="records / s", template=TEMPLATE,
+                         xaxis={"visible": False, "rangemode": "tozero"},
+                         yaxis={"visible": False, "rangemode": "tozero"},
+                         annotations=[{"text": "waiting for the first reading", "showarrow": False,
+                                       "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}])  # fmt: skip
     seconds: list[float] = []
     rates: list[float] = []
 
     def add(sample: Any) -> None:
+        if not _plotted(seconds, sample.t):
+            return
         seconds.append(sample.t)
         rates.append(sample.msg_s)
         with widget.batch_update():
             widget.data[0].x = list(seconds)
             widget.data[0].y = list(rates)
+            if len(seconds) == 1:
+                widget.update_layout(xaxis_visible=True, yaxis_visible=True)
+                widget.layout.annotations = ()  # update_layout would merge, not clear
 
     return widget, add
+
+
+def _plotted(seconds: Sequence[float], t: float) -> bool:
+    """Whether a reading at `t` goes on a live rate chart after readings at `seconds`.
+
+    A meter's closing reading comes a few milliseconds after its last sample (it is taken
+    when the load ends, not on the interval): a rate over so short a span is noise, often 0,
+    and drew a vertical drop at the end that read as "throughput fell to zero". A reading
+    that covers less than half of the interval before it is left off the chart (the meter's
+    own samples and totals keep it).
+    """
+    if len(seconds) < 2:
+        return True
+    return t - seconds[-1] >= 0.5 * (seconds[-1] - seconds[-2])
 
 
 def before_after(

@@ -75,7 +75,7 @@ def panel(
             with output:
                 output.clear_output(wait=True)
                 display(draw(frame))
-                display(frame[[*controls, *[c for c in columns if c in frame.columns]]].tail(5))
+                display(_recent_runs(frame, [*controls, *[c for c in columns if c in frame.columns]]))
             status.value = f"{len(history)} run(s)"
         except Exception as exc:
             status.value = f"failed: {exc}"  # said in the panel, and raised to the widget log
@@ -85,6 +85,14 @@ def panel(
 
     button.on_click(on_click)
     return w.VBox([w.HBox([*controls.values()]), w.HBox([button, status]), output])
+
+
+def _recent_runs(frame: pd.DataFrame, names: Sequence[str], rows: int = 5) -> Any:
+    """The last `rows` runs under a panel's chart, numbers written as everywhere else in the
+    workbench (`workbench.numbers`: "11,373", "0.0142"), not as raw floats."""
+    from workbench.numbers import format_number
+
+    return frame[list(names)].tail(rows).style.format(format_number).hide(axis="index")
 
 
 def partition_calculator(
