@@ -163,6 +163,8 @@ async def _handle_create_topic(ctx: Context, request: Request, cluster: str) -> 
             raise kafka_error(exc, f"cannot create topic {name}") from None
         if validate_only:
             _undo_if_created(ctx, name)
+        else:
+            _await_topic(ctx, name, present=True)
 
     await ctx.metadata.call(create)
     ctx.metadata.forget(name)
@@ -216,7 +218,7 @@ async def _handle_delete_topic(ctx: Context, request: Request, cluster: str, top
             futures[topic].result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot delete topic {topic}") from None
-        _await_gone(ctx, topic)
+        _await_topic(ctx, topic, present=False)
 
     async with ctx.consumers.releasing(topic):  # librdkafka would crash on the deletion otherwise
         await ctx.metadata.call(delete)
@@ -224,17 +226,20 @@ async def _handle_delete_topic(ctx: Context, request: Request, cluster: str, top
     return empty_response()
 
 
-def _await_gone(ctx: Context, topic: str, timeout: float = 10.0) -> None:
-    """Return once the metadata no longer shows the topic (for up to `timeout` s): the
-    brokers learn of a deletion after the controller, and a GET right after the DELETE
-    must be 404, as Confluent's is."""
+def _await_topic(ctx: Context, topic: str, *, present: bool, timeout: float = 10.0) -> None:
+    """Return once the metadata shows the topic with every partition led (`present`), or
+    no longer shows it, for up to `timeout` s: the brokers learn of a creation or deletion
+    after the controller, and a GET right after a POST must find the topic (measured: the
+    created topic's own 201 answer was once a 404) and right after a DELETE must not."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             found = ctx.metadata.admin.list_topics(topic=topic, timeout=2.0).topics.get(topic)
         except KafkaException:
-            return  # the deletion itself succeeded; a GET will ask again
-        if found is None or found.error is not None:
+            return  # the change itself succeeded; the next call asks again
+        partitions = found.partitions if found is not None and found.error is None else None
+        led = bool(partitions) and all(p.leader >= 0 for p in (partitions or {}).values())
+        if (present and led) or (not present and partitions is None):
             return
         time.sleep(0.02)
 
