@@ -121,8 +121,12 @@ class Dispatcher:
                 token = ""
             if any(hmac.compare_digest(token, known) for known in self.credentials):
                 return
-        raise RestError(401, 401, "Unauthorized: HTTP basic authentication is required",
-                        headers={"WWW-Authenticate": f'Basic realm="{self.settings.auth_realm}"'})  # fmt: skip
+        raise RestError(
+            401,
+            401,
+            "Unauthorized: HTTP basic authentication is required",
+            headers={"WWW-Authenticate": f'Basic realm="{self.settings.auth_realm}"'},
+        )
 
 
 class ProxyApp(Starlette):
@@ -148,8 +152,9 @@ MetadataFactory = Callable[[RestProxySettings], Metadata]
 
 def kafka_producer(settings: RestProxySettings) -> AsyncProducer:
     """The real producer: librdkafka with the properties' `producer.*` settings."""
-    return AsyncProducer({"bootstrap.servers": settings.bootstrap_servers, **settings.producer},
-                         max_block_ms=settings.max_block_ms)  # fmt: skip
+    return AsyncProducer(
+        {"bootstrap.servers": settings.bootstrap_servers, **settings.producer}, max_block_ms=settings.max_block_ms
+    )
 
 
 def kafka_metadata(settings: RestProxySettings) -> Metadata:
@@ -157,8 +162,12 @@ def kafka_metadata(settings: RestProxySettings) -> Metadata:
     return Metadata({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}, settings.metadata_max_age_ms)
 
 
-def create_app(settings: RestProxySettings, *, producer_factory: ProducerFactory = kafka_producer,
-               metadata_factory: MetadataFactory = kafka_metadata) -> Starlette:  # fmt: skip
+def create_app(
+    settings: RestProxySettings,
+    *,
+    producer_factory: ProducerFactory = kafka_producer,
+    metadata_factory: MetadataFactory = kafka_metadata,
+) -> Starlette:
     """The proxy's ASGI app; resources open in its lifespan and close on shutdown.
 
     The factories are the seam for in-process tests (Starlette's TestClient): handler
@@ -178,8 +187,9 @@ def create_app(settings: RestProxySettings, *, producer_factory: ProducerFactory
         producer.start()
         if schemas is not None:
             await asyncio.to_thread(schemas.warm_up)
-        ctx = Context(settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics,
-                      schemas=schemas)  # fmt: skip
+        ctx = Context(
+            settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics, schemas=schemas
+        )
         try:
             ctx.cluster_id = (await metadata.call(metadata.cluster)).cluster_id or "workbench"
         except RestError as exc:
@@ -187,8 +197,13 @@ def create_app(settings: RestProxySettings, *, producer_factory: ProducerFactory
             raise RuntimeError(f"Kafka at {settings.bootstrap_servers} does not answer: {exc.message}") from None
         app.state.ctx = ctx
         expiry = asyncio.create_task(manager.expire_forever())
-        log.info("REST proxy %s serving on %s:%d (cluster %s)", settings.id or "", settings.host, settings.port,
-                 ctx.cluster_id)  # fmt: skip
+        log.info(
+            "REST proxy %s serving on %s:%d (cluster %s)",
+            settings.id or "",
+            settings.host,
+            settings.port,
+            ctx.cluster_id,
+        )
         try:
             yield
         finally:

@@ -116,8 +116,9 @@ class ConsumerManager:
             self.touch(instance)
             return result
 
-    async def stream(self, instance: ConsumerInstance, piece: Callable[[], _T],
-                     more: Callable[[], bool]) -> AsyncGenerator[_T, None]:  # fmt: skip
+    async def stream(
+        self, instance: ConsumerInstance, piece: Callable[[], _T], more: Callable[[], bool]
+    ) -> AsyncGenerator[_T, None]:
         """Run `piece` on the pool while `more()`, yielding each result, holding the
         instance's lock throughout (a streamed records answer). A piece still running
         when the stream is closed (a client gone) keeps the lock until it ends."""
@@ -166,8 +167,9 @@ class ConsumerManager:
         if fmt in SCHEMA_FORMATS and self.schemas is None:
             raise no_registry(fmt)
         if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
-            raise RestError(422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema "
-                            "or protobuf")  # fmt: skip
+            raise RestError(
+                422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema or protobuf"
+            )
         conf: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap_servers,
             "auto.offset.reset": "latest",
@@ -182,8 +184,11 @@ class ConsumerManager:
         reset = body.get("auto.offset.reset")
         if reset is not None:
             if str(reset).lower() not in _RESETS:
-                raise RestError(422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest, latest "
-                                "(or smallest, largest) or none")  # fmt: skip
+                raise RestError(
+                    422,
+                    42204,
+                    f"Invalid value {reset!r} for auto.offset.reset: earliest, latest (or smallest, largest) or none",
+                )
             conf["auto.offset.reset"] = _RESETS[str(reset).lower()]
         auto_commit = _boolean(body.get("auto.commit.enable"), conf.get("enable.auto.commit", True))
         conf["enable.auto.commit"] = auto_commit
@@ -193,20 +198,36 @@ class ConsumerManager:
         request_timeout = _optional_int(body, ("consumer.request.timeout.ms", "requestWaitMs"), 42204)
         ceiling = self.settings.consumer_request_timeout_max_ms
         if request_timeout is not None and not 0 <= request_timeout <= ceiling:
-            raise RestError(422, 42204, f"consumer.request.timeout.ms must be from 0 to {ceiling} "
-                            f"(consumer.request.timeout.max.ms), got {request_timeout}")  # fmt: skip
+            raise RestError(
+                422,
+                42204,
+                f"consumer.request.timeout.ms must be from 0 to {ceiling} "
+                f"(consumer.request.timeout.max.ms), got {request_timeout}",
+            )
         if len(self.instances) >= self.settings.consumer_instances_max:
-            raise RestError(429, 429, f"Too many consumer instances in this proxy process (consumer.instances.max = "
-                            f"{self.settings.consumer_instances_max}); delete instances no longer used",
-                            headers={"Retry-After": "5"})  # fmt: skip
+            raise RestError(
+                429,
+                429,
+                f"Too many consumer instances in this proxy process (consumer.instances.max = "
+                f"{self.settings.consumer_instances_max}); delete instances no longer used",
+                headers={"Retry-After": "5"},
+            )
         try:
             consumer = Consumer(conf)
         except KafkaException as exc:
             raise RestError(422, 42204, f"Invalid consumer configuration: {exc.args[0].str()}") from None
-        instance = ConsumerInstance(group=group, name=name, format=fmt, consumer=consumer, auto_commit=auto_commit,
-                                    request_timeout_ms=request_timeout, fetch_min_bytes=fetch_min,
-                                    expires=time.monotonic() + self.timeout_s, conf=conf,
-                                    schemas=self.schemas if fmt in SCHEMA_FORMATS else None)  # fmt: skip
+        instance = ConsumerInstance(
+            group=group,
+            name=name,
+            format=fmt,
+            consumer=consumer,
+            auto_commit=auto_commit,
+            request_timeout_ms=request_timeout,
+            fetch_min_bytes=fetch_min,
+            expires=time.monotonic() + self.timeout_s,
+            conf=conf,
+            schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
+        )
         self.instances[(group, name)] = instance
         return instance
 
@@ -360,8 +381,12 @@ def _require_assigned(instance: ConsumerInstance, partitions: list[Partition], a
     missing = [p for p in partitions if p not in assigned]
     if missing:
         shown = ", ".join(f"{t}-{p}" for t, p in missing)
-        raise RestError(409, ILLEGAL_STATE, f"No current assignment for partition {shown}: cannot {action} a "
-                        "partition this consumer instance does not own")  # fmt: skip
+        raise RestError(
+            409,
+            ILLEGAL_STATE,
+            f"No current assignment for partition {shown}: cannot {action} a "
+            "partition this consumer instance does not own",
+        )
 
 
 def seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> None:

@@ -85,8 +85,9 @@ class _Gathered:
     the front of the instance's buffer, so the position never passes it.
     """
 
-    def __init__(self, instance: ConsumerInstance, budget: int, min_bytes: int, piece: int | None = None,
-                 first: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, instance: ConsumerInstance, budget: int, min_bytes: int, piece: int | None = None, first: bool = True
+    ) -> None:
         self.render = _renderer(instance)
         self.budget = budget
         self.min_bytes = min_bytes
@@ -118,9 +119,16 @@ class _Gathered:
         except _Unrenderable:
             self.poison = message
             return False
-        self.rows.append({"topic": message.topic(), "key": key_out, "value": value_out,
-                          "partition": message.partition(), "offset": message.offset(),
-                          "timestamp": message.timestamp()[1]})  # fmt: skip
+        self.rows.append(
+            {
+                "topic": message.topic(),
+                "key": key_out,
+                "value": value_out,
+                "partition": message.partition(),
+                "offset": message.offset(),
+                "timestamp": message.timestamp()[1],
+            }
+        )
         self.taken.append(message)
         self.size += length
         if 0 < self.min_bytes <= self.size:
@@ -151,9 +159,16 @@ class _Gathered:
             except _Unrenderable:
                 self.poison = message
                 break
-            rows.append({"topic": message.topic(), "key": key_out, "value": value_out,
-                         "partition": message.partition(), "offset": message.offset(),
-                         "timestamp": message.timestamp()[1]})  # fmt: skip
+            rows.append(
+                {
+                    "topic": message.topic(),
+                    "key": key_out,
+                    "value": value_out,
+                    "partition": message.partition(),
+                    "offset": message.offset(),
+                    "timestamp": message.timestamp()[1],
+                }
+            )
             taken.append(message)
             size += length
             count += 1
@@ -168,8 +183,9 @@ class _Gathered:
         return self.full or self.piece_full or self.poison is not None
 
 
-def _fetch_piece(instance: ConsumerInstance, deadline: float, gathered: _Gathered, grace_s: float, max_records: int,
-                 started: bool) -> _Gathered:  # fmt: skip
+def _fetch_piece(
+    instance: ConsumerInstance, deadline: float, gathered: _Gathered, grace_s: float, max_records: int, started: bool
+) -> _Gathered:
     """Gather and render records into `gathered` until it is done or `deadline` passes;
     `started` when earlier pieces of the same answer already hold records (then a
     pause of `grace_s` ends the answer, and a poison record no longer fails it)."""
@@ -219,8 +235,9 @@ class RecordsAnswer:
     the first record always out, a poison record ending the answer (a 422 only when
     nothing came before it). Runs in the instance's worker thread, one piece a call."""
 
-    def __init__(self, instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: int, grace_s: float,
-                 max_records: int) -> None:  # fmt: skip
+    def __init__(
+        self, instance: ConsumerInstance, wait_s: float, budget: int, min_bytes: int, grace_s: float, max_records: int
+    ) -> None:
         self.instance = instance
         self.deadline = time.monotonic() + wait_s
         self.budget = budget
@@ -263,10 +280,14 @@ def _poison_error(instance: ConsumerInstance, message: Message) -> RestError:
     topic, partition, offset = message.topic(), message.partition(), message.offset() or 0
     which = "key" if _cannot_render(instance, message.key()) else "value"
     seek = f'{{"offsets": [{{"topic": "{topic}", "partition": {partition}, "offset": {offset + 1}}}]}}'
-    return RestError(422, 422, f"{which} deserialization error for format {instance.format}: the record at topic "
-                     f"{topic} partition {partition} offset {offset} is not {_expected(instance.format)}. The "
-                     f"position stays at it; to move on, seek past it (POST .../positions {seek}) or read it with a "
-                     "binary consumer.")  # fmt: skip
+    return RestError(
+        422,
+        422,
+        f"{which} deserialization error for format {instance.format}: the record at topic "
+        f"{topic} partition {partition} offset {offset} is not {_expected(instance.format)}. The "
+        f"position stays at it; to move on, seek past it (POST .../positions {seek}) or read it with a "
+        "binary consumer.",
+    )
 
 
 def _expected(fmt: str) -> str:

@@ -67,10 +67,14 @@ def _partitions(body: dict[str, Any], key: str = "partitions") -> list[Partition
         raise RestError(422, 422, f"`{key}` must be a JSON array of {{topic, partition}} objects")
     result = []
     for item in items:
-        if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
-                or type(item.get("partition")) is not int):  # fmt: skip
-            raise RestError(422, 422, f"each of `{key}` needs a string topic and an integer partition, got "
-                            f"{_short(item)}")  # fmt: skip
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("topic"), str)
+            or type(item.get("partition")) is not int
+        ):
+            raise RestError(
+                422, 422, f"each of `{key}` needs a string topic and an integer partition, got {_short(item)}"
+            )
         result.append((_body_topic(item["topic"]), _body_partition(item["partition"])))
     return result
 
@@ -97,16 +101,20 @@ def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
         raise RestError(422, 422, "`offsets` must be a JSON array of {topic, partition, offset} objects")
     result = []
     for item in items:
-        if (not isinstance(item, dict) or not isinstance(item.get("topic"), str)
-                or type(item.get("partition")) is not int):  # fmt: skip
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("topic"), str)
+            or type(item.get("partition")) is not int
+        ):
             raise RestError(422, 422, f"each offset needs a topic, a partition and an offset, got {_short(item)}")
         metadata = item.get("metadata")
         if metadata is not None and (not isinstance(metadata, str) or len(metadata) > 4096):
             raise RestError(422, 422, "metadata must be a string of at most 4096 characters")
         if metadata is not None and "\x00" in metadata:  # librdkafka takes it as a C string: it would end there
             raise RestError(422, 422, "metadata must not hold a NUL character (\\u0000)")
-        result.append((_body_topic(item["topic"]), _body_partition(item["partition"]), check_offset(item.get("offset")),
-                       metadata))  # fmt: skip
+        result.append(
+            (_body_topic(item["topic"]), _body_partition(item["partition"]), check_offset(item.get("offset")), metadata)
+        )
     return result
 
 
@@ -198,8 +206,10 @@ async def _handle_seek(ctx: Context, request: Request, group: str, instance: str
         items = body["timestamps"]
         if not isinstance(items, list):
             raise RestError(422, 422, "`timestamps` must be a JSON array")
-        targets = [(t, p, _timestamp_ms(i.get("timestamp")))
-                   for (t, p), i in zip(_partitions(body, "timestamps"), items, strict=True)]  # fmt: skip
+        targets = [
+            (t, p, _timestamp_ms(i.get("timestamp")))
+            for (t, p), i in zip(_partitions(body, "timestamps"), items, strict=True)
+        ]
         await ctx.consumers.run(found, seek_to_times, found, targets)
     else:
         offsets = [(t, p, o) for t, p, o, _ in _offsets(body)]
@@ -239,8 +249,14 @@ async def _handle_records(ctx: Context, request: Request, group: str, instance: 
             budget = min(asked, budget)
     min_bytes = found.fetch_min_bytes if found.fetch_min_bytes is not None else settings.fetch_min_bytes
 
-    answer = RecordsAnswer(found, wait_ms / 1000, budget, min_bytes, settings.consumer_iterator_backoff_ms / 1000,
-                     settings.consumer_max_poll_records)  # fmt: skip
+    answer = RecordsAnswer(
+        found,
+        wait_ms / 1000,
+        budget,
+        min_bytes,
+        settings.consumer_iterator_backoff_ms / 1000,
+        settings.consumer_max_poll_records,
+    )
     pieces = ctx.consumers.stream(found, answer.next_piece, lambda: answer.more)
     first = await anext(pieces)  # errors (404, a poison record's 422) before any status is sent
     if not answer.more:
@@ -285,8 +301,12 @@ def _check_records_accept(instance: ConsumerInstance, accept: str | None) -> Non
         if fmt == instance.format:
             return
         formats.append(fmt)
-    raise RestError(406, 40601, f"The requested embedded data format ({', '.join(formats) or accept}) does not "
-                    f"match the deserializer for this consumer instance ({instance.format}).")  # fmt: skip
+    raise RestError(
+        406,
+        40601,
+        f"The requested embedded data format ({', '.join(formats) or accept}) does not "
+        f"match the deserializer for this consumer instance ({instance.format}).",
+    )
 
 
 async def _handle_commit(ctx: Context, request: Request, group: str, instance: str) -> Response:
@@ -303,8 +323,11 @@ async def _handle_committed(ctx: Context, request: Request, group: str, instance
     found = ctx.consumers.get(group, instance)
     body = await _body(ctx, request)
     if "partitions" not in body:  # Confluent's answer, odd as it is (see the reference, section 2.6)
-        raise RestError(404, 40402, "GET .../offsets needs a body naming the partitions: "
-                        '{"partitions": [{"topic": ..., "partition": ...}]}')  # fmt: skip
+        raise RestError(
+            404,
+            40402,
+            'GET .../offsets needs a body naming the partitions: {"partitions": [{"topic": ..., "partition": ...}]}',
+        )
     partitions = _partitions(body)
     return json_response({"offsets": await ctx.consumers.run(found, committed, found, partitions)})
 

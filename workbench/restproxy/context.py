@@ -55,8 +55,9 @@ class Context:
     schemas: SchemaFormats | None = None
 
 
-def json_response(data: Any, status: int = 200, media_type: str = V2_JSON, headers: dict[str, str] | None = None
-                  ) -> Response:  # fmt: skip
+def json_response(
+    data: Any, status: int = 200, media_type: str = V2_JSON, headers: dict[str, str] | None = None
+) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type=media_type, headers=headers)
 
 
@@ -77,8 +78,9 @@ async def read_body(request: Request, settings: RestProxySettings) -> bytes:
     limit = settings.request_max_bytes
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RestError(413, 413, f"HTTP Request Entity Too Large: {declared} bytes, the limit "
-                        f"(request.max.bytes) is {limit}")  # fmt: skip
+        raise RestError(
+            413, 413, f"HTTP Request Entity Too Large: {declared} bytes, the limit (request.max.bytes) is {limit}"
+        )
     chunks: list[bytes] = []
     size = 0
     try:
@@ -86,13 +88,18 @@ async def read_body(request: Request, settings: RestProxySettings) -> bytes:
             async for chunk in request.stream():
                 size += len(chunk)
                 if size > limit:
-                    raise RestError(413, 413, f"HTTP Request Entity Too Large: over the limit (request.max.bytes) "
-                                    f"of {limit}")  # fmt: skip
+                    raise RestError(
+                        413, 413, f"HTTP Request Entity Too Large: over the limit (request.max.bytes) of {limit}"
+                    )
                 chunks.append(chunk)
     except TimeoutError:
-        raise RestError(408, 408, f"Request Timeout: the body did not arrive within request.body.timeout.ms "
-                        f"({settings.body_timeout_ms} ms); {size} bytes came",
-                        headers={"Connection": "close"}) from None  # fmt: skip
+        raise RestError(
+            408,
+            408,
+            f"Request Timeout: the body did not arrive within request.body.timeout.ms "
+            f"({settings.body_timeout_ms} ms); {size} bytes came",
+            headers={"Connection": "close"},
+        ) from None
     return b"".join(chunks)
 
 

@@ -69,8 +69,11 @@ def no_registry(fmt: str) -> RestError:
 def produce_format(content_type: str | None) -> str:
     """The embedded format of a produce request, or a RestError (415 / 422)."""
     if not content_type:
-        raise RestError(415, 415, "HTTP 415 Unsupported Media Type: a Content-Type is required, e.g. "
-                        "application/vnd.kafka.json.v2+json")  # fmt: skip
+        raise RestError(
+            415,
+            415,
+            "HTTP 415 Unsupported Media Type: a Content-Type is required, e.g. application/vnd.kafka.json.v2+json",
+        )
     ours, fmt = embedded_format(content_type)
     if not ours:
         raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {_essence(content_type)!r}")
@@ -96,8 +99,12 @@ def check_exact_numbers(body: bytes) -> None:
     try:
         json.loads(body, parse_int=_exact_int)
     except _Inexact as exc:
-        raise RestError(422, 422, f"The number {exc.args[0][:40]} cannot be written exactly by this proxy (integers "
-                        "must fit in 64 bits); send it as a string, or use the binary format") from None  # fmt: skip
+        raise RestError(
+            422,
+            422,
+            f"The number {exc.args[0][:40]} cannot be written exactly by this proxy (integers "
+            "must fit in 64 bits); send it as a string, or use the binary format",
+        ) from None
     except (ValueError, RecursionError):
         return  # orjson read it already; what Python's parser cannot read is left to it
 

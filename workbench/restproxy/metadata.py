@@ -41,9 +41,19 @@ def kafka_error(exc: KafkaException, action: str) -> RestError:
         return RestError(404, TOPIC_NOT_FOUND, f"{action}: topic not found ({text})")
     if name == "_UNKNOWN_PARTITION":
         return RestError(404, PARTITION_NOT_FOUND, f"{action}: partition not found ({text})")
-    if name in ("TOPIC_ALREADY_EXISTS", "INVALID_REPLICATION_FACTOR", "INVALID_PARTITIONS", "INVALID_CONFIG",
-                "POLICY_VIOLATION", "INVALID_REQUEST", "TOPIC_EXCEPTION", "UNSUPPORTED_VERSION",
-                "INVALID_TOPIC_EXCEPTION", "TOPIC_DELETION_DISABLED", "UNKNOWN_SERVER_ERROR"):  # fmt: skip
+    if name in (
+        "TOPIC_ALREADY_EXISTS",
+        "INVALID_REPLICATION_FACTOR",
+        "INVALID_PARTITIONS",
+        "INVALID_CONFIG",
+        "POLICY_VIOLATION",
+        "INVALID_REQUEST",
+        "TOPIC_EXCEPTION",
+        "UNSUPPORTED_VERSION",
+        "INVALID_TOPIC_EXCEPTION",
+        "TOPIC_DELETION_DISABLED",
+        "UNKNOWN_SERVER_ERROR",
+    ):
         return RestError(400, 40002, f"{action}: {text}")
     if name in ("TOPIC_AUTHORIZATION_FAILED", "GROUP_AUTHORIZATION_FAILED", "CLUSTER_AUTHORIZATION_FAILED"):
         return RestError(403, 40301, f"{action}: {text}")
@@ -103,8 +113,9 @@ class Metadata:
         from confluent_kafka.admin import ConfigResource, ResourceType
 
         try:
-            futures = self.admin.describe_configs([ConfigResource(ResourceType.TOPIC, name)],
-                                                  request_timeout=self.timeout)  # fmt: skip
+            futures = self.admin.describe_configs(
+                [ConfigResource(ResourceType.TOPIC, name)], request_timeout=self.timeout
+            )
             result = next(iter(futures.values())).result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot describe the configs of topic {name}") from None
@@ -114,14 +125,16 @@ class Metadata:
         from confluent_kafka.admin import ConfigResource, ResourceType
 
         try:
-            futures = self.admin.describe_configs([ConfigResource(ResourceType.TOPIC, name)],
-                                                  request_timeout=self.timeout)  # fmt: skip
+            futures = self.admin.describe_configs(
+                [ConfigResource(ResourceType.TOPIC, name)], request_timeout=self.timeout
+            )
             return list(next(iter(futures.values())).result().values())
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot describe the configs of topic {name}") from None
 
-    def alter_topic_configs(self, name: str, changes: list[tuple[str, str | None]], validate_only: bool = False
-                            ) -> None:  # fmt: skip
+    def alter_topic_configs(
+        self, name: str, changes: list[tuple[str, str | None]], validate_only: bool = False
+    ) -> None:
         """Set (value) or reset to the default (None) a topic's configs, incrementally:
         the configs not named keep their values (IncrementalAlterConfigs, as upstream)."""
         from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
@@ -132,8 +145,9 @@ class Metadata:
             entries.append(ConfigEntry(key, value or "", incremental_operation=operation))
         resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
         try:
-            futures = self.admin.incremental_alter_configs([resource], validate_only=validate_only,
-                                                           request_timeout=self.timeout)  # fmt: skip
+            futures = self.admin.incremental_alter_configs(
+                [resource], validate_only=validate_only, request_timeout=self.timeout
+            )
             next(iter(futures.values())).result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot alter the configs of topic {name}") from None

@@ -20,8 +20,12 @@ class Metrics:
 
     def __init__(self, queue_depth: Callable[[], float], consumers: Callable[[], float]) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("kafka_rest_requests", "HTTP requests by route, method and status",
-                                ["method", "route", "status"], registry=self.registry)  # fmt: skip
+        self.requests = Counter(
+            "kafka_rest_requests",
+            "HTTP requests by route, method and status",
+            ["method", "route", "status"],
+            registry=self.registry,
+        )
         self.latency = Histogram(
             "kafka_rest_request_seconds",
             "HTTP request latency by route",
@@ -29,16 +33,23 @@ class Metrics:
             buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=self.registry,
         )
-        self.records_produced = Counter("kafka_rest_records_produced", "records acknowledged by Kafka",
-                                        ["api"], registry=self.registry)  # fmt: skip
-        self.bytes_produced = Counter("kafka_rest_bytes_produced", "key + value bytes acknowledged by Kafka",
-                                      ["api"], registry=self.registry)  # fmt: skip
-        self.records_consumed = Counter("kafka_rest_records_consumed", "records returned to consumers",
-                                        registry=self.registry)  # fmt: skip
-        self.bytes_consumed = Counter("kafka_rest_bytes_consumed", "key + value bytes returned to consumers",
-                                      registry=self.registry)  # fmt: skip
-        depth = Gauge("kafka_rest_producer_queue_depth", "records in the producer queue, not yet acknowledged",
-                      registry=self.registry)  # fmt: skip
+        self.records_produced = Counter(
+            "kafka_rest_records_produced", "records acknowledged by Kafka", ["api"], registry=self.registry
+        )
+        self.bytes_produced = Counter(
+            "kafka_rest_bytes_produced", "key + value bytes acknowledged by Kafka", ["api"], registry=self.registry
+        )
+        self.records_consumed = Counter(
+            "kafka_rest_records_consumed", "records returned to consumers", registry=self.registry
+        )
+        self.bytes_consumed = Counter(
+            "kafka_rest_bytes_consumed", "key + value bytes returned to consumers", registry=self.registry
+        )
+        depth = Gauge(
+            "kafka_rest_producer_queue_depth",
+            "records in the producer queue, not yet acknowledged",
+            registry=self.registry,
+        )
         depth.set_function(queue_depth)
         live = Gauge("kafka_rest_consumer_instances", "live consumer instances", registry=self.registry)
         live.set_function(consumers)

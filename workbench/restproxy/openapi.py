@@ -38,14 +38,16 @@ def _ref(name: str) -> Schema:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _obj(required: tuple[str, ...] = (), additional: bool | Schema = True, doc: str = "", **properties: Schema
-         ) -> Schema:  # fmt: skip
+def _obj(
+    required: tuple[str, ...] = (), additional: bool | Schema = True, doc: str = "", **properties: Schema
+) -> Schema:
     """An object schema; extra properties allowed unless `additional` says otherwise."""
     return _object(properties, required, additional, doc)
 
 
-def _object(properties: dict[str, Schema], required: tuple[str, ...] = (), additional: bool | Schema = True,
-            doc: str = "") -> Schema:  # fmt: skip
+def _object(
+    properties: dict[str, Schema], required: tuple[str, ...] = (), additional: bool | Schema = True, doc: str = ""
+) -> Schema:
     """`_obj` for property names that are not identifiers (`auto.offset.reset`)."""
     schema: Schema = {"type": "object", "properties": properties}
     if doc:
@@ -81,8 +83,12 @@ def _v3_resource(kind: str, required: tuple[str, ...] = (), **properties: Schema
 
 
 def _v3_list(kind: str, item: str) -> Schema:
-    return _obj(("kind", "metadata", "data"), kind={"type": "string", "enum": [kind]},
-                metadata=_ref("ListMetadata"), data=_array(_ref(item)))  # fmt: skip
+    return _obj(
+        ("kind", "metadata", "data"),
+        kind={"type": "string", "enum": [kind]},
+        metadata=_ref("ListMetadata"),
+        data=_array(_ref(item)),
+    )
 
 
 def _related(*names: str) -> dict[str, Schema]:
@@ -99,33 +105,67 @@ def _produce_record(embedded: Schema) -> Schema:
 
 
 def _produce_request(record: str) -> Schema:
-    return _obj(("records",), additional=False, records=_array(_ref(record), minItems=1),
-                key_schema=_STR, key_schema_id=_INT, value_schema=_STR, value_schema_id=_INT)  # fmt: skip
+    return _obj(
+        ("records",),
+        additional=False,
+        records=_array(_ref(record), minItems=1),
+        key_schema=_STR,
+        key_schema_id=_INT,
+        value_schema=_STR,
+        value_schema_id=_INT,
+    )
 
 
 def _consumer_record(embedded: Schema) -> Schema:
-    return _obj(topic=_STR, key=_nullable(embedded), value=_nullable(embedded), partition=_INT32, offset=_INT64,
-                timestamp={**_INT64, "description": "milliseconds since the epoch"})  # fmt: skip
+    return _obj(
+        topic=_STR,
+        key=_nullable(embedded),
+        value=_nullable(embedded),
+        partition=_INT32,
+        offset=_INT64,
+        timestamp={**_INT64, "description": "milliseconds since the epoch"},
+    )
 
 
 def _v3_data(what: str) -> Schema:
-    return _nullable(_obj(
-        type={"type": "string", "enum": ["BINARY", "JSON", "STRING"],
-              "description": "AVRO, JSONSCHEMA, PROTOBUF with a schema selector need schema.registry.url (else 42205)"},
-        data={"description": f"the {what}: base64 for BINARY, any JSON for JSON, a string for STRING"},
-    ))  # fmt: skip
+    return _nullable(
+        _obj(
+            type={
+                "type": "string",
+                "enum": ["BINARY", "JSON", "STRING"],
+                "description": (
+                    "AVRO, JSONSCHEMA, PROTOBUF with a schema selector need schema.registry.url (else 42205)"
+                ),
+            },
+            data={"description": f"the {what}: base64 for BINARY, any JSON for JSON, a string for STRING"},
+        )
+    )
 
 
 _SCHEMAS: dict[str, Schema] = {
-    "Error": _obj(("error_code", "message"), error_code={**_INT, "description": "the HTTP status, or status x 100 + "
-                  "a sub-code (40401 topic not found, 40403 consumer instance not found, ...)"}, message=_STR),
+    "Error": _obj(
+        ("error_code", "message"),
+        error_code={
+            **_INT,
+            "description": "the HTTP status, or status x 100 + "
+            "a sub-code (40401 topic not found, 40403 consumer instance not found, ...)",
+        },
+        message=_STR,
+    ),
     # v2 metadata
     "Replica": _obj(("broker", "leader", "in_sync"), broker=_INT32, leader=_BOOL, in_sync=_BOOL),
-    "Partition": _obj(("partition", "leader", "replicas"), partition=_INT32,
-                      leader={**_INT32, "description": "-1 when there is none"}, replicas=_array(_ref("Replica"))),
-    "Topic": _obj(("name", "configs", "partitions"), name=_STR,
-                  configs={"type": "object", "additionalProperties": _nullable(_STR)},
-                  partitions=_array(_ref("Partition"))),
+    "Partition": _obj(
+        ("partition", "leader", "replicas"),
+        partition=_INT32,
+        leader={**_INT32, "description": "-1 when there is none"},
+        replicas=_array(_ref("Replica")),
+    ),
+    "Topic": _obj(
+        ("name", "configs", "partitions"),
+        name=_STR,
+        configs={"type": "object", "additionalProperties": _nullable(_STR)},
+        partitions=_array(_ref("Partition")),
+    ),
     "Brokers": _obj(("brokers",), brokers=_array(_INT32)),
     "PartitionOffsets": _obj(("beginning_offset", "end_offset"), beginning_offset=_INT64, end_offset=_INT64),
     # v2 produce
@@ -133,112 +173,235 @@ _SCHEMAS: dict[str, Schema] = {
     "JsonProduceRecord": _produce_record(_ANY),
     "BinaryProduceRequest": _produce_request("BinaryProduceRecord"),
     "JsonProduceRequest": _produce_request("JsonProduceRecord"),
-    "SchemaProduceRequest": {**_produce_request("JsonProduceRecord"), "description": "avro, jsonschema and "
-                             "protobuf: with schema.registry.url, Confluent's wire format; without, 422 / 42205"},
-    "ProduceOffset": _obj(("partition", "offset", "error_code", "error"), partition=_nullable(_INT32),
-                          offset=_nullable(_INT64), error_code=_nullable(_INT), error=_nullable(_STR)),
-    "ProduceResponse": _obj(("offsets",), key_schema_id=_nullable(_INT), value_schema_id=_nullable(_INT),
-                            offsets=_array(_ref("ProduceOffset"))),
+    "SchemaProduceRequest": {
+        **_produce_request("JsonProduceRecord"),
+        "description": "avro, jsonschema and "
+        "protobuf: with schema.registry.url, Confluent's wire format; without, 422 / 42205",
+    },
+    "ProduceOffset": _obj(
+        ("partition", "offset", "error_code", "error"),
+        partition=_nullable(_INT32),
+        offset=_nullable(_INT64),
+        error_code=_nullable(_INT),
+        error=_nullable(_STR),
+    ),
+    "ProduceResponse": _obj(
+        ("offsets",),
+        key_schema_id=_nullable(_INT),
+        value_schema_id=_nullable(_INT),
+        offsets=_array(_ref("ProduceOffset")),
+    ),
     # v2 consumers
-    "CreateConsumerRequest": _object({
-        "name": {**_STR, "description": "the instance name; generated when missing"},
-        "id": {**_STR, "description": "alias of name"},
-        "format": {"type": "string", "enum": [*FORMATS, *SCHEMA_FORMATS],
-                   "description": "binary (default) or json; the schema formats need schema.registry.url "
-                                  "(else 422 / 42205)"},
-        "auto.offset.reset": {"type": "string", "enum": ["earliest", "latest", "smallest", "largest", "none"]},
-        "auto.commit.enable": {"oneOf": [_BOOL, {"type": "string", "enum": ["true", "false"]}]},
-        "fetch.min.bytes": {"type": "integer", "minimum": -1, "maximum": 10_000_000},
-        "consumer.request.timeout.ms": {"type": "integer", "minimum": 0},
-    }),
-    "CreateConsumerResponse": _obj(("instance_id", "base_uri"), instance_id=_STR,
-                                   base_uri={**_STR, "format": "uri", "description": "this instance's own URL"}),
+    "CreateConsumerRequest": _object(
+        {
+            "name": {**_STR, "description": "the instance name; generated when missing"},
+            "id": {**_STR, "description": "alias of name"},
+            "format": {
+                "type": "string",
+                "enum": [*FORMATS, *SCHEMA_FORMATS],
+                "description": "binary (default) or json; the schema formats need schema.registry.url "
+                "(else 422 / 42205)",
+            },
+            "auto.offset.reset": {"type": "string", "enum": ["earliest", "latest", "smallest", "largest", "none"]},
+            "auto.commit.enable": {"oneOf": [_BOOL, {"type": "string", "enum": ["true", "false"]}]},
+            "fetch.min.bytes": {"type": "integer", "minimum": -1, "maximum": 10_000_000},
+            "consumer.request.timeout.ms": {"type": "integer", "minimum": 0},
+        }
+    ),
+    "CreateConsumerResponse": _obj(
+        ("instance_id", "base_uri"),
+        instance_id=_STR,
+        base_uri={**_STR, "format": "uri", "description": "this instance's own URL"},
+    ),
     "TopicPartition": _TOPIC_PARTITION,
-    "Subscription": _obj(topics=_array(_STR), topic_pattern={**_STR, "description": "a regular expression"},
-                         doc="exactly one of topics and topic_pattern (both or neither: 409 / 40903)"),
+    "Subscription": _obj(
+        topics=_array(_STR),
+        topic_pattern={**_STR, "description": "a regular expression"},
+        doc="exactly one of topics and topic_pattern (both or neither: 409 / 40903)",
+    ),
     "Topics": _obj(("topics",), topics=_array(_STR)),
     "Partitions": _PARTITIONS_BODY,
     "SeekRequest": _obj(
-        offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32,
-                            offset={**_INT64, "minimum": 0})),
-        timestamps=_array(_obj(("topic", "partition", "timestamp"), topic=_STR, partition=_INT32,
-                               timestamp={"oneOf": [_INT64, {**_STR, "format": "date-time"}]})),
+        offsets=_array(
+            _obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32, offset={**_INT64, "minimum": 0})
+        ),
+        timestamps=_array(
+            _obj(
+                ("topic", "partition", "timestamp"),
+                topic=_STR,
+                partition=_INT32,
+                timestamp={"oneOf": [_INT64, {**_STR, "format": "date-time"}]},
+            )
+        ),
         doc="offsets, or timestamps (ISO 8601 or epoch milliseconds)",
     ),
-    "CommitRequest": _obj(offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32,
-                                              offset={**_INT64, "minimum": 0}, metadata=_nullable(_STR))),
-                          doc="no body, {} or no offsets: commit every offset returned so far"),
-    "CommittedOffsets": _obj(("offsets",), offsets=_array(_obj(("topic", "partition", "offset"), topic=_STR,
-                                                              partition=_INT32, offset=_INT64, metadata=_STR))),
+    "CommitRequest": _obj(
+        offsets=_array(
+            _obj(
+                ("topic", "partition", "offset"),
+                topic=_STR,
+                partition=_INT32,
+                offset={**_INT64, "minimum": 0},
+                metadata=_nullable(_STR),
+            )
+        ),
+        doc="no body, {} or no offsets: commit every offset returned so far",
+    ),
+    "CommittedOffsets": _obj(
+        ("offsets",),
+        offsets=_array(
+            _obj(("topic", "partition", "offset"), topic=_STR, partition=_INT32, offset=_INT64, metadata=_STR)
+        ),
+    ),
     "BinaryConsumerRecord": _consumer_record(_BASE64),
     "JsonConsumerRecord": _consumer_record(_ANY),
     # v3
     "Relationship": _obj(("related",), related={**_STR, "format": "uri"}),
     "ResourceMetadata": _obj(("self",), self={**_STR, "format": "uri"}, resource_name=_STR),
     "ListMetadata": _obj(("self",), self={**_STR, "format": "uri"}, next=_nullable(_STR)),
-    "Cluster": _v3_resource("KafkaCluster", ("cluster_id",), cluster_id=_STR,
-                            **_related("controller", "acls", "brokers", "broker_configs", "consumer_groups", "topics",
-                                       "partition_reassignments")),
+    "Cluster": _v3_resource(
+        "KafkaCluster",
+        ("cluster_id",),
+        cluster_id=_STR,
+        **_related(
+            "controller", "acls", "brokers", "broker_configs", "consumer_groups", "topics", "partition_reassignments"
+        ),
+    ),
     "ClusterList": _v3_list("KafkaClusterList", "Cluster"),
-    "V3Topic": _v3_resource("KafkaTopic", ("cluster_id", "topic_name"), cluster_id=_STR, topic_name=_STR,
-                            is_internal=_BOOL, replication_factor=_INT, partitions_count=_nullable(_INT),
-                            authorized_operations=_array(_STR),
-                            **_related("partitions", "configs", "partition_reassignments")),
+    "V3Topic": _v3_resource(
+        "KafkaTopic",
+        ("cluster_id", "topic_name"),
+        cluster_id=_STR,
+        topic_name=_STR,
+        is_internal=_BOOL,
+        replication_factor=_INT,
+        partitions_count=_nullable(_INT),
+        authorized_operations=_array(_STR),
+        **_related("partitions", "configs", "partition_reassignments"),
+    ),
     "V3TopicList": _v3_list("KafkaTopicList", "V3Topic"),
     "CreateTopicRequest": _obj(
-        ("topic_name",), topic_name={**_STR, "minLength": 1},
+        ("topic_name",),
+        topic_name={**_STR, "minLength": 1},
         partitions_count={**_INT32, "minimum": 1, "description": "missing: the broker's num.partitions"},
         replication_factor={**_INT32, "minimum": 1, "description": "missing: the broker's default"},
         configs=_array(_obj(("name",), name=_STR, value=_nullable(_STR))),
         validate_only={**_BOOL, "description": "check only; answered 200 instead of 201"},
     ),
     "AlterConfigsRequest": _obj(
-        ("data",), data=_array(_obj(("name",), name=_STR, value=_nullable(_STR),
-                                    operation={"type": "string", "enum": ["SET", "DELETE"],
-                                               "description": "SET (default) needs a value; DELETE resets"}),
-                               minItems=1),
+        ("data",),
+        data=_array(
+            _obj(
+                ("name",),
+                name=_STR,
+                value=_nullable(_STR),
+                operation={
+                    "type": "string",
+                    "enum": ["SET", "DELETE"],
+                    "description": "SET (default) needs a value; DELETE resets",
+                },
+            ),
+            minItems=1,
+        ),
         validate_only={**_BOOL, "description": "check only"},
     ),
-    "V3Partition": _v3_resource("KafkaPartition", ("cluster_id", "topic_name", "partition_id"), cluster_id=_STR,
-                                topic_name=_STR, partition_id=_INT32, **_related("leader", "replicas", "reassignment")),
+    "V3Partition": _v3_resource(
+        "KafkaPartition",
+        ("cluster_id", "topic_name", "partition_id"),
+        cluster_id=_STR,
+        topic_name=_STR,
+        partition_id=_INT32,
+        **_related("leader", "replicas", "reassignment"),
+    ),
     "V3PartitionList": _v3_list("KafkaPartitionList", "V3Partition"),
-    "TopicConfig": _v3_resource("KafkaTopicConfig", ("name",), cluster_id=_STR, topic_name=_STR, name=_STR,
-                                value=_nullable(_STR), is_default=_BOOL, is_read_only=_BOOL, is_sensitive=_BOOL,
-                                source=_STR, synonyms=_array(_obj(name=_STR, value=_nullable(_STR), source=_STR))),
+    "TopicConfig": _v3_resource(
+        "KafkaTopicConfig",
+        ("name",),
+        cluster_id=_STR,
+        topic_name=_STR,
+        name=_STR,
+        value=_nullable(_STR),
+        is_default=_BOOL,
+        is_read_only=_BOOL,
+        is_sensitive=_BOOL,
+        source=_STR,
+        synonyms=_array(_obj(name=_STR, value=_nullable(_STR), source=_STR)),
+    ),
     "TopicConfigList": _v3_list("KafkaTopicConfigList", "TopicConfig"),
-    "ConsumerGroup": _v3_resource("KafkaConsumerGroup", ("consumer_group_id",), cluster_id=_STR,
-                                  consumer_group_id=_STR, is_simple=_BOOL, partition_assignor=_STR, state=_STR,
-                                  type=_STR, is_mixed_consumer_group=_BOOL,
-                                  **_related("coordinator", "consumers", "lag_summary")),
+    "ConsumerGroup": _v3_resource(
+        "KafkaConsumerGroup",
+        ("consumer_group_id",),
+        cluster_id=_STR,
+        consumer_group_id=_STR,
+        is_simple=_BOOL,
+        partition_assignor=_STR,
+        state=_STR,
+        type=_STR,
+        is_mixed_consumer_group=_BOOL,
+        **_related("coordinator", "consumers", "lag_summary"),
+    ),
     "ConsumerGroupList": _v3_list("KafkaConsumerGroupList", "ConsumerGroup"),
-    "Consumer": _v3_resource("KafkaConsumer", ("consumer_id",), cluster_id=_STR, consumer_group_id=_STR,
-                             consumer_id=_STR, instance_id=_nullable(_STR), client_id=_STR,
-                             assignments=_array(_obj(topic_name=_STR, partition_id=_INT32))),
+    "Consumer": _v3_resource(
+        "KafkaConsumer",
+        ("consumer_id",),
+        cluster_id=_STR,
+        consumer_group_id=_STR,
+        consumer_id=_STR,
+        instance_id=_nullable(_STR),
+        client_id=_STR,
+        assignments=_array(_obj(topic_name=_STR, partition_id=_INT32)),
+    ),
     "ConsumerList": _v3_list("KafkaConsumerList", "Consumer"),
-    "ConsumerLag": _v3_resource("KafkaConsumerLag", ("topic_name", "partition_id", "lag"), cluster_id=_STR,
-                                consumer_group_id=_STR, topic_name=_STR, partition_id=_INT32, current_offset=_INT64,
-                                log_end_offset=_INT64, lag=_INT64, consumer_id=_STR, instance_id=_nullable(_STR),
-                                client_id=_STR),
+    "ConsumerLag": _v3_resource(
+        "KafkaConsumerLag",
+        ("topic_name", "partition_id", "lag"),
+        cluster_id=_STR,
+        consumer_group_id=_STR,
+        topic_name=_STR,
+        partition_id=_INT32,
+        current_offset=_INT64,
+        log_end_offset=_INT64,
+        lag=_INT64,
+        consumer_id=_STR,
+        instance_id=_nullable(_STR),
+        client_id=_STR,
+    ),
     "ConsumerLagList": _v3_list("KafkaConsumerLagList", "ConsumerLag"),
     "LagSummary": _v3_resource(
-        "KafkaConsumerGroupLagSummary", ("max_lag", "total_lag"), cluster_id=_STR, consumer_group_id=_STR,
-        max_lag_consumer_id=_STR, max_lag_instance_id=_nullable(_STR), max_lag_client_id=_STR, max_lag_topic_name=_STR,
-        max_lag_partition_id=_INT32, max_lag=_INT64, total_lag=_INT64,
+        "KafkaConsumerGroupLagSummary",
+        ("max_lag", "total_lag"),
+        cluster_id=_STR,
+        consumer_group_id=_STR,
+        max_lag_consumer_id=_STR,
+        max_lag_instance_id=_nullable(_STR),
+        max_lag_client_id=_STR,
+        max_lag_topic_name=_STR,
+        max_lag_partition_id=_INT32,
+        max_lag=_INT64,
+        total_lag=_INT64,
         **_related("max_lag_consumer", "max_lag_partition"),
     ),
     "V3ProduceRecord": _obj(
-        additional=False, partition_id=_nullable(_INT32),
+        additional=False,
+        partition_id=_nullable(_INT32),
         headers=_nullable(_array(_obj(("name",), name=_STR, value=_nullable(_BASE64)))),
-        key=_v3_data("key"), value=_v3_data("value"),
+        key=_v3_data("key"),
+        value=_v3_data("value"),
         timestamp=_nullable({**_STR, "format": "date-time"}),
     ),
     "V3ProduceResult": _obj(
-        ("error_code",), error_code={**_INT, "description": "200 for a stored record; else the record's error"},
-        message=_STR, cluster_id=_STR, topic_name=_STR, partition_id=_INT32, offset=_INT64,
-        timestamp={**_STR, "format": "date-time"}, key=_nullable(_obj(type=_STR, size=_INT)),
+        ("error_code",),
+        error_code={**_INT, "description": "200 for a stored record; else the record's error"},
+        message=_STR,
+        cluster_id=_STR,
+        topic_name=_STR,
+        partition_id=_INT32,
+        offset=_INT64,
+        timestamp={**_STR, "format": "date-time"},
+        key=_nullable(_obj(type=_STR, size=_INT)),
         value=_nullable(_obj(type=_STR, size=_INT)),
     ),
-}  # fmt: skip
+}
 
 # ---------------------------------------------------------------- parameters
 
@@ -252,18 +415,29 @@ def _query(name: str, schema: Schema, description: str) -> Schema:
 
 
 _PARAMETERS: dict[str, Schema] = {
-    "topic": _path("topic", {**_STR, "minLength": 1}, "A Kafka topic name (1-249 of [A-Za-z0-9._-]; MapR stream "
-                   "topics /stream/path:topic, percent-encoded). An illegal name is a topic that does not exist."),
+    "topic": _path(
+        "topic",
+        {**_STR, "minLength": 1},
+        "A Kafka topic name (1-249 of [A-Za-z0-9._-]; MapR stream "
+        "topics /stream/path:topic, percent-encoded). An illegal name is a topic that does not exist.",
+    ),
     "partition": _path("partition", {**_INT32, "minimum": 0}, "A partition number; not an integer: 404 / 404"),
     "group": _path("group", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer group id"),
     "instance": _path("instance", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer instance name"),
     "cluster": _path("cluster", {**_STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
     "config": _path("name", {**_STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),
-    "timeout": _query("timeout", _INT, "Longest wait in ms; only lowers consumer.request.timeout.ms (negative: "
-                      "ignored). Not an integer: 404 / 404"),
-    "max_bytes": _query("max_bytes", _INT, "Most key + value bytes to return (the first record always goes); "
-                        "only lowers consumer.request.max.bytes (0 or negative: ignored). Not an integer: 404 / 404"),
-}  # fmt: skip
+    "timeout": _query(
+        "timeout",
+        _INT,
+        "Longest wait in ms; only lowers consumer.request.timeout.ms (negative: ignored). Not an integer: 404 / 404",
+    ),
+    "max_bytes": _query(
+        "max_bytes",
+        _INT,
+        "Most key + value bytes to return (the first record always goes); "
+        "only lowers consumer.request.max.bytes (0 or negative: ignored). Not an integer: 404 / 404",
+    ),
+}
 
 
 def _params(*names: str) -> list[Schema]:
@@ -284,16 +458,30 @@ def _errors(codes: dict[int, str], media_types: tuple[str, ...]) -> dict[str, An
     """Error responses with the Error body; `default` stands for what any handler may answer."""
     body = _content(_ref("Error"), media_types)
     responses = {str(status): {"description": text, "content": body} for status, text in codes.items()}
-    responses["default"] = {"description": "401 (basic auth on), 405, 406 (an Accept without JSON), 500 / 50002 "
-                            "(unexpected), 503 / 50302 (broker not available)", "content": body}  # fmt: skip
+    responses["default"] = {
+        "description": "401 (basic auth on), 405, 406 (an Accept without JSON), 500 / 50002 "
+        "(unexpected), 503 / 50302 (broker not available)",
+        "content": body,
+    }
     return responses
 
 
-def _op(operation_id: str, tag: str, summary: str, ok: dict[str, Any], errors: dict[int, str],
-        params: tuple[str, ...] = (), body: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def _op(
+    operation_id: str,
+    tag: str,
+    summary: str,
+    ok: dict[str, Any],
+    errors: dict[int, str],
+    params: tuple[str, ...] = (),
+    body: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     v3 = tag.startswith("v3")
-    operation: dict[str, Any] = {"operationId": operation_id, "tags": [tag], "summary": summary,
-                                 "responses": {**ok, **_errors(errors, _V3_ERRORS if v3 else _V2_ERRORS)}}  # fmt: skip
+    operation: dict[str, Any] = {
+        "operationId": operation_id,
+        "tags": [tag],
+        "summary": summary,
+        "responses": {**ok, **_errors(errors, _V3_ERRORS if v3 else _V2_ERRORS)},
+    }
     if params:
         operation["parameters"] = _params(*params)
     if body is not None:
@@ -301,8 +489,13 @@ def _op(operation_id: str, tag: str, summary: str, ok: dict[str, Any], errors: d
     return operation
 
 
-def _ok(status: int, description: str, schema: Schema | None = None, media_types: tuple[str, ...] = (V2_JSON,),
-        headers: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def _ok(
+    status: int,
+    description: str,
+    schema: Schema | None = None,
+    media_types: tuple[str, ...] = (V2_JSON,),
+    headers: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     response: dict[str, Any] = {"description": description}
     if schema is not None:
         response["content"] = _content(schema, media_types)
@@ -327,9 +520,12 @@ _V2_BODY_TYPES = (V2_JSON, _JSON)
 _CLUSTER_404 = {404: "Cluster not found"}
 _V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
 _V3_GROUP_404 = {404: "Cluster or consumer group not found"}
-_CONFIG_ERRORS = {400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
-                 404: "Cluster or topic (40403) not found", 415: "Content-Type other than application/json",
-                 422: "42206: the body is not as described"}  # fmt: skip
+_CONFIG_ERRORS = {
+    400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
+    404: "Cluster or topic (40403) not found",
+    415: "Content-Type other than application/json",
+    422: "42206: the body is not as described",
+}
 _INSTANCE = "/consumers/{group}/instances/{instance}"
 _C = "/v3/clusters/{cluster}"
 
@@ -361,103 +557,228 @@ def _produce(operation_id: str, summary: str, params: tuple[str, ...]) -> dict[s
         "(records missing or empty, "
         "unknown fields, a partition that is not an integer)",
     }
-    ok = _ok(200, "Each record's partition and offset, or its error (per-record 50002 / 50003), in request order",
-             _ref("ProduceResponse"))  # fmt: skip
+    ok = _ok(
+        200,
+        "Each record's partition and offset, or its error (per-record 50002 / 50003), in request order",
+        _ref("ProduceResponse"),
+    )
     return _op(operation_id, "v2 produce", summary, ok, errors, params, _produce_body())
 
 
 def _v2_paths() -> dict[str, dict[str, Any]]:
-    records = {f"application/vnd.kafka.{fmt}.v2+json": {"schema": _array(_ref(f"{fmt.title()}ConsumerRecord"))}
-               for fmt in FORMATS}  # fmt: skip
+    records = {
+        f"application/vnd.kafka.{fmt}.v2+json": {"schema": _array(_ref(f"{fmt.title()}ConsumerRecord"))}
+        for fmt in FORMATS
+    }
     return {
         "/": {
             "get": _op("root", "v2 metadata", "Liveness: an empty object", _ok(200, "Alive", _obj()), {}),
-            "post": _op("rootPost", "v2 metadata", "Liveness (upstream accepts POST too); any body is ignored",
-                        _ok(200, "Alive", _obj()), {}),
+            "post": _op(
+                "rootPost",
+                "v2 metadata",
+                "Liveness (upstream accepts POST too); any body is ignored",
+                _ok(200, "Alive", _obj()),
+                {},
+            ),
         },
-        "/brokers": {"get": _op("listBrokers", "v2 metadata", "Broker ids", _ok(200, "Broker ids", _ref("Brokers")),
-                                _NOT_ACCEPTABLE)},
-        "/topics": {"get": _op("listTopics", "v2 metadata", "Topic names, internal topics left out",
-                               _ok(200, "Topic names", _array(_STR)), _NOT_ACCEPTABLE)},
+        "/brokers": {
+            "get": _op(
+                "listBrokers", "v2 metadata", "Broker ids", _ok(200, "Broker ids", _ref("Brokers")), _NOT_ACCEPTABLE
+            )
+        },
+        "/topics": {
+            "get": _op(
+                "listTopics",
+                "v2 metadata",
+                "Topic names, internal topics left out",
+                _ok(200, "Topic names", _array(_STR)),
+                _NOT_ACCEPTABLE,
+            )
+        },
         "/topics/{topic}": {
-            "get": _op("getTopic", "v2 metadata", "A topic, its configs and partitions",
-                       _ok(200, "The topic", _ref("Topic")), {**_TOPIC_404, **_NOT_ACCEPTABLE}, ("topic",)),
+            "get": _op(
+                "getTopic",
+                "v2 metadata",
+                "A topic, its configs and partitions",
+                _ok(200, "The topic", _ref("Topic")),
+                {**_TOPIC_404, **_NOT_ACCEPTABLE},
+                ("topic",),
+            ),
             "post": _produce("produceToTopic", "Produce records; the partitioner picks partitions", ("topic",)),
         },
         "/topics/{topic}/partitions": {
-            "get": _op("listPartitions", "v2 metadata", "A topic's partitions",
-                       _ok(200, "Partitions", _array(_ref("Partition"))), {**_TOPIC_404, **_NOT_ACCEPTABLE},
-                       ("topic",)),
+            "get": _op(
+                "listPartitions",
+                "v2 metadata",
+                "A topic's partitions",
+                _ok(200, "Partitions", _array(_ref("Partition"))),
+                {**_TOPIC_404, **_NOT_ACCEPTABLE},
+                ("topic",),
+            ),
         },
         "/topics/{topic}/partitions/{partition}": {
-            "get": _op("getPartition", "v2 metadata", "One partition", _ok(200, "The partition", _ref("Partition")),
-                       {**_PARTITION_404, **_NOT_ACCEPTABLE}, ("topic", "partition")),
+            "get": _op(
+                "getPartition",
+                "v2 metadata",
+                "One partition",
+                _ok(200, "The partition", _ref("Partition")),
+                {**_PARTITION_404, **_NOT_ACCEPTABLE},
+                ("topic", "partition"),
+            ),
             "post": _produce("produceToPartition", "Produce records to one partition", ("topic", "partition")),
         },
         "/topics/{topic}/partitions/{partition}/offsets": {
-            "get": _op("getPartitionOffsets", "v2 metadata", "A partition's first and true log-end offsets",
-                       _ok(200, "Offsets", _ref("PartitionOffsets")),
-                       {**_PARTITION_404, **_NOT_ACCEPTABLE, 500: "50002: the offsets could not be read"},
-                       ("topic", "partition")),
+            "get": _op(
+                "getPartitionOffsets",
+                "v2 metadata",
+                "A partition's first and true log-end offsets",
+                _ok(200, "Offsets", _ref("PartitionOffsets")),
+                {**_PARTITION_404, **_NOT_ACCEPTABLE, 500: "50002: the offsets could not be read"},
+                ("topic", "partition"),
+            ),
         },
         "/consumers/{group}": {
-            "post": _op("createConsumer", "v2 consumers", "Create a consumer instance in this process",
-                        _ok(200, "The instance and its URL", _ref("CreateConsumerResponse")),
-                        {**_CONSUMER_BODY, 409: "40902: an instance with this name exists in the group",
-                         422: "40001 fetch.min.bytes out of range, 42204 invalid setting or name, 42205 schema "
-                         "format without schema.registry.url, 422 unknown format"},
-                        ("group",), _body(_ref("CreateConsumerRequest"), _V2_BODY_TYPES)),
+            "post": _op(
+                "createConsumer",
+                "v2 consumers",
+                "Create a consumer instance in this process",
+                _ok(200, "The instance and its URL", _ref("CreateConsumerResponse")),
+                {
+                    **_CONSUMER_BODY,
+                    409: "40902: an instance with this name exists in the group",
+                    422: "40001 fetch.min.bytes out of range, 42204 invalid setting or name, 42205 schema "
+                    "format without schema.registry.url, 422 unknown format",
+                },
+                ("group",),
+                _body(_ref("CreateConsumerRequest"), _V2_BODY_TYPES),
+            ),
         },
-        _INSTANCE: {"delete": _op("deleteConsumer", "v2 consumers", "Close the instance; it leaves its group",
-                          _ok(204, "Closed"), _INSTANCE_404, ("group", "instance"))},
+        _INSTANCE: {
+            "delete": _op(
+                "deleteConsumer",
+                "v2 consumers",
+                "Close the instance; it leaves its group",
+                _ok(204, "Closed"),
+                _INSTANCE_404,
+                ("group", "instance"),
+            )
+        },
         f"{_INSTANCE}/subscription": {
-            "post": _op("subscribe", "v2 consumers", "Subscribe to topics or a pattern", _ok(204, "Subscribed"),
-                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: both or neither of topics and topic_pattern, "
-                         "or the instance has manual assignments"},
-                        ("group", "instance"), _body(_ref("Subscription"), _V2_BODY_TYPES, required=True)),
-            "get": _op("getSubscription", "v2 consumers", "The subscribed topics", _ok(200, "Topics", _ref("Topics")),
-                       _INSTANCE_404, ("group", "instance")),
-            "delete": _op("unsubscribe", "v2 consumers", "Unsubscribe", _ok(204, "Unsubscribed"), _INSTANCE_404,
-                          ("group", "instance")),
+            "post": _op(
+                "subscribe",
+                "v2 consumers",
+                "Subscribe to topics or a pattern",
+                _ok(204, "Subscribed"),
+                {
+                    **_INSTANCE_404,
+                    **_CONSUMER_BODY,
+                    409: "40903: both or neither of topics and topic_pattern, or the instance has manual assignments",
+                },
+                ("group", "instance"),
+                _body(_ref("Subscription"), _V2_BODY_TYPES, required=True),
+            ),
+            "get": _op(
+                "getSubscription",
+                "v2 consumers",
+                "The subscribed topics",
+                _ok(200, "Topics", _ref("Topics")),
+                _INSTANCE_404,
+                ("group", "instance"),
+            ),
+            "delete": _op(
+                "unsubscribe",
+                "v2 consumers",
+                "Unsubscribe",
+                _ok(204, "Unsubscribed"),
+                _INSTANCE_404,
+                ("group", "instance"),
+            ),
         },
         f"{_INSTANCE}/assignments": {
-            "post": _op("assign", "v2 consumers", "Assign partitions manually", _ok(204, "Assigned"),
-                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: the instance is subscribed"},
-                        ("group", "instance"), _body(_ref("Partitions"), _V2_BODY_TYPES, required=True)),
-            "get": _op("getAssignments", "v2 consumers", "The assigned partitions",
-                       _ok(200, "Partitions", _ref("Partitions")), _INSTANCE_404, ("group", "instance")),
+            "post": _op(
+                "assign",
+                "v2 consumers",
+                "Assign partitions manually",
+                _ok(204, "Assigned"),
+                {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: the instance is subscribed"},
+                ("group", "instance"),
+                _body(_ref("Partitions"), _V2_BODY_TYPES, required=True),
+            ),
+            "get": _op(
+                "getAssignments",
+                "v2 consumers",
+                "The assigned partitions",
+                _ok(200, "Partitions", _ref("Partitions")),
+                _INSTANCE_404,
+                ("group", "instance"),
+            ),
         },
         f"{_INSTANCE}/positions": {
-            "post": _op("seek", "v2 consumers", "Seek to offsets or timestamps", _ok(204, "Sought"),
-                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
-                        ("group", "instance"), _body(_ref("SeekRequest"), _V2_BODY_TYPES, required=True)),
+            "post": _op(
+                "seek",
+                "v2 consumers",
+                "Seek to offsets or timestamps",
+                _ok(204, "Sought"),
+                {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
+                ("group", "instance"),
+                _body(_ref("SeekRequest"), _V2_BODY_TYPES, required=True),
+            ),
         },
-        **{f"{_INSTANCE}/positions/{end}": {
-            "post": _op(f"seekTo{end.title()}", "v2 consumers", f"Seek partitions to their {end}", _ok(204, "Sought"),
-                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned",
-                         500: "50002: the end offsets could not be read"},
-                        ("group", "instance"), _body(_ref("Partitions"), _V2_BODY_TYPES, required=True)),
-        } for end in ("beginning", "end")},
+        **{
+            f"{_INSTANCE}/positions/{end}": {
+                "post": _op(
+                    f"seekTo{end.title()}",
+                    "v2 consumers",
+                    f"Seek partitions to their {end}",
+                    _ok(204, "Sought"),
+                    {
+                        **_INSTANCE_404,
+                        **_CONSUMER_BODY,
+                        409: "40903: a partition the instance is not assigned",
+                        500: "50002: the end offsets could not be read",
+                    },
+                    ("group", "instance"),
+                    _body(_ref("Partitions"), _V2_BODY_TYPES, required=True),
+                ),
+            }
+            for end in ("beginning", "end")
+        },
         f"{_INSTANCE}/records": {
-            "get": _op("getRecords", "v2 consumers", "Fetch records in the instance's format",
-                       {"200": {"description": "Records (maybe none), in the instance's embedded format",
-                                "content": records}},
-                       {**_INSTANCE_404, 404: "40403 instance not found, 404 timeout or max_bytes not an integer",
-                        406: "40601: the Accept names another embedded format than the instance's",
-                        422: "A stored key or value is not JSON (json-format instance)"},
-                       ("group", "instance", "timeout", "max_bytes")),
+            "get": _op(
+                "getRecords",
+                "v2 consumers",
+                "Fetch records in the instance's format",
+                {"200": {"description": "Records (maybe none), in the instance's embedded format", "content": records}},
+                {
+                    **_INSTANCE_404,
+                    404: "40403 instance not found, 404 timeout or max_bytes not an integer",
+                    406: "40601: the Accept names another embedded format than the instance's",
+                    422: "A stored key or value is not JSON (json-format instance)",
+                },
+                ("group", "instance", "timeout", "max_bytes"),
+            ),
         },
         f"{_INSTANCE}/offsets": {
-            "post": _op("commitOffsets", "v2 consumers", "Commit offsets (all returned so far when none are given)",
-                        _ok(200, "Committed", _obj(offsets=_array(_ANY))),
-                        {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
-                        ("group", "instance"), _body(_ref("CommitRequest"), _V2_BODY_TYPES)),
-            "get": _op("getCommittedOffsets", "v2 consumers", "Committed offsets (of the assignment when no body)",
-                       _ok(200, "Committed offsets", _ref("CommittedOffsets")), {**_INSTANCE_404, **_CONSUMER_BODY},
-                       ("group", "instance"),
-                       _body(_ref("Partitions"), _V2_BODY_TYPES, description="A GET with a body, as upstream")),
+            "post": _op(
+                "commitOffsets",
+                "v2 consumers",
+                "Commit offsets (all returned so far when none are given)",
+                _ok(200, "Committed", _obj(offsets=_array(_ANY))),
+                {**_INSTANCE_404, **_CONSUMER_BODY, 409: "40903: a partition the instance is not assigned"},
+                ("group", "instance"),
+                _body(_ref("CommitRequest"), _V2_BODY_TYPES),
+            ),
+            "get": _op(
+                "getCommittedOffsets",
+                "v2 consumers",
+                "Committed offsets (of the assignment when no body)",
+                _ok(200, "Committed offsets", _ref("CommittedOffsets")),
+                {**_INSTANCE_404, **_CONSUMER_BODY},
+                ("group", "instance"),
+                _body(_ref("Partitions"), _V2_BODY_TYPES, description="A GET with a body, as upstream"),
+            ),
         },
-    }  # fmt: skip
+    }
 
 
 def _v3_get(operation_id: str, summary: str, schema: str, errors: dict[int, str], *params: str) -> dict[str, Any]:
@@ -472,77 +793,150 @@ def _v3_paths() -> dict[str, dict[str, Any]]:
         _C: _v3_get("getCluster", "The cluster", "Cluster", _CLUSTER_404, "cluster"),
         f"{_C}/topics": {
             **_v3_get("listTopicsV3", "Topics", "V3TopicList", _CLUSTER_404, "cluster"),
-            "post": _op("createTopic", "v3", "Create a topic",
-                        {**_ok(201, "Created", _ref("V3Topic"), (_JSON,),
-                               {"Location": {"schema": {**_STR, "format": "uri"}}}),
-                         **_ok(200, "validate_only: it could be created", _ref("V3Topic"), (_JSON,))},
-                        {400: "Malformed JSON; 40002: Kafka refused (exists, invalid name, partitions, config)",
-                         **_CLUSTER_404, 415: "Content-Type other than application/json",
-                         422: "42206: empty body, topic_name missing, bad partitions_count, "
-                         "replication_factor or configs"},
-                        ("cluster",), _body(_ref("CreateTopicRequest"), (_JSON,), required=True)),
+            "post": _op(
+                "createTopic",
+                "v3",
+                "Create a topic",
+                {
+                    **_ok(
+                        201, "Created", _ref("V3Topic"), (_JSON,), {"Location": {"schema": {**_STR, "format": "uri"}}}
+                    ),
+                    **_ok(200, "validate_only: it could be created", _ref("V3Topic"), (_JSON,)),
+                },
+                {
+                    400: "Malformed JSON; 40002: Kafka refused (exists, invalid name, partitions, config)",
+                    **_CLUSTER_404,
+                    415: "Content-Type other than application/json",
+                    422: "42206: empty body, topic_name missing, bad partitions_count, replication_factor or configs",
+                },
+                ("cluster",),
+                _body(_ref("CreateTopicRequest"), (_JSON,), required=True),
+            ),
         },
         f"{_C}/topics/{{topic}}": {
             **_v3_get("getTopicV3", "A topic", "V3Topic", _V3_TOPIC_404, *topic),
-            "delete": _op("deleteTopic", "v3", "Delete a topic", _ok(204, "Deleted"),
-                          {**_V3_TOPIC_404, 400: "40002: Kafka refused"}, topic),
+            "delete": _op(
+                "deleteTopic",
+                "v3",
+                "Delete a topic",
+                _ok(204, "Deleted"),
+                {**_V3_TOPIC_404, 400: "40002: Kafka refused"},
+                topic,
+            ),
         },
-        f"{_C}/topics/{{topic}}/partitions": _v3_get("listPartitionsV3", "Partitions", "V3PartitionList",
-                                                    _V3_TOPIC_404, *topic),
+        f"{_C}/topics/{{topic}}/partitions": _v3_get(
+            "listPartitionsV3", "Partitions", "V3PartitionList", _V3_TOPIC_404, *topic
+        ),
         f"{_C}/topics/{{topic}}/partitions/{{partition}}": _v3_get(
-            "getPartitionV3", "A partition", "V3Partition",
+            "getPartitionV3",
+            "A partition",
+            "V3Partition",
             {404: "Cluster, topic (40403) or partition (40402) not found, or partition not an integer"},
-            *topic, "partition"),
-        f"{_C}/topics/{{topic}}/configs": _v3_get("listTopicConfigs", "A topic's configs", "TopicConfigList",
-                                                 _V3_TOPIC_404, *topic),
+            *topic,
+            "partition",
+        ),
+        f"{_C}/topics/{{topic}}/configs": _v3_get(
+            "listTopicConfigs", "A topic's configs", "TopicConfigList", _V3_TOPIC_404, *topic
+        ),
         f"{_C}/topics/{{topic}}/configs/{{name}}": {
-            **_v3_get("getTopicConfig", "One config of a topic", "TopicConfig",
-                      {404: "Cluster, topic (40403) or config not found"}, *topic, "config"),
-            "put": _op("updateTopicConfig", "v3", "Set one config (the others keep their values)", _ok(204, "Set"),
-                       _CONFIG_ERRORS, (*topic, "config"),
-                       _body(_obj(("value",), value=_nullable(_STR)), (_JSON,), required=True)),
-            "delete": _op("resetTopicConfig", "v3", "Reset one config to its default", _ok(204, "Reset"),
-                          _CONFIG_ERRORS, (*topic, "config")),
+            **_v3_get(
+                "getTopicConfig",
+                "One config of a topic",
+                "TopicConfig",
+                {404: "Cluster, topic (40403) or config not found"},
+                *topic,
+                "config",
+            ),
+            "put": _op(
+                "updateTopicConfig",
+                "v3",
+                "Set one config (the others keep their values)",
+                _ok(204, "Set"),
+                _CONFIG_ERRORS,
+                (*topic, "config"),
+                _body(_obj(("value",), value=_nullable(_STR)), (_JSON,), required=True),
+            ),
+            "delete": _op(
+                "resetTopicConfig",
+                "v3",
+                "Reset one config to its default",
+                _ok(204, "Reset"),
+                _CONFIG_ERRORS,
+                (*topic, "config"),
+            ),
         },
         f"{_C}/topics/{{topic}}/configs:alter": {
-            "post": _op("alterTopicConfigs", "v3", "Set or reset several configs at once (incremental)",
-                        _ok(204, "Altered"), _CONFIG_ERRORS, topic,
-                        _body(_ref("AlterConfigsRequest"), (_JSON,), required=True)),
+            "post": _op(
+                "alterTopicConfigs",
+                "v3",
+                "Set or reset several configs at once (incremental)",
+                _ok(204, "Altered"),
+                _CONFIG_ERRORS,
+                topic,
+                _body(_ref("AlterConfigsRequest"), (_JSON,), required=True),
+            ),
         },
         f"{_C}/topics/{{topic}}/records": {
             "post": _op(
-                "produceRecords", "v3", "Produce records, streaming: one result per record, in order",
-                {"200": {"description": "The stream started: one V3ProduceResult per record, each followed by "
-                         "\\r\\n, written as records are stored; read error_code on every one",
-                         "content": _content(_ref("V3ProduceResult"), (_JSON,))}},
-                {400: "Unsupported charset (UTF-8 or ISO-8859-1)", 404: "Cluster or topic (40401) not found",
-                 415: "Content-Type other than application/json", 422: "42206: empty body"},
+                "produceRecords",
+                "v3",
+                "Produce records, streaming: one result per record, in order",
+                {
+                    "200": {
+                        "description": "The stream started: one V3ProduceResult per record, each followed by "
+                        "\\r\\n, written as records are stored; read error_code on every one",
+                        "content": _content(_ref("V3ProduceResult"), (_JSON,)),
+                    }
+                },
+                {
+                    400: "Unsupported charset (UTF-8 or ISO-8859-1)",
+                    404: "Cluster or topic (40401) not found",
+                    415: "Content-Type other than application/json",
+                    422: "42206: empty body",
+                },
                 topic,
-                _body(_ref("V3ProduceRecord"), (_JSON,), required=True,
-                      description="One record object, or many one after another (not an array); may be a "
-                      "chunked upload that stays open"),
+                _body(
+                    _ref("V3ProduceRecord"),
+                    (_JSON,),
+                    required=True,
+                    description="One record object, or many one after another (not an array); may be a "
+                    "chunked upload that stays open",
+                ),
             ),
         },
-        f"{_C}/consumer-groups": _v3_get("listConsumerGroups", "Consumer groups", "ConsumerGroupList", _CLUSTER_404,
-                                        "cluster"),
-        f"{_C}/consumer-groups/{{group}}": _v3_get("getConsumerGroup", "A consumer group", "ConsumerGroup",
-                                                  _V3_GROUP_404, *group),
-        f"{_C}/consumer-groups/{{group}}/consumers": _v3_get("listGroupConsumers", "A group's members",
-                                                            "ConsumerList", _V3_GROUP_404, *group),
-        f"{_C}/consumer-groups/{{group}}/lags": _v3_get("listConsumerLags", "Lag per committed partition",
-                                                       "ConsumerLagList", _V3_GROUP_404, *group),
-        f"{_C}/consumer-groups/{{group}}/lag-summary": _v3_get("getLagSummary", "The group's largest and total lag",
-                                                              "LagSummary", _V3_GROUP_404, *group),
-    }  # fmt: skip
+        f"{_C}/consumer-groups": _v3_get(
+            "listConsumerGroups", "Consumer groups", "ConsumerGroupList", _CLUSTER_404, "cluster"
+        ),
+        f"{_C}/consumer-groups/{{group}}": _v3_get(
+            "getConsumerGroup", "A consumer group", "ConsumerGroup", _V3_GROUP_404, *group
+        ),
+        f"{_C}/consumer-groups/{{group}}/consumers": _v3_get(
+            "listGroupConsumers", "A group's members", "ConsumerList", _V3_GROUP_404, *group
+        ),
+        f"{_C}/consumer-groups/{{group}}/lags": _v3_get(
+            "listConsumerLags", "Lag per committed partition", "ConsumerLagList", _V3_GROUP_404, *group
+        ),
+        f"{_C}/consumer-groups/{{group}}/lag-summary": _v3_get(
+            "getLagSummary", "The group's largest and total lag", "LagSummary", _V3_GROUP_404, *group
+        ),
+    }
 
 
 def _own_paths() -> dict[str, dict[str, Any]]:
     return {
-        "/metrics": {"get": _op("metrics", "operations", "Prometheus metrics",
-                                _ok(200, "Prometheus text exposition", _STR, ("text/plain",)), {})},
-        "/openapi.json": {"get": _op("openapi", "operations", "This document",
-                                     _ok(200, "OpenAPI 3.0", _obj(), (_JSON,)), {})},
-    }  # fmt: skip
+        "/metrics": {
+            "get": _op(
+                "metrics",
+                "operations",
+                "Prometheus metrics",
+                _ok(200, "Prometheus text exposition", _STR, ("text/plain",)),
+                {},
+            )
+        },
+        "/openapi.json": {
+            "get": _op("openapi", "operations", "This document", _ok(200, "OpenAPI 3.0", _obj(), (_JSON,)), {})
+        },
+    }
 
 
 _DESCRIPTION = """\

@@ -157,8 +157,9 @@ def _records(data: Any, ceiling: int) -> list[Any]:
         raise RestError(400, 400, "The body must be a JSON object with a `records` array")
     unknown = data.keys() - _TOP_LEVEL
     if unknown:
-        raise RestError(422, 422, f"Unrecognized field(s) {sorted(unknown)}; expected records, key_schema(_id), "
-                        "value_schema(_id)")  # fmt: skip
+        raise RestError(
+            422, 422, f"Unrecognized field(s) {sorted(unknown)}; expected records, key_schema(_id), value_schema(_id)"
+        )
     records = data.get("records")
     if records is None:
         raise RestError(422, 422, "`records` is required: a non-empty JSON array of records")
@@ -167,8 +168,12 @@ def _records(data: Any, ceiling: int) -> list[Any]:
     if not records:
         raise RestError(422, 422, "`records` may not be empty")
     if len(records) > ceiling:
-        raise RestError(413, 413, f"{len(records)} records in one request, over producer.max.records.per.request "
-                        f"({ceiling}); split the request")  # fmt: skip
+        raise RestError(
+            413,
+            413,
+            f"{len(records)} records in one request, over producer.max.records.per.request "
+            f"({ceiling}); split the request",
+        )
     return records
 
 
@@ -264,8 +269,9 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
             except (binascii.Error, ValueError, TypeError):
                 bad = "key" if key is not None and not isinstance(key, bytes) else "value"
                 shown = dumps(record.get(bad)).decode()[:64]
-                raise RestError(400, 400, f"Bad Request: records[{index}].{bad}={shown} is not a (valid) base64 "
-                                "string.") from None  # fmt: skip
+                raise RestError(
+                    400, 400, f"Bad Request: records[{index}].{bad}={shown} is not a (valid) base64 string."
+                ) from None
         else:
             try:
                 if key is not None:
@@ -273,8 +279,12 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
                 if value is not None:
                     value = dumps(value)
             except orjson.JSONEncodeError:
-                raise RestError(422, 422, f"records[{index}] nests deeper than the 255 levels this proxy can write "
-                                "(and read back); flatten it, or send it in the binary format") from None  # fmt: skip
+                raise RestError(
+                    422,
+                    422,
+                    f"records[{index}] nests deeper than the 255 levels this proxy can write "
+                    "(and read back); flatten it, or send it in the binary format",
+                ) from None
         if partition < 0:
             if key:
                 if keyed_here:
@@ -287,21 +297,29 @@ def _encode(records: list[Any], plan: _Plan) -> _Encoded:
         if size > limit:
             raise _too_large(index, size, limit)
         total += size
-        append({"value": value, "partition": partition} if key is None else
-               {"value": value, "key": key, "partition": partition})  # fmt: skip
+        append(
+            {"value": value, "partition": partition}
+            if key is None
+            else {"value": value, "key": key, "partition": partition}
+        )
     return _Encoded(messages, total, unassigned, unknown_partition)
 
 
 def _too_large(index: int, size: int, limit: int) -> RestError:
-    return RestError(413, 413, f"records[{index}] is {size} bytes, over the producer's message.max.bytes of {limit} "
-                     "(set producer.max.request.size to raise it)")  # fmt: skip
+    return RestError(
+        413,
+        413,
+        f"records[{index}] is {size} bytes, over the producer's message.max.bytes of {limit} "
+        "(set producer.max.request.size to raise it)",
+    )
 
 
 def _encode_pairs(keys: list[bytes | None], values: list[bytes | None], plan: _Plan) -> _Encoded:
     """Keyed records as messages, partitioned as `_encode` does it, in comprehensions."""
     limit = plan.limit
-    sizes = [(len(k) if k is not None else 0) + (len(v) if v is not None else 0)
-             for k, v in zip(keys, values, strict=True)]  # fmt: skip
+    sizes = [
+        (len(k) if k is not None else 0) + (len(v) if v is not None else 0) for k, v in zip(keys, values, strict=True)
+    ]
     biggest = max(sizes)
     if biggest > limit:
         raise _too_large(sizes.index(biggest), biggest, limit)
@@ -358,8 +376,9 @@ def _values_only(records: list[Any], binary: bool, raw: bool = False) -> list[by
         return None  # let the general loop name the bad record
 
 
-async def _answer(ctx: Context, topic: str, outcomes: list[Any], total: int,
-                  ids: tuple[int | None, int | None] = (None, None)) -> Response:  # fmt: skip
+async def _answer(
+    ctx: Context, topic: str, outcomes: list[Any], total: int, ids: tuple[int | None, int | None] = (None, None)
+) -> Response:
     """The offsets answer (with the schema ids used); built in a worker thread for large
     requests (400,000 offsets take ~150 ms of Python, which would otherwise stop the loop)."""
     if len(outcomes) > _ENCODE_IN_THREAD:

@@ -47,8 +47,13 @@ log = logging.getLogger("workbench.restproxy")
 _FIELDS = frozenset(("partition_id", "headers", "key", "value", "timestamp"))
 _SCHEMA_TYPES = ("AVRO", "JSONSCHEMA", "PROTOBUF")
 #: The charsets upstream takes for v3 produce (others: 400), by their spellings.
-_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "iso-8859-1": "iso-8859-1", "latin1": "iso-8859-1",
-             "latin-1": "iso-8859-1"}  # fmt: skip
+_CHARSETS = {
+    "utf-8": "utf-8",
+    "utf8": "utf-8",
+    "iso-8859-1": "iso-8859-1",
+    "latin1": "iso-8859-1",
+    "latin-1": "iso-8859-1",
+}
 
 
 def _iso(ms: int) -> str:
@@ -74,8 +79,11 @@ def _data(part: Any, what: str) -> tuple[bytes | None, dict[str, Any] | None]:
         or str(kind).upper() in _SCHEMA_TYPES
         or any(k in part for k in ("subject", "subject_name_strategy", "schema_id", "schema_version", "schema"))
     ):
-        raise _RecordError(422, f"Error: 42205 : {what} needs a Schema Registry (type {kind or 'not given'}), and "
-                           "this proxy has none; use type BINARY, JSON or STRING")  # fmt: skip
+        raise _RecordError(
+            422,
+            f"Error: 42205 : {what} needs a Schema Registry (type {kind or 'not given'}), and "
+            "this proxy has none; use type BINARY, JSON or STRING",
+        )
     kind = str(kind).upper()
     if data is None:
         encoded = None
@@ -125,8 +133,9 @@ def _prepare(record: Any, partitions: int, limit: int, encoded: dict[str, Any] |
     value, value_info = encoded["value"] if "value" in encoded else _data(record.get("value"), "value")
     size = len(key or b"") + len(value or b"")
     if size > limit:
-        raise _RecordError(413, f"Error: 413 : the record is {size} bytes, over the producer's message.max.bytes "
-                           f"of {limit}")  # fmt: skip
+        raise _RecordError(
+            413, f"Error: 413 : the record is {size} bytes, over the producer's message.max.bytes of {limit}"
+        )
     headers = []
     for header in record.get("headers") or []:
         if not isinstance(header, dict) or not isinstance(header.get("name"), str):
@@ -170,8 +179,15 @@ class StreamingProduce:
 
     status_code = 200
 
-    def __init__(self, ctx: Context, topic: str, partitions: int, first: bytes, rest: AsyncIterator[bytes],
-                 charset: str = "utf-8") -> None:  # fmt: skip
+    def __init__(
+        self,
+        ctx: Context,
+        topic: str,
+        partitions: int,
+        first: bytes,
+        rest: AsyncIterator[bytes],
+        charset: str = "utf-8",
+    ) -> None:
         self.ctx = ctx
         self.topic = topic
         self.partitions = partitions
@@ -216,8 +232,14 @@ class StreamingProduce:
                     await results.put(await self._produce(record, limit))
                 buffer = buffer[position:]
                 if len(buffer) > pending_max:
-                    await results.put(("error", 413, f"Error: 413 : an object is over {pending_max} bytes and not "
-                                       f"complete; records are at most message.max.bytes ({limit})"))  # fmt: skip
+                    await results.put(
+                        (
+                            "error",
+                            413,
+                            f"Error: 413 : an object is over {pending_max} bytes and not "
+                            f"complete; records are at most message.max.bytes ({limit})",
+                        )
+                    )
                     return
                 if ended:
                     return
@@ -226,16 +248,27 @@ class StreamingProduce:
                         chunk = await chunks.__anext__()
                     received += len(chunk)
                     if request_max and received > request_max:
-                        await results.put(("error", 400, f"Bad Request: the request is over "
-                                           f"api.v3.produce.request.size.limit.max.bytes ({request_max})"))  # fmt: skip
+                        await results.put(
+                            (
+                                "error",
+                                400,
+                                f"Bad Request: the request is over "
+                                f"api.v3.produce.request.size.limit.max.bytes ({request_max})",
+                            )
+                        )
                         return
                     buffer += text.decode(chunk)
                 except StopAsyncIteration:
                     buffer += text.decode(b"", final=True)
                     ended = True
                 except TimeoutError:
-                    await results.put(("error", 408, f"Request Timeout: nothing arrived for idle.timeout.ms "
-                                       f"({settings.idle_timeout_ms} ms)"))  # fmt: skip
+                    await results.put(
+                        (
+                            "error",
+                            408,
+                            f"Request Timeout: nothing arrived for idle.timeout.ms ({settings.idle_timeout_ms} ms)",
+                        )
+                    )
                     return
         except UnicodeDecodeError as exc:
             await results.put(("error", 400, f"Bad Request: the body is not valid {self.charset}: {exc.reason}"))
@@ -245,8 +278,9 @@ class StreamingProduce:
     async def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
         try:
             encoded = await self._schema_parts(record)
-            key, value, partition, timestamp, headers, key_info, value_info = _prepare(record, self.partitions, limit,
-                                                                                       encoded)  # fmt: skip
+            key, value, partition, timestamp, headers, key_info, value_info = _prepare(
+                record, self.partitions, limit, encoded
+            )
         except _RecordError as exc:
             return ("error", exc.code, exc.message)
         except RestError as exc:  # per record, as kafka-rest writes them: the status, then "Error: <code> : ..."
@@ -280,15 +314,24 @@ class StreamingProduce:
         metrics.bytes_produced.labels("v3").inc((key_info or {}).get("size", 0) + (value_info or {}).get("size", 0))
         if value_info is not None and value_info["type"] in ("JSON", "BINARY", "STRING"):
             value_info = {**value_info, "subject": None, "schema_id": None, "schema_version": None}
-        return orjson.dumps({
-            "error_code": 200, "cluster_id": self.ctx.cluster_id, "topic_name": self.topic,
-            "partition_id": outcome[0], "offset": outcome[1], "timestamp": _iso(timestamp),
-            "key": key_info, "value": value_info,
-        }) + b"\r\n"  # fmt: skip
+        return (
+            orjson.dumps(
+                {
+                    "error_code": 200,
+                    "cluster_id": self.ctx.cluster_id,
+                    "topic_name": self.topic,
+                    "partition_id": outcome[0],
+                    "offset": outcome[1],
+                    "timestamp": _iso(timestamp),
+                    "key": key_info,
+                    "value": value_info,
+                }
+            )
+            + b"\r\n"
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         results: asyncio.Queue[Any] = asyncio.Queue(self.ctx.settings.v3_max_inflight)
         reader = asyncio.create_task(self._objects(results))
         try:
@@ -316,8 +359,9 @@ async def produce_records(ctx: Context, request: Request, cluster: str, topic: s
     content_type = (request.headers.get("content-type") or "").split(";")
     if content_type[0].strip().lower() != "application/json":
         raise RestError(415, 415, "HTTP 415 Unsupported Media Type: v3 produce takes application/json")
-    charset = next((p.split("=", 1)[1].strip().strip('"').lower() for p in content_type[1:] if "charset=" in p.lower()),
-                   "utf-8")  # fmt: skip
+    charset = next(
+        (p.split("=", 1)[1].strip().strip('"').lower() for p in content_type[1:] if "charset=" in p.lower()), "utf-8"
+    )
     if charset not in _CHARSETS:
         raise RestError(400, 400, f"Unsupported charset {charset!r}: UTF-8 or ISO-8859-1")
     partitions = await ctx.metadata.partition_count(topic)
@@ -330,8 +374,11 @@ async def produce_records(ctx: Context, request: Request, cluster: str, topic: s
                 if first.strip():
                     break
     except TimeoutError:
-        raise RestError(408, 408, f"Request Timeout: no record arrived within request.body.timeout.ms "
-                        f"({ctx.settings.body_timeout_ms} ms)") from None  # fmt: skip
+        raise RestError(
+            408,
+            408,
+            f"Request Timeout: no record arrived within request.body.timeout.ms ({ctx.settings.body_timeout_ms} ms)",
+        ) from None
     if not first.strip():
         raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
     return StreamingProduce(ctx, topic, partitions, first, stream, _CHARSETS[charset])

@@ -52,8 +52,12 @@ def _is_queue_full(error: Any) -> bool:
 
 def _queue_full(waited_s: float) -> RdKafkaError:
     """The error of a record that found no room within `producer.max.block.ms` (50003)."""
-    return RdKafkaError(RdKafkaError._QUEUE_FULL, f"Local: Queue full: the producer's buffer stayed full for "
-                        f"producer.max.block.ms ({waited_s * 1000:.0f} ms); retry later", retriable=True)  # fmt: skip
+    return RdKafkaError(
+        RdKafkaError._QUEUE_FULL,
+        f"Local: Queue full: the producer's buffer stayed full for "
+        f"producer.max.block.ms ({waited_s * 1000:.0f} ms); retry later",
+        retriable=True,
+    )
 
 
 class Delivery:
@@ -110,8 +114,12 @@ class BatchDelivery(Delivery):
 
     __slots__ = ("_values", "_waiting")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, messages: list[dict[str, Any]],
-                 groups: dict[int, list[int]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        messages: list[dict[str, Any]],
+        groups: dict[int, list[int]] | None = None,
+    ) -> None:
         super().__init__(loop, len(messages))
         self._values = [m.get("value") for m in messages]
         groups = groups if groups is not None else _by_partition(messages)
@@ -309,8 +317,9 @@ class AsyncProducer:
                 while pending:
                     chunk = messages if whole and len(pending) == len(messages) else [messages[i] for i in pending]
                     try:
-                        done = self._producer.produce_batch(topic, chunk, partition=partition,
-                                                            on_delivery=delivery.report_any)  # fmt: skip
+                        done = self._producer.produce_batch(
+                            topic, chunk, partition=partition, on_delivery=delivery.report_any
+                        )
                     except BufferError:
                         done = 0
                         for message in chunk:
@@ -365,8 +374,15 @@ class AsyncProducer:
         deadline: float | None = None
         while True:
             try:
-                self._producer.produce(topic, value, key, partition, partial(delivery.report, 0),
-                                       timestamp=timestamp_ms, headers=headers)  # type: ignore[arg-type]  # fmt: skip
+                self._producer.produce(
+                    topic,
+                    value,
+                    key,
+                    partition,
+                    partial(delivery.report, 0),
+                    timestamp=timestamp_ms,
+                    headers=headers,  # type: ignore[arg-type]
+                )
                 delivery.seal(1)
                 self._track(delivery)
                 break

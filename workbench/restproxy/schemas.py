@@ -67,8 +67,9 @@ class Serializer:
             raise
         except Exception as exc:  # each library raises its own types; the message says which field
             reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-            raise RestError(400, 400, f"Bad Request: {what} does not fit its {self.fmt} schema (id "
-                            f"{self.schema_id}): {reason}") from None  # fmt: skip
+            raise RestError(
+                400, 400, f"Bad Request: {what} does not fit its {self.fmt} schema (id {self.schema_id}): {reason}"
+            ) from None
         return b"\x00" + self.schema_id.to_bytes(4, "big") + payload
 
 
@@ -96,8 +97,14 @@ class SchemaFormats:
     # -- the registry ------------------------------------------------------------------
     def _call(self, method: str, path: str, body: Any = None, params: dict[str, str] | None = None) -> Any:
         try:
-            answer = self._session.request(method, self.url + path, json=body, params=params, timeout=self.timeout_s,
-                                           headers={"Accept": "application/vnd.schemaregistry.v1+json"})  # fmt: skip
+            answer = self._session.request(
+                method,
+                self.url + path,
+                json=body,
+                params=params,
+                timeout=self.timeout_s,
+                headers={"Accept": "application/vnd.schemaregistry.v1+json"},
+            )
         except requests.RequestException as exc:
             raise RestError(
                 408, 40801, f"Schema Registry at {self.url} cannot be reached: {type(exc).__name__}"
@@ -149,8 +156,11 @@ class SchemaFormats:
             except RestError:
                 raise
             except Exception as exc:  # a schema this proxy cannot build (e.g. protobuf imports of other subjects)
-                raise RestError(422, 42205, f"Schema {schema_id} cannot be used by this proxy: "
-                                f"{type(exc).__name__}: {str(exc)[:200]}") from None  # fmt: skip
+                raise RestError(
+                    422,
+                    42205,
+                    f"Schema {schema_id} cannot be used by this proxy: {type(exc).__name__}: {str(exc)[:200]}",
+                ) from None
             with self._lock:
                 if len(self._serializers) > CACHE_MAX:
                     self._serializers.clear()
@@ -199,8 +209,9 @@ class SchemaFormats:
             found = self._call("GET", f"/schemas/ids/{schema_id}/versions")
             known = next((int(v["version"]) for v in found if v.get("subject") == subject), 0)
             if not known:
-                raise RestError(422, 42205, f"Schema {schema_id} ({serializer.fmt}) is not registered under subject "
-                                f"{subject!r}")  # fmt: skip
+                raise RestError(
+                    422, 42205, f"Schema {schema_id} ({serializer.fmt}) is not registered under subject {subject!r}"
+                )
             with self._lock:
                 self._ids[key] = known
         return known
@@ -226,8 +237,9 @@ class SchemaFormats:
 _ENCODE_IN_THREAD = 1000
 
 
-async def encode_schema_records(schemas: SchemaFormats, fmt: str, topic: str, data: dict[str, Any],
-                                records: list[Any]) -> tuple[list[Any], tuple[int | None, int | None]]:  # fmt: skip
+async def encode_schema_records(
+    schemas: SchemaFormats, fmt: str, topic: str, data: dict[str, Any], records: list[Any]
+) -> tuple[list[Any], tuple[int | None, int | None]]:
     """The records with keys and values in the wire format, and the (key, value) schema ids.
 
     Every record is encoded before any is sent, so data that does not fit writes nothing.
@@ -236,8 +248,9 @@ async def encode_schema_records(schemas: SchemaFormats, fmt: str, topic: str, da
     if data.get("key_schema") is not None or data.get("key_schema_id") is not None:
         key = await schemas.serializer(fmt, f"{topic}-key", "key", data.get("key_schema"), data.get("key_schema_id"))
     if data.get("value_schema") is not None or data.get("value_schema_id") is not None:
-        value = await schemas.serializer(fmt, f"{topic}-value", "value", data.get("value_schema"),
-                                         data.get("value_schema_id"))  # fmt: skip
+        value = await schemas.serializer(
+            fmt, f"{topic}-value", "value", data.get("value_schema"), data.get("value_schema_id")
+        )
 
     def encode() -> list[Any]:
         out = []
@@ -258,8 +271,9 @@ _SELECTORS = ("subject", "subject_name_strategy", "schema_id", "schema_version",
 _V3_TYPES = {"AVRO": "avro", "JSONSCHEMA": "jsonschema", "PROTOBUF": "protobuf"}
 
 
-async def encode_v3_part(schemas: SchemaFormats, topic: str, part: Any, what: str
-                         ) -> tuple[bytes | None, dict[str, Any]] | None:  # fmt: skip
+async def encode_v3_part(
+    schemas: SchemaFormats, topic: str, part: Any, what: str
+) -> tuple[bytes | None, dict[str, Any]] | None:
     """A v3 record's schema-based key or value: (framed bytes, the result's description), or
     None when it is not schema-based (BINARY, JSON, STRING), as kafka-rest decides:
 
@@ -283,15 +297,20 @@ async def encode_v3_part(schemas: SchemaFormats, topic: str, part: Any, what: st
         return None  # an unknown type: the plain path names it
     strategy = str(part.get("subject_name_strategy") or "TOPIC_NAME").upper()
     if strategy != "TOPIC_NAME" and part.get("subject") is None:
-        raise RestError(400, 400, f"Bad Request: subject_name_strategy {strategy} is not supported by this proxy; "
-                        "give `subject` or use TOPIC_NAME")  # fmt: skip
+        raise RestError(
+            400,
+            400,
+            f"Bad Request: subject_name_strategy {strategy} is not supported by this proxy; "
+            "give `subject` or use TOPIC_NAME",
+        )
     given = part.get("subject")
     subject: str = given if isinstance(given, str) and given else f"{topic}-{what}"
     schema_id, version = part.get("schema_id"), part.get("schema_version")
     alone = kind is None and part.get("schema") is None and (schema_id is None or version is None)
     if (schema_id is not None or version is not None) and not alone:
-        raise RestError(400, 400, f"Bad Request: {what}: schema_id or schema_version come alone, without type "
-                        "or schema")  # fmt: skip
+        raise RestError(
+            400, 400, f"Bad Request: {what}: schema_id or schema_version come alone, without type or schema"
+        )
     if schema_id is not None:
         if type(schema_id) is not int or not 1 <= schema_id < 2**31:
             raise RestError(400, 400, f"Bad Request: {what}.schema_id must be a positive integer")
@@ -303,8 +322,9 @@ async def encode_v3_part(schemas: SchemaFormats, topic: str, part: Any, what: st
     else:
         if version is not None and (type(version) is not int or not 1 <= version < 2**31) and version != -1:
             raise RestError(400, 400, f"Bad Request: {what}.schema_version must be a positive integer")
-        found_id, _ = await asyncio.to_thread(schemas.version_blocking, subject,
-                                              None if version in (None, -1) else version)  # fmt: skip
+        found_id, _ = await asyncio.to_thread(
+            schemas.version_blocking, subject, None if version in (None, -1) else version
+        )
         serializer = await asyncio.to_thread(schemas.serializer_blocking, found_id)
     if upper is not None and _V3_TYPES[upper] != serializer.fmt:
         raise RestError(422, 42205, f"{what}: schema {serializer.schema_id} is {serializer.fmt}, not {upper}")
@@ -313,8 +333,13 @@ async def encode_v3_part(schemas: SchemaFormats, topic: str, part: Any, what: st
     number = schemas.cached_version(subject, serializer.schema_id)
     if number is None:
         number = await asyncio.to_thread(schemas.lookup_blocking, subject, serializer.schema_id)
-    info = {"type": {v: k for k, v in _V3_TYPES.items()}[serializer.fmt], "subject": subject,
-            "schema_id": serializer.schema_id, "schema_version": number, "size": len(framed or b"")}  # fmt: skip
+    info = {
+        "type": {v: k for k, v in _V3_TYPES.items()}[serializer.fmt],
+        "subject": subject,
+        "schema_id": serializer.schema_id,
+        "schema_version": number,
+        "size": len(framed or b""),
+    }
     return framed, info
 
 

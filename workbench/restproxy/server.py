@@ -71,8 +71,12 @@ def _require_kafka(settings: RestProxySettings, timeout: float = 10.0) -> None:
         seen["down" if error.code() == KafkaError._ALL_BROKERS_DOWN else "cause"] = error
 
     # Quiet (log_level 0): each refused attempt would log a line, and the cause is in the error.
-    conf: dict[str, Any] = {"bootstrap.servers": settings.bootstrap_servers, **settings.admin, "log_level": 0,
-                            "error_cb": on_error}  # fmt: skip
+    conf: dict[str, Any] = {
+        "bootstrap.servers": settings.bootstrap_servers,
+        **settings.admin,
+        "log_level": 0,
+        "error_cb": on_error,
+    }
     client = AdminClient(conf)
     started = time.monotonic()
     all_down: float | None = None
@@ -106,8 +110,9 @@ def _tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
-def serve(config: Path | str | None, host: str | None = None, port: int | None = None,
-          bootstrap_servers: str | None = None) -> None:  # fmt: skip
+def serve(
+    config: Path | str | None, host: str | None = None, port: int | None = None, bootstrap_servers: str | None = None
+) -> None:
     """Run the REST proxy until SIGTERM/SIGINT.
 
     Args:

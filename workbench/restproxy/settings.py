@@ -96,12 +96,22 @@ KNOWN: dict[str, tuple[type, Any]] = {
 
 #: Upstream properties accepted and ignored on purpose (they tune a JVM server).
 IGNORED = {
-    "simpleconsumer.pool.size.max", "simpleconsumer.pool.timeout.ms", "thread.pool.min", "thread.pool.max",
-    "request.queue.capacity", "compression.enable", "http2.enabled",
-    "response.mediatype.preferred", "response.mediatype.default", "api.v3.produce.response.thread.pool.size",
-    "schema.registry.enable", "streams.default.stream", "access.control.allow.origin",
-    "access.control.allow.methods", "access.control.allow.headers",
-}  # fmt: skip
+    "simpleconsumer.pool.size.max",
+    "simpleconsumer.pool.timeout.ms",
+    "thread.pool.min",
+    "thread.pool.max",
+    "request.queue.capacity",
+    "compression.enable",
+    "http2.enabled",
+    "response.mediatype.preferred",
+    "response.mediatype.default",
+    "api.v3.produce.response.thread.pool.size",
+    "schema.registry.enable",
+    "streams.default.stream",
+    "access.control.allow.origin",
+    "access.control.allow.methods",
+    "access.control.allow.headers",
+}
 
 PASS_THROUGH = ("client.", "producer.", "consumer.", "admin.")
 
@@ -265,8 +275,11 @@ def _build(
     bind_port = bind_port if port is None else port
     servers = bootstrap_servers or typed["bootstrap.servers"]
     if not servers:
-        raise ConfigError(source, "bootstrap.servers", "is required (in the file, KAFKA_REST_BOOTSTRAP_SERVERS, "
-                          "or --bootstrap-servers)")  # fmt: skip
+        raise ConfigError(
+            source,
+            "bootstrap.servers",
+            "is required (in the file, KAFKA_REST_BOOTSTRAP_SERVERS, or --bootstrap-servers)",
+        )
     for key, low, high in (
         ("fetch.min.bytes", -1, 10_000_000),
         ("consumer.request.timeout.ms", 0, 3_600_000),
@@ -290,8 +303,11 @@ def _build(
             raise ConfigError(source, key, f"must be between {low} and {high}, got {typed[key]}")
     wait, ceiling = typed["consumer.request.timeout.ms"], typed["consumer.request.timeout.max.ms"]
     if wait > ceiling:
-        raise ConfigError(source, "consumer.request.timeout.ms", f"must not exceed consumer.request.timeout.max.ms "
-                          f"({ceiling}), got {wait}")  # fmt: skip
+        raise ConfigError(
+            source,
+            "consumer.request.timeout.ms",
+            f"must not exceed consumer.request.timeout.max.ms ({ceiling}), got {wait}",
+        )
     method = str(typed["authentication.method"]).upper()
     if method not in ("NONE", "BASIC"):
         raise ConfigError(source, "authentication.method", f"must be NONE or BASIC, got {method!r}")
@@ -418,6 +434,10 @@ def _client_conf(source: str, role: str, conf: dict[str, Any]) -> ClientConf:
         else:
             result[translated[0]] = translated[1]
     if dropped:
-        log.warning("%s: Java-only %s settings have no librdkafka equivalent and are ignored: %s",
-                    source, role, ", ".join(f"{role}.{k}" for k in sorted(dropped)))  # fmt: skip
+        log.warning(
+            "%s: Java-only %s settings have no librdkafka equivalent and are ignored: %s",
+            source,
+            role,
+            ", ".join(f"{role}.{k}" for k in sorted(dropped)),
+        )
     return result

@@ -83,8 +83,11 @@ def _cluster_body(ctx: Context, request: Request) -> dict[str, Any]:
     related = ("acls", "brokers", "broker-configs", "consumer-groups", "topics", "topics/-/partitions/-/reassignment")
     body: dict[str, Any] = {"kind": "KafkaCluster", "metadata": _meta(base, _crn(ctx)), "cluster_id": ctx.cluster_id}
     for name in related:
-        key = {"broker-configs": "broker_configs", "consumer-groups": "consumer_groups",
-               "topics/-/partitions/-/reassignment": "partition_reassignments"}.get(name, name)  # fmt: skip
+        key = {
+            "broker-configs": "broker_configs",
+            "consumer-groups": "consumer_groups",
+            "topics/-/partitions/-/reassignment": "partition_reassignments",
+        }.get(name, name)
         body[key] = {"related": f"{base}/{name}"}
     body["controller"] = {"related": f"{base}/brokers/controller"}
     return body
@@ -92,8 +95,9 @@ def _cluster_body(ctx: Context, request: Request) -> dict[str, Any]:
 
 async def _handle_list_clusters(ctx: Context, request: Request) -> Response:
     url = f"{ctx.settings.base_url(request.headers.get('host'))}/v3/clusters"
-    return _v3({"kind": "KafkaClusterList", "metadata": {"self": url, "next": None},
-                "data": [_cluster_body(ctx, request)]})  # fmt: skip
+    return _v3(
+        {"kind": "KafkaClusterList", "metadata": {"self": url, "next": None}, "data": [_cluster_body(ctx, request)]}
+    )
 
 
 async def _handle_get_cluster(ctx: Context, request: Request, cluster: str) -> Response:
@@ -122,10 +126,14 @@ def _topic_body(ctx: Context, request: Request, name: str, partitions: dict[int,
 async def _handle_list_topics(ctx: Context, request: Request, cluster: str) -> Response:
     check_cluster(ctx, cluster)
     metadata = await ctx.metadata.call(ctx.metadata.cluster)
-    data = [_topic_body(ctx, request, name, metadata.topics[name].partitions) for name in sorted(metadata.topics)
-            if not name.startswith("__")]  # fmt: skip
-    return _v3({"kind": "KafkaTopicList", "metadata": {"self": f"{_base(ctx, request)}/topics", "next": None},
-                "data": data})  # fmt: skip
+    data = [
+        _topic_body(ctx, request, name, metadata.topics[name].partitions)
+        for name in sorted(metadata.topics)
+        if not name.startswith("__")
+    ]
+    return _v3(
+        {"kind": "KafkaTopicList", "metadata": {"self": f"{_base(ctx, request)}/topics", "next": None}, "data": data}
+    )
 
 
 async def _handle_create_topic(ctx: Context, request: Request, cluster: str) -> Response:
@@ -149,14 +157,19 @@ async def _handle_create_topic(ctx: Context, request: Request, cluster: str) -> 
     changes = [_config_change(c["name"], c.get("value")) for c in configs]
     validate_only = bool(body.get("validate_only", False))
     # -1: the broker's defaults (num.partitions, default.replication.factor), as upstream
-    new = NewTopic(name, num_partitions=partitions or -1, replication_factor=replication or -1,
-                   config={key: value for key, value in changes if value is not None})  # fmt: skip
+    new = NewTopic(
+        name,
+        num_partitions=partitions or -1,
+        replication_factor=replication or -1,
+        config={key: value for key, value in changes if value is not None},
+    )
 
     def create() -> None:
         if validate_only and _exists(ctx, name):
             raise RestError(400, 40002, f"Topic '{name}' already exists.")
-        futures = ctx.metadata.admin.create_topics([new], validate_only=validate_only, operation_timeout=30,
-                                                   request_timeout=30)  # fmt: skip
+        futures = ctx.metadata.admin.create_topics(
+            [new], validate_only=validate_only, operation_timeout=30, request_timeout=30
+        )
         try:
             futures[name].result()
         except KafkaException as exc:
@@ -332,15 +345,17 @@ def _config_change(name: Any, value: Any) -> tuple[str, str | None]:
     if not isinstance(name, str) or not _CONFIG_NAME.fullmatch(name):
         raise RestError(400, 400, f"Bad Request: {str(name)[:80]!r} is not a config name")
     if value is not None and (not isinstance(value, str | int | float | bool) or len(str(value)) > _CONFIG_VALUE_MAX):
-        raise RestError(400, 400, f"Bad Request: the value of {name} must be a string of at most "
-                        f"{_CONFIG_VALUE_MAX} characters")  # fmt: skip
+        raise RestError(
+            400, 400, f"Bad Request: the value of {name} must be a string of at most {_CONFIG_VALUE_MAX} characters"
+        )
     if isinstance(value, bool):
         value = str(value).lower()
     return name, None if value is None else str(value)
 
 
-async def _alter(ctx: Context, cluster: str, topic: str, changes: list[tuple[str, str | None]],
-                 validate_only: bool = False) -> Response:  # fmt: skip
+async def _alter(
+    ctx: Context, cluster: str, topic: str, changes: list[tuple[str, str | None]], validate_only: bool = False
+) -> Response:
     await _topic(ctx, cluster, topic)
     await ctx.metadata.call(ctx.metadata.alter_topic_configs, topic, changes, validate_only)
     return empty_response()
@@ -403,8 +418,9 @@ def _describe(ctx: Context, group: str) -> Any:
 
 def _committed(ctx: Context, group: str) -> dict[tuple[str, int], int]:
     try:
-        futures = ctx.metadata.admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)],
-                                                                request_timeout=10)  # fmt: skip
+        futures = ctx.metadata.admin.list_consumer_group_offsets(
+            [ConsumerGroupTopicPartitions(group)], request_timeout=10
+        )
         result = futures[group].result()
     except KafkaException as exc:
         raise kafka_error(exc, f"cannot list the offsets of consumer group {group}") from None
@@ -420,8 +436,7 @@ def _lags(ctx: Context, group: str) -> list[dict[str, Any]]:
     if not committed:
         return []
     try:
-        ends = end_offsets({"bootstrap.servers": ctx.settings.bootstrap_servers, **ctx.settings.admin},
-                           list(committed))  # fmt: skip
+        ends = end_offsets({"bootstrap.servers": ctx.settings.bootstrap_servers, **ctx.settings.admin}, list(committed))
     except KafkaError as exc:
         raise RestError(500, 50002, f"cannot find the end offsets of group {group}: {exc}") from None
     owners: dict[tuple[str, int], Any] = {}
@@ -432,12 +447,18 @@ def _lags(ctx: Context, group: str) -> list[dict[str, Any]]:
     for (topic, partition), offset in sorted(committed.items()):
         member = owners.get((topic, partition))
         end = ends[(topic, partition)]
-        rows.append({
-            "topic_name": topic, "partition_id": partition, "current_offset": offset, "log_end_offset": end,
-            "lag": max(0, end - offset), "consumer_id": member.member_id if member else "",
-            "instance_id": getattr(member, "group_instance_id", None) if member else None,
-            "client_id": member.client_id if member else "",
-        })  # fmt: skip
+        rows.append(
+            {
+                "topic_name": topic,
+                "partition_id": partition,
+                "current_offset": offset,
+                "log_end_offset": end,
+                "lag": max(0, end - offset),
+                "consumer_id": member.member_id if member else "",
+                "instance_id": getattr(member, "group_instance_id", None) if member else None,
+                "client_id": member.client_id if member else "",
+            }
+        )
     return rows
 
 
@@ -467,8 +488,13 @@ async def _handle_list_groups(ctx: Context, request: Request, cluster: str) -> R
     check_cluster(ctx, cluster)
     groups = await ctx.metadata.call(_groups, ctx)
     url = f"{_base(ctx, request)}/consumer-groups"
-    return _v3({"kind": "KafkaConsumerGroupList", "metadata": {"self": url, "next": None},
-                "data": [_group_body(ctx, request, g) for g in groups]})  # fmt: skip
+    return _v3(
+        {
+            "kind": "KafkaConsumerGroupList",
+            "metadata": {"self": url, "next": None},
+            "data": [_group_body(ctx, request, g) for g in groups],
+        }
+    )
 
 
 async def _handle_get_group(ctx: Context, request: Request, cluster: str, group: str) -> Response:
@@ -484,12 +510,18 @@ async def _handle_list_group_consumers(ctx: Context, request: Request, cluster: 
     data = []
     for member in description.members or []:
         partitions = getattr(member.assignment, "topic_partitions", None) or []
-        data.append({
-            "kind": "KafkaConsumer", "metadata": _meta(f"{url}/{member.member_id}"), "cluster_id": ctx.cluster_id,
-            "consumer_group_id": group, "consumer_id": member.member_id,
-            "instance_id": getattr(member, "group_instance_id", None), "client_id": member.client_id,
-            "assignments": [{"topic_name": tp.topic, "partition_id": tp.partition} for tp in partitions],
-        })  # fmt: skip
+        data.append(
+            {
+                "kind": "KafkaConsumer",
+                "metadata": _meta(f"{url}/{member.member_id}"),
+                "cluster_id": ctx.cluster_id,
+                "consumer_group_id": group,
+                "consumer_id": member.member_id,
+                "instance_id": getattr(member, "group_instance_id", None),
+                "client_id": member.client_id,
+                "assignments": [{"topic_name": tp.topic, "partition_id": tp.partition} for tp in partitions],
+            }
+        )
     return _v3({"kind": "KafkaConsumerList", "metadata": {"self": url, "next": None}, "data": data})
 
 
@@ -497,8 +529,16 @@ async def _handle_list_lags(ctx: Context, request: Request, cluster: str, group:
     check_cluster(ctx, cluster)
     rows = await ctx.metadata.call(_lags, ctx, group)
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lags"
-    data = [{"kind": "KafkaConsumerLag", "metadata": _meta(f"{url}/{r['topic_name']}/partitions/{r['partition_id']}"),
-             "cluster_id": ctx.cluster_id, "consumer_group_id": group, **r} for r in rows]  # fmt: skip
+    data = [
+        {
+            "kind": "KafkaConsumerLag",
+            "metadata": _meta(f"{url}/{r['topic_name']}/partitions/{r['partition_id']}"),
+            "cluster_id": ctx.cluster_id,
+            "consumer_group_id": group,
+            **r,
+        }
+        for r in rows
+    ]
     return _v3({"kind": "KafkaConsumerLagList", "metadata": {"self": url, "next": None}, "data": data})
 
 
@@ -508,21 +548,28 @@ async def _handle_lag_summary(ctx: Context, request: Request, cluster: str, grou
     url = f"{_base(ctx, request)}/consumer-groups/{group}/lag-summary"
     top = max(rows, key=lambda r: r["lag"], default=None)
     top_topic = quote(top["topic_name"], safe="") if top else ""
-    return _v3({
-        "kind": "KafkaConsumerGroupLagSummary", "metadata": _meta(url), "cluster_id": ctx.cluster_id,
-        "consumer_group_id": group,
-        "max_lag_consumer_id": top["consumer_id"] if top else "",
-        "max_lag_instance_id": top["instance_id"] if top else None,
-        "max_lag_client_id": top["client_id"] if top else "",
-        "max_lag_topic_name": top["topic_name"] if top else "",
-        "max_lag_partition_id": top["partition_id"] if top else 0,
-        "max_lag": top["lag"] if top else 0,
-        "total_lag": sum(r["lag"] for r in rows),
-        "max_lag_consumer": {"related": f"{_base(ctx, request)}/consumer-groups/{group}/consumers/"
-                             f"{top['consumer_id'] if top else ''}"},
-        "max_lag_partition": {"related": f"{_base(ctx, request)}/topics/{top_topic}"
-                              f"/partitions/{top['partition_id'] if top else 0}"},
-    })  # fmt: skip
+    return _v3(
+        {
+            "kind": "KafkaConsumerGroupLagSummary",
+            "metadata": _meta(url),
+            "cluster_id": ctx.cluster_id,
+            "consumer_group_id": group,
+            "max_lag_consumer_id": top["consumer_id"] if top else "",
+            "max_lag_instance_id": top["instance_id"] if top else None,
+            "max_lag_client_id": top["client_id"] if top else "",
+            "max_lag_topic_name": top["topic_name"] if top else "",
+            "max_lag_partition_id": top["partition_id"] if top else 0,
+            "max_lag": top["lag"] if top else 0,
+            "total_lag": sum(r["lag"] for r in rows),
+            "max_lag_consumer": {
+                "related": f"{_base(ctx, request)}/consumer-groups/{group}/consumers/"
+                f"{top['consumer_id'] if top else ''}"
+            },
+            "max_lag_partition": {
+                "related": f"{_base(ctx, request)}/topics/{top_topic}/partitions/{top['partition_id'] if top else 0}"
+            },
+        }
+    )
 
 
 _C = "/v3/clusters/{cluster}"

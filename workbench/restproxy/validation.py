@@ -133,7 +133,8 @@ def check_path(params: dict[str, str], v3: bool) -> None:
     instance = params.get("instance")
     if instance is not None and group is not None:
         if _name_problem(group) or _name_problem(instance) or "/" in instance:
-            raise RestError(404, 40403, f"Consumer instance not found: group {_shown(group)}, instance "
-                            f"{_shown(instance)}.")  # fmt: skip
+            raise RestError(
+                404, 40403, f"Consumer instance not found: group {_shown(group)}, instance {_shown(instance)}."
+            )
     elif v3 and group is not None and _name_problem(group):
         raise RestError(404, 404, f"Consumer group {_shown(group)} not found.")
