@@ -34,5 +34,4 @@ class RestError(WorkbenchError):
 
 def error_response(error: RestError, media_type: str = "application/json") -> Response:
     """The JSON error body as a response; v2 callers get it in the vnd.kafka type."""
-    return Response(orjson.dumps(error.body()), status_code=error.status, media_type=media_type,
-                    headers=error.headers)  # fmt: skip
+    return Response(orjson.dumps(error.body()), status_code=error.status, media_type=media_type, headers=error.headers)

@@ -58,8 +58,11 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def _headers_too_slow(self) -> None:
         self._header_timer = None
         if not self.transport.is_closing():
-            self._refuse(408, f"the request headers did not arrive within request.header.timeout.ms "
-                         f"({self.header_timeout_s * 1000:.0f} ms)")  # fmt: skip
+            self._refuse(
+                408,
+                f"the request headers did not arrive within request.header.timeout.ms "
+                f"({self.header_timeout_s * 1000:.0f} ms)",
+            )
 
     def _refuse(self, status: int, message: str) -> None:
         """Answer `status` with Confluent's error body and close: the request is not read."""
@@ -73,8 +76,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def _count(self, size: int) -> None:
         self._header_bytes += size
         if self._header_bytes > self.header_max_bytes:
-            self._refuse(431, f"the request line and headers are over request.header.max.bytes "
-                         f"({self.header_max_bytes})")  # fmt: skip
+            self._refuse(
+                431, f"the request line and headers are over request.header.max.bytes ({self.header_max_bytes})"
+            )
             raise _Refused
 
     # -- uvicorn's protocol, bounded

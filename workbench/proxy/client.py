@@ -215,9 +215,18 @@ class ProxyClient:
             ProxyError: the proxy refused the whole call (e.g. 404/40401 unknown topic).
             ProxyUnavailableError: no proxy answered.
         """
-        encoded = records if isinstance(records, EncodedRecords) else encode_records(
-            records, format, key_schema=key_schema, key_schema_id=key_schema_id, value_schema=value_schema,
-            value_schema_id=value_schema_id)  # fmt: skip
+        encoded = (
+            records
+            if isinstance(records, EncodedRecords)
+            else encode_records(
+                records,
+                format,
+                key_schema=key_schema,
+                key_schema_id=key_schema_id,
+                value_schema=value_schema,
+                value_schema_id=value_schema_id,
+            )
+        )
         path = f"/topics/{encode_topic(topic)}"
         if partition is not None:
             path += f"/partitions/{int(partition)}"
@@ -387,8 +396,11 @@ class ProxyClient:
         try:
             return orjson.loads(response.content)
         except orjson.JSONDecodeError:
-            raise ProxyError(response.status_code, response.status_code, f"{method} {path}: the answer is not JSON: "
-                             f"{response.text[:120]!r}") from None  # fmt: skip
+            raise ProxyError(
+                response.status_code,
+                response.status_code,
+                f"{method} {path}: the answer is not JSON: {response.text[:120]!r}",
+            ) from None
 
     def _v3(self) -> str:
         return f"/v3/clusters/{quote(self.cluster_id(), safe='')}"

@@ -134,8 +134,16 @@ def encode_records(
         if partition is not None:
             record.setdefault("partition", partition)
         out.append(record)
-    schemas = {name: given for name, given in (("key_schema", key_schema), ("key_schema_id", key_schema_id),
-               ("value_schema", value_schema), ("value_schema_id", value_schema_id)) if given is not None}  # fmt: skip
+    schemas = {
+        name: given
+        for name, given in (
+            ("key_schema", key_schema),
+            ("key_schema_id", key_schema_id),
+            ("value_schema", value_schema),
+            ("value_schema_id", value_schema_id),
+        )
+        if given is not None
+    }
     if schemas and format not in SCHEMA_FORMATS:
         raise ValueError(f"{sorted(schemas)} only go with the schema formats {SCHEMA_FORMATS}, not {format!r}")
     body = json.dumps({**schemas, "records": out}, separators=(",", ":")).encode()

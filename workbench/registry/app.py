@@ -70,8 +70,10 @@ def _subject(name: str, *, writing: bool = False) -> str:
     if bad:
         shown = repr(name[:80]) + ("…" if len(name) > 80 else "")
         if writing:
-            raise RegistryError(INVALID_SUBJECT, f"Invalid subject {shown}: it must be 1 to {SUBJECT_MAX_CHARS} "
-                                "characters without control characters")  # fmt: skip
+            raise RegistryError(
+                INVALID_SUBJECT,
+                f"Invalid subject {shown}: it must be 1 to {SUBJECT_MAX_CHARS} characters without control characters",
+            )
         raise RegistryError(SUBJECT_NOT_FOUND, f"Subject {shown} not found.")
     return name
 
@@ -83,8 +85,11 @@ def _version(text: str) -> int | None:
     if text.isascii() and text.isdigit() and len(text) <= 10 and 1 <= int(text) <= INT32_MAX:
         return int(text)
     shown = repr(text[:40])
-    raise RegistryError(INVALID_VERSION, f"The specified version {shown} is not a valid version id. Allowed values "
-                        "are between [1, 2^31-1] and the string \"latest\"")  # fmt: skip
+    raise RegistryError(
+        INVALID_VERSION,
+        f"The specified version {shown} is not a valid version id. Allowed values "
+        'are between [1, 2^31-1] and the string "latest"',
+    )
 
 
 def _schema_id(text: str) -> int:
@@ -123,8 +128,9 @@ def _schema_request(body: dict[str, Any]) -> tuple[str, str, tuple[Reference, ..
         raise RegistryError(INVALID_SCHEMA, 'Invalid schema: the body needs "schema" as a non-empty string')
     schema_type = body.get("schemaType") or "AVRO"
     if not isinstance(schema_type, str) or schema_type.upper() not in SCHEMA_TYPES:
-        raise RegistryError(INVALID_SCHEMA, f"Invalid schema type {str(schema_type)[:40]!r}; use one of "
-                            f"{list(SCHEMA_TYPES)}")  # fmt: skip
+        raise RegistryError(
+            INVALID_SCHEMA, f"Invalid schema type {str(schema_type)[:40]!r}; use one of {list(SCHEMA_TYPES)}"
+        )
     raw_refs = body.get("references") or []
     if not isinstance(raw_refs, list) or len(raw_refs) > 1000:
         raise RegistryError(INVALID_SCHEMA, 'Invalid schema: "references" must be a list (at most 1000)')
@@ -181,8 +187,9 @@ class _Api:
 
     async def get_version_schema(self, request: Request, subject: str, version: str) -> Any:
         number = _version(version)
-        return Response(self.db.version(_subject(subject), number, deleted=_flag(request, "deleted")).schema,
-                        media_type=V1_JSON)  # fmt: skip
+        return Response(
+            self.db.version(_subject(subject), number, deleted=_flag(request, "deleted")).schema, media_type=V1_JSON
+        )
 
     async def register(self, request: Request, subject: str) -> Any:
         body = await _body(request, self.settings.request_max_bytes)
@@ -193,8 +200,9 @@ class _Api:
     async def lookup(self, request: Request, subject: str) -> Any:
         body = await _body(request, self.settings.request_max_bytes)
         schema_type, text, refs = _schema_request(body)
-        found = await asyncio.to_thread(self.db.lookup, _subject(subject), schema_type, text, refs,
-                                        _flag(request, "deleted"))  # fmt: skip
+        found = await asyncio.to_thread(
+            self.db.lookup, _subject(subject), schema_type, text, refs, _flag(request, "deleted")
+        )
         return found.to_json()
 
     async def delete_subject(self, request: Request, subject: str) -> Any:
@@ -350,12 +358,14 @@ class RegistryApp(Starlette):
             result = await route.handler(Request(scope, receive), **params)
             response = result if isinstance(result, Response) else _answer(result, media)
         except RestError as exc:
-            response = Response(orjson.dumps(exc.body()), status_code=exc.status, media_type=media,
-                                headers=exc.headers)  # fmt: skip
+            response = Response(orjson.dumps(exc.body()), status_code=exc.status, media_type=media, headers=exc.headers)
         except Exception:
             log.exception("%s %s failed", scope["method"], scope["path"])
-            response = Response(orjson.dumps({"error_code": 50001, "message": "Error in the backend data store"}),
-                                status_code=500, media_type=media)  # fmt: skip
+            response = Response(
+                orjson.dumps({"error_code": 50001, "message": "Error in the backend data store"}),
+                status_code=500,
+                media_type=media,
+            )
         await response(scope, receive, send)
 
 
@@ -368,9 +378,11 @@ def create_app(settings: RegistrySettings, store: SchemaStore | None = None) -> 
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        active = store or SchemaStore({"bootstrap.servers": settings.bootstrap_servers,
-                                       "allow.auto.create.topics": False},
-                                      topic=settings.topic, timeout_s=settings.timeout_ms / 1000)  # fmt: skip
+        active = store or SchemaStore(
+            {"bootstrap.servers": settings.bootstrap_servers, "allow.auto.create.topics": False},
+            topic=settings.topic,
+            timeout_s=settings.timeout_ms / 1000,
+        )
         await asyncio.to_thread(active.start)
         api.store = active
         log.info("Schema Registry serving on %s:%d (topic %s)", settings.host, settings.port, settings.topic)

@@ -109,8 +109,9 @@ def _json(reader: Any, writer: Any, path: str) -> list[str]:
             messages.append(f"{path}/properties/{name}: required by the reader, optional or absent for the writer")
     if reader.get("additionalProperties") is False and writer.get("additionalProperties") is not False:
         extra = sorted(set(writer_props) - set(reader_props), key=str)
-        messages.append(f"{path}: the reader closes additionalProperties; the writer's data may hold "
-                        f"{extra or 'any property'}")  # fmt: skip
+        messages.append(
+            f"{path}: the reader closes additionalProperties; the writer's data may hold {extra or 'any property'}"
+        )
     for name in sorted(set(reader_props) & set(writer_props), key=str):
         messages += _json(reader_props[name], writer_props[name], f"{path}/properties/{name}")
     return messages

@@ -201,8 +201,14 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
         main = "schema.proto" if "schema.proto" not in {f.name for f in known.file} else "main-schema.proto"
         with open(os.path.join(folder, main), "w", encoding="utf-8", errors="surrogatepass") as out:
             out.write(text)
-        argv = [sys.executable, "-m", "grpc_tools.protoc", f"-I{folder}", f"-I{include}",
-                f"--descriptor_set_out={folder}/out.pb"]  # fmt: skip
+        argv = [
+            sys.executable,
+            "-m",
+            "grpc_tools.protoc",
+            f"-I{folder}",
+            f"-I{include}",
+            f"--descriptor_set_out={folder}/out.pb",
+        ]
         if deps:
             with open(os.path.join(folder, "deps.pb"), "wb") as out:
                 out.write(known.SerializeToString())

@@ -50,8 +50,7 @@ def main(args: Sequence[str] | None = None) -> int:
     options = parser.parse_args(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        serve(load_registry_settings(host=options.host, port=options.port,
-                                     bootstrap_servers=options.bootstrap_servers))  # fmt: skip
+        serve(load_registry_settings(host=options.host, port=options.port, bootstrap_servers=options.bootstrap_servers))
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -38,9 +38,14 @@ class RegistrySettings:
     shutdown_graceful_ms: int = 5000
 
 
-_INTS = {"port": "port", "kafkastore.timeout.ms": "timeout_ms", "request.max.bytes": "request_max_bytes",
-         "request.header.max.bytes": "header_max_bytes", "request.header.timeout.ms": "header_timeout_ms",
-         "shutdown.graceful.ms": "shutdown_graceful_ms"}  # fmt: skip
+_INTS = {
+    "port": "port",
+    "kafkastore.timeout.ms": "timeout_ms",
+    "request.max.bytes": "request_max_bytes",
+    "request.header.max.bytes": "header_max_bytes",
+    "request.header.timeout.ms": "header_timeout_ms",
+    "shutdown.graceful.ms": "shutdown_graceful_ms",
+}
 _STRS = {"host.name": "host", "kafkastore.topic": "topic", "kafkastore.bootstrap.servers": "bootstrap_servers"}
 
 

@@ -109,8 +109,7 @@ class SchemaVersion:
 
     def record(self) -> tuple[bytes, bytes]:
         key = orjson.dumps({"keytype": "SCHEMA", "subject": self.subject, "version": self.version, "magic": 1})
-        value: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id,
-                                 "schema": self.schema}  # fmt: skip
+        value: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id, "schema": self.schema}
         if self.schema_type != "AVRO":
             value["schemaType"] = self.schema_type
         if self.references:
@@ -171,11 +170,13 @@ class _State:
 
     def _schema(self, subject: str, version: int, value: dict[str, Any]) -> None:
         try:
-            refs = tuple(Reference(str(r["name"]), str(r["subject"]), int(r["version"]))
-                         for r in value.get("references") or [])  # fmt: skip
+            refs = tuple(
+                Reference(str(r["name"]), str(r["subject"]), int(r["version"])) for r in value.get("references") or []
+            )
             schema_type = str(value.get("schemaType") or "AVRO")
-            stored = SchemaVersion(subject, version, int(value["id"]), str(value["schema"]), schema_type, refs,
-                                   bool(value.get("deleted")))  # fmt: skip
+            stored = SchemaVersion(
+                subject, version, int(value["id"]), str(value["schema"]), schema_type, refs, bool(value.get("deleted"))
+            )
         except (KeyError, TypeError, ValueError):
             log.warning("skipping a malformed schema record for %r version %d", subject, version)
             return
@@ -241,15 +242,26 @@ class SchemaStore:
 
         # As Confluent's kafkastore.topic.replication.factor (3), down to the brokers there are.
         brokers = broker_count(self.kafka_conf["bootstrap.servers"], self.timeout_s, self.kafka_conf)
-        create_topics(self.kafka_conf, {self.topic: 1}, exist_ok=True, timeout=self.timeout_s,
-                      replication_factor=max(1, min(3, brokers)), config={"cleanup.policy": "compact"})  # fmt: skip
+        create_topics(
+            self.kafka_conf,
+            {self.topic: 1},
+            exist_ok=True,
+            timeout=self.timeout_s,
+            replication_factor=max(1, min(3, brokers)),
+            config={"cleanup.policy": "compact"},
+        )
         end = end_offsets(self.kafka_conf, self.topic, timeout=self.timeout_s)[(self.topic, 0)]
         self._producer = Producer({**self.kafka_conf, "acks": "all", "linger.ms": 0, "logger": log})
         self._reader = threading.Thread(target=self._read_forever, name="registry-reader", daemon=True)
         self._reader.start()
         self._wait_applied(end - 1)
-        log.info("read %d records of %s; %d subjects, max id %d", end, self.topic, len(self.state.subjects),
-                 self.state.max_id)  # fmt: skip
+        log.info(
+            "read %d records of %s; %d subjects, max id %d",
+            end,
+            self.topic,
+            len(self.state.subjects),
+            self.state.max_id,
+        )
 
     def close(self) -> None:
         self._stop.set()
@@ -261,9 +273,15 @@ class SchemaStore:
     def _read_forever(self) -> None:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, TopicPartition
 
-        consumer = Consumer({**self.kafka_conf, "group.id": f"workbench-registry-{uuid.uuid4().hex}",
-                             "enable.auto.commit": False, "fetch.wait.max.ms": _reader_fetch_wait_ms(self.kafka_conf),
-                             "logger": log})  # fmt: skip
+        consumer = Consumer(
+            {
+                **self.kafka_conf,
+                "group.id": f"workbench-registry-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "fetch.wait.max.ms": _reader_fetch_wait_ms(self.kafka_conf),
+                "logger": log,
+            }
+        )
         try:
             consumer.assign([TopicPartition(self.topic, 0, OFFSET_BEGINNING)])
             while not self._stop.is_set():
@@ -333,8 +351,11 @@ class SchemaStore:
     # -- reads -------------------------------------------------------------------------
     def subjects(self, deleted: bool = False, prefix: str = "") -> list[str]:
         with self._lock:
-            return sorted(s for s, versions in self.state.subjects.items() if s.startswith(prefix)
-                          and any(deleted or not v.deleted for v in versions.values()))  # fmt: skip
+            return sorted(
+                s
+                for s, versions in self.state.subjects.items()
+                if s.startswith(prefix) and any(deleted or not v.deleted for v in versions.values())
+            )
 
     def versions(self, subject: str, deleted: bool = False) -> list[SchemaVersion]:
         """Versions of a subject, oldest first; 40401 when it has none (live ones unless `deleted`)."""
@@ -368,8 +389,12 @@ class SchemaStore:
         """Every (subject, version) holding the id; 40403 when none does."""
         self.by_id(schema_id)
         with self._lock:
-            found = [v for versions in self.state.subjects.values() for v in versions.values()
-                     if v.id == schema_id and (deleted or not v.deleted)]  # fmt: skip
+            found = [
+                v
+                for versions in self.state.subjects.values()
+                for v in versions.values()
+                if v.id == schema_id and (deleted or not v.deleted)
+            ]
         return sorted(found, key=lambda v: (v.subject, v.version))
 
     def level(self, subject: str | None) -> str | None:
@@ -380,8 +405,14 @@ class SchemaStore:
         with self._lock:
             return self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
 
-    def parsed(self, stored: SchemaVersion | None = None, *, schema_type: str = "AVRO", text: str = "",
-               references: tuple[Reference, ...] = ()) -> ParsedSchema:  # fmt: skip
+    def parsed(
+        self,
+        stored: SchemaVersion | None = None,
+        *,
+        schema_type: str = "AVRO",
+        text: str = "",
+        references: tuple[Reference, ...] = (),
+    ) -> ParsedSchema:
         """The parsed form of a stored or given schema, references resolved; cached."""
         if stored is not None:
             schema_type, text, references = stored.schema_type, stored.schema, stored.references
@@ -411,8 +442,9 @@ class SchemaStore:
             resolved.append((ref.name, target.schema_type, target.schema, nested))
         return resolved
 
-    def lookup(self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...],
-               deleted: bool = False) -> SchemaVersion:  # fmt: skip
+    def lookup(
+        self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...], deleted: bool = False
+    ) -> SchemaVersion:
         """The version of `subject` holding this schema: 40401 no subject, 40403 not under it."""
         self.parsed(schema_type=schema_type, text=text, references=references)
         wanted = identity(schema_type, text, references)
@@ -477,13 +509,19 @@ class SchemaStore:
             self._refuse_referenced(subject, stored.version)
             if permanent:
                 if not stored.deleted:
-                    raise RegistryError(VERSION_NOT_SOFT_DELETED, f"Subject '{subject}' Version {stored.version} "
-                                        "was not deleted first before being permanently deleted")  # fmt: skip
+                    raise RegistryError(
+                        VERSION_NOT_SOFT_DELETED,
+                        f"Subject '{subject}' Version {stored.version} "
+                        "was not deleted first before being permanently deleted",
+                    )
                 self._write(stored.record()[0], None)
             else:
                 if stored.deleted:
-                    raise RegistryError(VERSION_SOFT_DELETED, f"Subject '{subject}' Version {stored.version} "
-                                        "was soft deleted. Set permanent=true to delete permanently")  # fmt: skip
+                    raise RegistryError(
+                        VERSION_SOFT_DELETED,
+                        f"Subject '{subject}' Version {stored.version} "
+                        "was soft deleted. Set permanent=true to delete permanently",
+                    )
                 self._write(*_replace(stored, deleted=True).record())
             self._drop_config_if_empty(subject)
             return stored.version
@@ -496,16 +534,20 @@ class SchemaStore:
                 self._refuse_referenced(subject, stored.version)
             if permanent:
                 if any(not v.deleted for v in versions):
-                    raise RegistryError(SUBJECT_NOT_SOFT_DELETED, f"Subject '{subject}' was not deleted first "
-                                        "before being permanently deleted")  # fmt: skip
+                    raise RegistryError(
+                        SUBJECT_NOT_SOFT_DELETED,
+                        f"Subject '{subject}' was not deleted first before being permanently deleted",
+                    )
                 for stored in versions:
                     self._write(stored.record()[0], None)
                 self._drop_config_if_empty(subject)
                 return [v.version for v in versions]
             live = [v for v in versions if not v.deleted]
             if not live:
-                raise RegistryError(SUBJECT_SOFT_DELETED, f"Subject '{subject}' was soft deleted. "
-                                    "Set permanent=true to delete permanently")  # fmt: skip
+                raise RegistryError(
+                    SUBJECT_SOFT_DELETED,
+                    f"Subject '{subject}' was soft deleted. Set permanent=true to delete permanently",
+                )
             for stored in live:
                 self._write(*_replace(stored, deleted=True).record())
             return [v.version for v in live]
