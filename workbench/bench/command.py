@@ -73,8 +73,10 @@ def list_experiments(fmt: OutputFormat = OutputFormat.TABLE) -> None:
     import pandas as pd
     from rich.console import Console
 
-    rows = [{"experiment": name, "question": spec.question, "parameters": _parameters(spec)}
-            for name, spec in sorted(EXPERIMENTS.items())]  # fmt: skip
+    rows = [
+        {"experiment": name, "question": spec.question, "parameters": _parameters(spec)}
+        for name, spec in sorted(EXPERIMENTS.items())
+    ]
     if fmt is not OutputFormat.TABLE:
         write_records(pd.DataFrame(rows), fmt, sys.stdout)
         return

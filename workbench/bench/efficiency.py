@@ -78,19 +78,44 @@ def proxy_vs_native(
         raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
     floor: dict[str, Any] | None = None
     if direction == "produce":
-        native = native_produce(stack, records=records, record_bytes=record_bytes, partitions=partitions,
-                                topic_prefix=topic_prefix)  # fmt: skip
-        floor = http_floor(stack, records=records, record_bytes=record_bytes, records_per_call=records_per_call,
-                           concurrency=concurrency, format=format, max_seconds=max_seconds, client=client)  # fmt: skip
-        proxy = proxy_produce(stack, records=10**9 if client == "wrk" else records, record_bytes=record_bytes,
-                              records_per_call=records_per_call, concurrency=concurrency, format=format,
-                              partitions=partitions, max_seconds=max_seconds, topic_prefix=topic_prefix,
-                              client=client)  # fmt: skip
+        native = native_produce(
+            stack, records=records, record_bytes=record_bytes, partitions=partitions, topic_prefix=topic_prefix
+        )
+        floor = http_floor(
+            stack,
+            records=records,
+            record_bytes=record_bytes,
+            records_per_call=records_per_call,
+            concurrency=concurrency,
+            format=format,
+            max_seconds=max_seconds,
+            client=client,
+        )
+        proxy = proxy_produce(
+            stack,
+            records=10**9 if client == "wrk" else records,
+            record_bytes=record_bytes,
+            records_per_call=records_per_call,
+            concurrency=concurrency,
+            format=format,
+            partitions=partitions,
+            max_seconds=max_seconds,
+            topic_prefix=topic_prefix,
+            client=client,
+        )
     else:
-        native = native_consume(stack, records=records, record_bytes=record_bytes, partitions=partitions,
-                                topic_prefix=topic_prefix)  # fmt: skip
-        proxy = proxy_consume(stack, records=records, record_bytes=record_bytes, partitions=partitions, format=format,
-                              topic_prefix=topic_prefix, client=client)  # fmt: skip
+        native = native_consume(
+            stack, records=records, record_bytes=record_bytes, partitions=partitions, topic_prefix=topic_prefix
+        )
+        proxy = proxy_consume(
+            stack,
+            records=records,
+            record_bytes=record_bytes,
+            partitions=partitions,
+            format=format,
+            topic_prefix=topic_prefix,
+            client=client,
+        )
 
     native_ms = _ms_per_mb(native, "client_cpu_s")
     floor_ms = _ms_per_mb(floor, "proxy_cpu_s") if floor is not None else NOT_MEASURED

@@ -101,8 +101,15 @@ def leader_failover(
     brokers = _killable_brokers(stack)
     if not 0 < kill_at < 1 or records < 100 or record_bytes < _SEQUENCE.size or rate <= 0:
         raise BenchError("leader_failover needs 0 < kill_at < 1, records >= 100, record_bytes >= 8 and rate > 0")
-    params = {"acks": acks, "idempotence": idempotence, "records": records, "record_bytes": record_bytes,
-              "rate": rate, "kill_at": kill_at, "linger_ms": linger_ms}  # fmt: skip
+    params = {
+        "acks": acks,
+        "idempotence": idempotence,
+        "records": records,
+        "record_bytes": record_bytes,
+        "rate": rate,
+        "kill_at": kill_at,
+        "linger_ms": linger_ms,
+    }
     name = f"{topic_prefix}-failover-{os.urandom(4).hex()}"
     with stack.temporary_topics({name: 1}):
         admin = stack.kafka_config("admin")
@@ -127,17 +134,27 @@ def leader_failover(
     gaps = [later - earlier for earlier, later in zip([killed_at, *after_kill], after_kill, strict=False)]
     latencies = [at - deliveries.sent_at[n] for n, (_, at) in acked.items()]
     return result_row(
-        stack, experiment="leader_failover", params=params, records=len(acked),
-        payload_bytes=len(acked) * record_bytes, seconds=seconds, latencies=latencies,
-        latency_of="send → acknowledgement", resources=monitor.columns(),
+        stack,
+        experiment="leader_failover",
+        params=params,
+        records=len(acked),
+        payload_bytes=len(acked) * record_bytes,
+        seconds=seconds,
+        latencies=latencies,
+        latency_of="send → acknowledgement",
+        resources=monitor.columns(),
         extra={
             "stall_ms": max(gaps) * 1000 if gaps else NOT_MEASURED,
             "new_leader_ms": (new_leader_at - killed_at) * 1000 if new_leader_at else NOT_MEASURED,
-            "acknowledged": len(acked), "failed": len(deliveries.failed), "lost": len(lost),
-            "duplicates": duplicates, "misplaced": misplaced, "killed_node": leader,
+            "acknowledged": len(acked),
+            "failed": len(deliveries.failed),
+            "lost": len(lost),
+            "duplicates": duplicates,
+            "misplaced": misplaced,
+            "killed_node": leader,
             "replication_factor": stack.profile.topics.replication_factor,
         },
-    )  # fmt: skip
+    )
 
 
 def _restore(stack: Stack, victim: ServiceRecord) -> Stack:
@@ -162,9 +179,13 @@ def _produce_through_a_kill(
     stack: Stack, topic: str, params: dict[str, Any], deliveries: _Deliveries, victim: ServiceRecord, leader: int
 ) -> tuple[float, float | None]:
     """Send at the offered rate, SIGKILL `victim` on the way; returns (kill time, new-leader time)."""
-    conf = {**stack.kafka_config("producer"), "acks": str(params["acks"]),
-            "enable.idempotence": bool(params["idempotence"]), "linger.ms": params["linger_ms"],
-            "message.timeout.ms": 60_000}  # fmt: skip
+    conf = {
+        **stack.kafka_config("producer"),
+        "acks": str(params["acks"]),
+        "enable.idempotence": bool(params["idempotence"]),
+        "linger.ms": params["linger_ms"],
+        "message.timeout.ms": 60_000,
+    }
     producer = Producer(conf)
     records, rate = int(params["records"]), int(params["rate"])
     padding = b"x" * (int(params["record_bytes"]) - _SEQUENCE.size)
@@ -186,8 +207,9 @@ def _produce_through_a_kill(
             deliveries.sent_at[number] = time.perf_counter()
             while True:
                 try:
-                    producer.produce(topic, _SEQUENCE.pack(number) + padding, partition=0,
-                                     on_delivery=deliveries.report)  # fmt: skip
+                    producer.produce(
+                        topic, _SEQUENCE.pack(number) + padding, partition=0, on_delivery=deliveries.report
+                    )
                     break
                 except BufferError:  # the queue is full while the election runs: wait for room
                     producer.poll(0.01)
@@ -241,15 +263,18 @@ def _read_back(stack: Stack, topic: str) -> dict[int, list[int]]:
 FAILOVER_SETUPS = ({"acks": "1", "idempotence": False}, {"acks": "all", "idempotence": True})
 
 
-def failover_comparison(stack: Stack, *, records: int = 100_000, rate: int = 20_000,
-                        record_bytes: int = 100) -> list[dict[str, Any]]:  # fmt: skip
+def failover_comparison(
+    stack: Stack, *, records: int = 100_000, rate: int = 20_000, record_bytes: int = 100
+) -> list[dict[str, Any]]:
     """`leader_failover` once with `acks=1` and once with `acks=all` + idempotence, same load.
 
     Raises:
         BenchError: the stack has no brokers it may kill (see `leader_failover`).
     """
-    return [leader_failover(stack, records=records, rate=rate, record_bytes=record_bytes, **setup)  # type: ignore[arg-type]
-            for setup in FAILOVER_SETUPS]  # fmt: skip
+    return [
+        leader_failover(stack, records=records, rate=rate, record_bytes=record_bytes, **setup)  # type: ignore[arg-type]
+        for setup in FAILOVER_SETUPS
+    ]
 
 
 def failover_conclusion(rows: list[dict[str, Any]]) -> str:
@@ -257,8 +282,11 @@ def failover_conclusion(rows: list[dict[str, Any]]) -> str:
     lines = []
     for row in rows:
         setup = f"acks={row['acks']}" + (" + idempotence" if row["idempotence"] else "")
-        kept = "every acknowledged record was read back" if row["lost"] == 0 else (
-            f"{row['lost']:,} acknowledged records were missing from the log")  # fmt: skip
+        kept = (
+            "every acknowledged record was read back"
+            if row["lost"] == 0
+            else (f"{row['lost']:,} acknowledged records were missing from the log")
+        )
         twice = "none twice" if row["duplicates"] == 0 else f"{row['duplicates']:,} were in the log twice"
         failed = f"; {row['failed']:,} were reported failed to the producer" if row["failed"] else ""
         lines.append(
@@ -274,9 +302,13 @@ def replication_sentence(stack: Stack) -> str:
 
     settings = stack.profile.topics
     brokers = broker_count(stack.bootstrap_servers, 10.0, stack.kafka_config("admin"))
-    line = (f"Measured with replication factor {settings.replication_factor} and min.insync.replicas "
-            f"{settings.min_insync_replicas} on {brokers} broker{'s' if brokers != 1 else ''}")  # fmt: skip
+    line = (
+        f"Measured with replication factor {settings.replication_factor} and min.insync.replicas "
+        f"{settings.min_insync_replicas} on {brokers} broker{'s' if brokers != 1 else ''}"
+    )
     if brokers == 1:
-        line += (" (one node: no follower copies a record, so `acks=all` waits for nothing `acks=1` does not; "
-                 "`--profile local-3` runs three nodes)")  # fmt: skip
+        line += (
+            " (one node: no follower copies a record, so `acks=all` waits for nothing `acks=1` does not; "
+            "`--profile local-3` runs three nodes)"
+        )
     return line + "."

@@ -34,8 +34,10 @@ from workbench.topics.strategies import device_ids
 __all__ = ["FORMAT_PATHS", "format_points", "format_produce", "readings"]
 
 #: The formats each path can write (natively, binary and json are the same bytes).
-FORMAT_PATHS = {"native": ("json", "avro", "jsonschema", "protobuf"),
-                "proxy": ("binary", "json", "avro", "jsonschema", "protobuf")}  # fmt: skip
+FORMAT_PATHS = {
+    "native": ("json", "avro", "jsonschema", "protobuf"),
+    "proxy": ("binary", "json", "avro", "jsonschema", "protobuf"),
+}
 
 
 def format_points(stack: Stack, records: int, proxy_records: int) -> tuple[list[dict[str, Any]], str | None]:
@@ -46,24 +48,52 @@ def format_points(stack: Stack, records: int, proxy_records: int) -> tuple[list[
     says what the rest would need, so the notebook runs on any profile.
     """
     with_registry = stack.registry_url is not None
-    points = [{"path": path, "format": fmt, "records": records if path == "native" else proxy_records}
-              for path, formats in FORMAT_PATHS.items() for fmt in formats
-              if with_registry or fmt not in ("avro", "jsonschema", "protobuf")]  # fmt: skip
-    missing = None if with_registry else (
-        "Avro, JSON Schema and Protobuf need a Schema Registry: set `schema_registry.url` in the profile (and "
-        "`schema.registry.url` on your REST proxies); this run measures binary and JSON only.")  # fmt: skip
+    points = [
+        {"path": path, "format": fmt, "records": records if path == "native" else proxy_records}
+        for path, formats in FORMAT_PATHS.items()
+        for fmt in formats
+        if with_registry or fmt not in ("avro", "jsonschema", "protobuf")
+    ]
+    missing = (
+        None
+        if with_registry
+        else (
+            "Avro, JSON Schema and Protobuf need a Schema Registry: set `schema_registry.url` in the profile (and "
+            "`schema.registry.url` on your REST proxies); this run measures binary and JSON only."
+        )
+    )
     return points, missing
 
 
-_AVRO = {"type": "record", "name": "Reading", "namespace": "workbench.bench", "fields": [
-    {"name": "device", "type": "string"}, {"name": "temp", "type": "double"}, {"name": "hum", "type": "double"},
-    {"name": "seq", "type": "long"}, {"name": "note", "type": "string"}]}  # fmt: skip
-_JSON_SCHEMA = {"type": "object", "title": "Reading", "additionalProperties": False,
-                "properties": {"device": {"type": "string"}, "temp": {"type": "number"}, "hum": {"type": "number"},
-                               "seq": {"type": "integer"}, "note": {"type": "string"}},
-                "required": ["device", "temp", "hum", "seq", "note"]}  # fmt: skip
-_PROTO = ('syntax = "proto3";\npackage workbench.bench;\nmessage Reading { string device = 1; double temp = 2; '
-          "double hum = 3; int64 seq = 4; string note = 5; }\n")  # fmt: skip
+_AVRO = {
+    "type": "record",
+    "name": "Reading",
+    "namespace": "workbench.bench",
+    "fields": [
+        {"name": "device", "type": "string"},
+        {"name": "temp", "type": "double"},
+        {"name": "hum", "type": "double"},
+        {"name": "seq", "type": "long"},
+        {"name": "note", "type": "string"},
+    ],
+}
+_JSON_SCHEMA = {
+    "type": "object",
+    "title": "Reading",
+    "additionalProperties": False,
+    "properties": {
+        "device": {"type": "string"},
+        "temp": {"type": "number"},
+        "hum": {"type": "number"},
+        "seq": {"type": "integer"},
+        "note": {"type": "string"},
+    },
+    "required": ["device", "temp", "hum", "seq", "note"],
+}
+_PROTO = (
+    'syntax = "proto3";\npackage workbench.bench;\nmessage Reading { string device = 1; double temp = 2; '
+    "double hum = 3; int64 seq = 4; string note = 5; }\n"
+)
 
 
 def readings(count: int, record_bytes: int) -> list[dict[str, Any]]:
@@ -71,8 +101,16 @@ def readings(count: int, record_bytes: int) -> list[dict[str, Any]]:
     base = len(orjson.dumps({"device": "device-00000", "temp": -12.34, "hum": 56.7, "seq": 123456, "note": ""}))
     note = "n" * max(0, record_bytes - base)
     devices = device_ids(1000, width=5)
-    return [{"device": devices[i % 1000], "temp": round(-20 + (i * 7 % 6500) / 100, 2),
-             "hum": round((i * 13 % 1000) / 10, 1), "seq": i, "note": note} for i in range(count)]  # fmt: skip
+    return [
+        {
+            "device": devices[i % 1000],
+            "temp": round(-20 + (i * 7 % 6500) / 100, 2),
+            "hum": round((i * 13 % 1000) / 10, 1),
+            "seq": i,
+            "note": note,
+        }
+        for i in range(count)
+    ]
 
 
 def format_produce(
@@ -108,8 +146,10 @@ def format_produce(
         BenchError: an unknown format or path, or no Schema Registry for a schema format.
     """
     if path not in FORMAT_PATHS or format not in FORMAT_PATHS[path]:
-        raise BenchError(f"path must be one of {sorted(FORMAT_PATHS)} and format one of its formats "
-                         f"{FORMAT_PATHS}, got path={path!r} format={format!r}")  # fmt: skip
+        raise BenchError(
+            f"path must be one of {sorted(FORMAT_PATHS)} and format one of its formats "
+            f"{FORMAT_PATHS}, got path={path!r} format={format!r}"
+        )
     if records < 1 or record_bytes < 1 or records_per_call < 1:
         raise BenchError("records, record_bytes and records_per_call must each be at least 1")
     if format in ("avro", "jsonschema", "protobuf") and stack.registry_url is None:
@@ -203,8 +243,9 @@ def _reading_class() -> Any:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{name}.Reading"))
 
 
-def _native(stack: Stack, topic: str, format: str, data: list[dict[str, Any]], records: int, _per_call: int,
-            max_seconds: float) -> tuple[int, float, list[float]]:  # fmt: skip
+def _native(
+    stack: Stack, topic: str, format: str, data: list[dict[str, Any]], records: int, _per_call: int, max_seconds: float
+) -> tuple[int, float, list[float]]:
     from confluent_kafka import Producer
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -212,16 +253,33 @@ def _native(stack: Stack, topic: str, format: str, data: list[dict[str, Any]], r
     reading = _reading_class() if format == "protobuf" else None
     client = SchemaRegistryClient(stack.registry_config()) if format != "json" else None
     try:
-        return _native_load(topic, _serializer(client, format, reading), reading, stack, data, records, max_seconds,
-                            SerializationContext(topic, MessageField.VALUE), Producer)  # fmt: skip
+        return _native_load(
+            topic,
+            _serializer(client, format, reading),
+            reading,
+            stack,
+            data,
+            records,
+            max_seconds,
+            SerializationContext(topic, MessageField.VALUE),
+            Producer,
+        )
     finally:
         if client is not None:
             client.close()
 
 
-def _native_load(topic: str, serialize: Callable[[Any, Any], bytes], reading: Any, stack: Stack,
-                 data: list[dict[str, Any]], records: int, max_seconds: float, ctx: Any,
-                 producer_class: Any) -> tuple[int, float, list[float]]:  # fmt: skip
+def _native_load(
+    topic: str,
+    serialize: Callable[[Any, Any], bytes],
+    reading: Any,
+    stack: Stack,
+    data: list[dict[str, Any]],
+    records: int,
+    max_seconds: float,
+    ctx: Any,
+    producer_class: Any,
+) -> tuple[int, float, list[float]]:
     producer = producer_class(stack.kafka_config("producer"))
     calls: list[float] = []
     clock = time.perf_counter
@@ -244,8 +302,9 @@ def _native_load(topic: str, serialize: Callable[[Any, Any], bytes], reading: An
     return sent, clock() - started, calls
 
 
-def _proxy(stack: Stack, topic: str, format: str, data: list[dict[str, Any]], records: int, per_call: int,
-           max_seconds: float) -> tuple[int, float, list[float]]:  # fmt: skip
+def _proxy(
+    stack: Stack, topic: str, format: str, data: list[dict[str, Any]], records: int, per_call: int, max_seconds: float
+) -> tuple[int, float, list[float]]:
     from workbench.proxy import ProxyClient, encode_records
 
     schema = {"avro": json.dumps(_AVRO), "jsonschema": json.dumps(_JSON_SCHEMA), "protobuf": _PROTO}.get(format)

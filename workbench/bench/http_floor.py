@@ -159,18 +159,32 @@ def _serve(port: int, records_per_call: int) -> None:
     from starlette.responses import Response
     from starlette.routing import Route
 
-    answer = orjson.dumps({
-        "key_schema_id": None, "value_schema_id": None,
-        "offsets": [{"partition": 0, "offset": i, "error_code": None, "error": None} for i in range(records_per_call)],
-    })  # fmt: skip
+    answer = orjson.dumps(
+        {
+            "key_schema_id": None,
+            "value_schema_id": None,
+            "offsets": [
+                {"partition": 0, "offset": i, "error_code": None, "error": None} for i in range(records_per_call)
+            ],
+        }
+    )
 
     async def produce(request: Request) -> Response:
         await request.body()
         return Response(answer, media_type=V2)
 
     app = Starlette(routes=[Route("/topics/{topic}", produce, methods=["POST"])])
-    uvicorn.run(app, host=_HOST, port=port, loop="uvloop", http="httptools", ws="none", log_level="warning",
-                access_log=False, server_header=False)  # fmt: skip
+    uvicorn.run(
+        app,
+        host=_HOST,
+        port=port,
+        loop="uvloop",
+        http="httptools",
+        ws="none",
+        log_level="warning",
+        access_log=False,
+        server_header=False,
+    )
 
 
 if __name__ == "__main__":

@@ -56,8 +56,10 @@ def require_wrk() -> str:
     """The wrk executable; a BenchError saying how to install it when it is missing."""
     path = wrk_path()
     if path is None:
-        raise BenchError(f"client='wrk' needs the wrk load generator, which is not installed: {_INSTALL}; "
-                         "or run with client='python'")  # fmt: skip
+        raise BenchError(
+            f"client='wrk' needs the wrk load generator, which is not installed: {_INSTALL}; "
+            "or run with client='python'"
+        )
     return path
 
 
@@ -130,8 +132,20 @@ def run_wrk(
         for name, value in (headers or {}).items():
             lines.append(f"wrk.headers[{_lua_string(name)}] = {_lua_string(value)}")
         script.write_text("\n".join(lines) + "\n" + lua + _REPORT)
-        command = [executable, "-t", str(threads), "-c", str(connections), "-d", f"{max(1, round(seconds))}s",
-                   "--timeout", f"{max(1, round(timeout_s))}s", "-s", str(script), url]  # fmt: skip
+        command = [
+            executable,
+            "-t",
+            str(threads),
+            "-c",
+            str(connections),
+            "-d",
+            f"{max(1, round(seconds))}s",
+            "--timeout",
+            f"{max(1, round(timeout_s))}s",
+            "-s",
+            str(script),
+            url,
+        ]
         out = Path(folder) / "out"
         with out.open("wb") as sink:
             started = time.perf_counter()

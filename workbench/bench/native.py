@@ -152,9 +152,13 @@ def native_consume(
                         return sum(1 for m in messages if m.error() is None)
 
                 count, seconds, polls = timed_reads(
-                    read, records, max_seconds, sample_interval, samples,
+                    read,
+                    records,
+                    max_seconds,
+                    sample_interval,
+                    samples,
                     start=lambda: client.assign([TopicPartition(topic, p, 0) for p in range(partitions)]),
-                )  # fmt: skip
+                )
         finally:
             client.close()
     return result_row(

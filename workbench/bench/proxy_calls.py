@@ -190,8 +190,15 @@ def run_wrk_calls(job: ProduceJob, processes: int) -> tuple[CallOutcome, float]:
     body = _bodies(job.records_per_call, job.record_bytes, job.format)
     headers = {"Content-Type": embedded_type(body.format), "Accept": V2_ACCEPT}
     url = f"{job.urls[0].rstrip('/')}/topics/{encode_topic(job.topic)}"
-    result = run_wrk(url, method="POST", body=body.body, headers=headers, connections=job.concurrency * processes,
-                     threads=processes, seconds=job.max_seconds)  # fmt: skip
+    result = run_wrk(
+        url,
+        method="POST",
+        body=body.body,
+        headers=headers,
+        connections=job.concurrency * processes,
+        threads=processes,
+        seconds=job.max_seconds,
+    )
     good = result.requests - result.bad_status
     outcome = CallOutcome(
         acknowledged=good * job.records_per_call,

@@ -219,8 +219,12 @@ def proxy_consume(
                 else:
                     count, seconds, polls = timed_reads(
                         lambda _missing: len(consumer.poll(timeout_ms=timeout_ms, max_bytes=max_bytes)),
-                        records, max_seconds, sample_interval, samples, start=consumer.open,
-                    )  # fmt: skip
+                        records,
+                        max_seconds,
+                        sample_interval,
+                        samples,
+                        start=consumer.open,
+                    )
                     child_cpu_s = 0.0
         finally:
             try:
@@ -262,8 +266,10 @@ def _fill_with_json(stack: Stack, topic: str, records: int, record_bytes: int) -
     """Like `fill_topic`, with keys and values a json consumer can show: JSON strings, the
     values of exactly `record_bytes` bytes (the payload's text, quotes and line breaks made plain)."""
     width = max(0, record_bytes - 2)
-    values = [b'"' + v.replace(b'"', b"'").replace(b"\n", b" ").replace(b"\\", b"/")[:width] + b'"'
-              for v in value_pool(max(1, width))]  # fmt: skip
+    values = [
+        b'"' + v.replace(b'"', b"'").replace(b"\n", b" ").replace(b"\\", b"/")[:width] + b'"'
+        for v in value_pool(max(1, width))
+    ]
     keys = [b'"' + key + b'"' for key in key_pool()]
     result = kafka.produce(
         stack.kafka_config("producer"),
@@ -303,9 +309,14 @@ def _consume_with_wrk(
     deadline = time.monotonic() + max_seconds
     count, seconds, cpu_s, runs = 0, 0.0, 0.0, []
     while True:
-        result = run_wrk(f"{consumer.base_uri}/records?{query}", headers={"Accept": consumer.records_accept},
-                         connections=1, threads=1, seconds=max(1.0, deadline - time.monotonic()),
-                         lua=_STOP_WHEN_EMPTY)  # fmt: skip
+        result = run_wrk(
+            f"{consumer.base_uri}/records?{query}",
+            headers={"Accept": consumer.records_accept},
+            connections=1,
+            threads=1,
+            seconds=max(1.0, deadline - time.monotonic()),
+            lua=_STOP_WHEN_EMPTY,
+        )
         if result.bad_status:
             raise BenchError(f"a records request failed: {result.stopped_because}")
         consumer.client.request("POST", f"{consumer.base_uri}/offsets", headers={"Content-Type": V2})  # all returned

@@ -76,12 +76,13 @@ def missing_setup(stack: Stack, properties: Mapping[str, Any] | None = None, *, 
     if properties:
         if _variant(profile, properties) is None:
             wanted = ", ".join(f"`{k}={v}`" for k, v in properties.items())
-            return (f"needs a proxy running with {wanted}: list it under `proxy.variants` in "
-                    f"{profile.source or 'the profile'} (the workbench cannot reconfigure your proxies)")  # fmt: skip
+            return (
+                f"needs a proxy running with {wanted}: list it under `proxy.variants` in "
+                f"{profile.source or 'the profile'} (the workbench cannot reconfigure your proxies)"
+            )
         return None
     if instances > len(profile.proxy.urls):
-        return (f"needs {instances} proxy URLs in `proxy.urls`; profile {profile.name!r} lists "
-                f"{len(profile.proxy.urls)}")  # fmt: skip
+        return f"needs {instances} proxy URLs in `proxy.urls`; profile {profile.name!r} lists {len(profile.proxy.urls)}"
     return None
 
 
@@ -271,8 +272,9 @@ def setup_sweep(
             unmeasured.append(f"{_describe(setup)}: {missing}")
             continue
         with proxy_setup(stack, properties, instances=instances, label=f"{label}{index}") as proxies:
-            frame = sweep(experiment, None, repeat=repeat, stack=proxies.stack, fixed=fixed, record=False,
-                          progress=False)  # fmt: skip
+            frame = sweep(
+                experiment, None, repeat=repeat, stack=proxies.stack, fixed=fixed, record=False, progress=False
+            )
         frames.append(frame.assign(**dict(setup), point=index, proxy_setup=proxies.via, params=",".join(setup)))
     return (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()), unmeasured
 
@@ -280,8 +282,10 @@ def setup_sweep(
 def _setup_parts(setup: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
     unknown = [k for k in setup if k != INSTANCES and not k.startswith(PROPERTY_PREFIX)]
     if unknown:
-        raise BenchError(f"set-up keys are {INSTANCES!r} or proxy properties prefixed {PROPERTY_PREFIX!r} "
-                         f"(proxy.producer.linger.ms); got {unknown}")  # fmt: skip
+        raise BenchError(
+            f"set-up keys are {INSTANCES!r} or proxy properties prefixed {PROPERTY_PREFIX!r} "
+            f"(proxy.producer.linger.ms); got {unknown}"
+        )
     properties = {k[len(PROPERTY_PREFIX) :]: v for k, v in setup.items() if k.startswith(PROPERTY_PREFIX)}
     return properties, int(setup.get(INSTANCES, 1))
 

@@ -49,8 +49,9 @@ def registry_lookups(
         BenchError: bad parameters, or a profile without a Schema Registry.
     """
     if lookups < 1 or schemas < 1 or max_seconds <= 0:
-        raise BenchError(f"lookups and schemas must be at least 1 and max_seconds positive, got {lookups}, "
-                         f"{schemas}, {max_seconds}")  # fmt: skip
+        raise BenchError(
+            f"lookups and schemas must be at least 1 and max_seconds positive, got {lookups}, {schemas}, {max_seconds}"
+        )
     from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 
     from workbench.errors import StackError
@@ -91,6 +92,15 @@ def registry_lookups(
         client.close()
     params = {"cached": cached, "schemas": schemas}
     rate = done / seconds if seconds else float("nan")
-    return result_row(stack, experiment="registry_lookups", params=params, records=done, payload_bytes=float("nan"),
-                      seconds=seconds, latencies=latencies[:done], latency_of="lookup",
-                      resources=monitor.columns(), extra={"lookups_s": rate})  # fmt: skip
+    return result_row(
+        stack,
+        experiment="registry_lookups",
+        params=params,
+        records=done,
+        payload_bytes=float("nan"),
+        seconds=seconds,
+        latencies=latencies[:done],
+        latency_of="lookup",
+        resources=monitor.columns(),
+        extra={"lookups_s": rate},
+    )

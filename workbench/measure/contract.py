@@ -118,8 +118,11 @@ def contract_problems(row: Mapping[str, Any]) -> list[str]:
     listed = [n for n in str(row.get("params") or "").split(",") if n]
     problems += [f"parameter {name!r} listed in params but not a column" for name in listed if name not in row]
     # A parameter may be None (a setting left at its default); a measure may not.
-    problems += [f"{name!r} is None; 'not measured' is NaN" for name, value in row.items()
-                 if value is None and name not in listed]  # fmt: skip
+    problems += [
+        f"{name!r} is None; 'not measured' is NaN"
+        for name, value in row.items()
+        if value is None and name not in listed
+    ]
     for name in STANDARD_METRICS:
         value = row.get(name)
         if value is not None and not isinstance(value, int | float | np.integer | np.floating):

@@ -226,8 +226,15 @@ def cpu_per_mb(rows: Mapping[str, Mapping[str, Any]]) -> Any:
             seconds = row.get(f"{process}_cpu_s")
             if seconds is None or seconds != seconds or not megabytes:  # NaN: not measured here
                 continue
-            lines.append({"path": path, "process": process, "cpu_s": seconds,
-                          "ms_per_mb": seconds / megabytes * 1000, "mb_s": row["mb_s"]})  # fmt: skip
+            lines.append(
+                {
+                    "path": path,
+                    "process": process,
+                    "cpu_s": seconds,
+                    "ms_per_mb": seconds / megabytes * 1000,
+                    "mb_s": row["mb_s"],
+                }
+            )
     return pd.DataFrame(lines, columns=["path", "process", "cpu_s", "ms_per_mb", "mb_s"])
 
 
