@@ -91,6 +91,9 @@ def _rows_per_second(text: object) -> float:
     except ValueError:
         rate = math.nan
     if not 0 < rate <= MAX_ROWS_PER_SECOND:  # NaN fails the comparison too
-        raise ConfigError(None, "rowsPerSecond", f"must be a number above 0 and at most {MAX_ROWS_PER_SECOND:,}, "
-                          f"got {str(text)[:40]!r}")  # fmt: skip
+        raise ConfigError(
+            None,
+            "rowsPerSecond",
+            f"must be a number above 0 and at most {MAX_ROWS_PER_SECOND:,}, got {str(text)[:40]!r}",
+        )
     return rate

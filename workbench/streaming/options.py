@@ -156,8 +156,10 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
     kafka = _kafka_settings(params)
     for name in ("startingtimestamp", "startingoffsetsbytimestamp", "endingtimestamp", "endingoffsetsbytimestamp"):
         if name in params:
-            raise KafkaOptionError(name, "offsets by timestamp are not supported by the workbench source yet; "
-                                   "use startingOffsets/endingOffsets")  # fmt: skip
+            raise KafkaOptionError(
+                name,
+                "offsets by timestamp are not supported by the workbench source yet; use startingOffsets/endingOffsets",
+            )
 
     starting = _offsets_option(params, "startingoffsets", "latest" if streaming else "earliest")
     ending = _offsets_option(params, "endingoffsets", "latest")
@@ -179,8 +181,10 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
     prefix = params.get("groupidprefix", "spark-kafka-source" if streaming else "spark-kafka-relation")
     group_id = f"{prefix}-{uuid.uuid4().hex}"
     if "group.id" in kafka:
-        log.warning("Kafka option 'kafka.group.id' has been set on this query; concurrent or restarted queries "
-                    "with the same group id interfere with each other")  # fmt: skip
+        log.warning(
+            "Kafka option 'kafka.group.id' has been set on this query; concurrent or restarted queries "
+            "with the same group id interfere with each other"
+        )
         group_id = str(kafka.pop("group.id"))
 
     return SourceOptions(
@@ -214,34 +218,40 @@ def _strategy(params: Mapping[str, str]) -> Strategy:
     given = [k for k in _STRATEGIES if k in params]
     if not given:
         raise KafkaOptionError(
-            None, f"One of the following options must be specified for Kafka source: {_STRATEGY_NAMES}. "
-            "See the docs for more details."
-        )  # fmt: skip
+            None,
+            f"One of the following options must be specified for Kafka source: {_STRATEGY_NAMES}. "
+            "See the docs for more details.",
+        )
     if len(given) > 1:
         raise KafkaOptionError(
-            None, f"Only one of the following options can be specified for Kafka source: {_STRATEGY_NAMES}. "
-            f"Given: {', '.join(given)}. See the docs for more details."
-        )  # fmt: skip
+            None,
+            f"Only one of the following options can be specified for Kafka source: {_STRATEGY_NAMES}. "
+            f"Given: {', '.join(given)}. See the docs for more details.",
+        )
     kind, value = given[0], params[given[0]]
     if kind == "subscribe":
         topics = [t.strip() for t in value.split(",") if t.strip()]
         if not topics:
-            raise KafkaOptionError("subscribe", f"No topics to subscribe to as specified value for option "
-                                   f"'subscribe' is '{value}'")  # fmt: skip
+            raise KafkaOptionError(
+                "subscribe", f"No topics to subscribe to as specified value for option 'subscribe' is '{value}'"
+            )
         return ("subscribe", tuple(topics))
     if kind == "subscribepattern":
         pattern = value.strip()
         if not pattern:
-            raise KafkaOptionError("subscribePattern", f"Pattern to subscribe is empty as specified value for "
-                                   f"option 'subscribePattern' is '{value}'")  # fmt: skip
+            raise KafkaOptionError(
+                "subscribePattern",
+                f"Pattern to subscribe is empty as specified value for option 'subscribePattern' is '{value}'",
+            )
         try:
             re.compile(pattern)
         except re.error as exc:
             raise KafkaOptionError("subscribePattern", f"not a valid regular expression: {pattern!r} ({exc})") from None
         return ("subscribepattern", pattern)
     if not value.strip().startswith("{"):
-        raise KafkaOptionError("assign", f"No topicpartitions to assign as specified value for option "
-                               f"'assign' is '{value}'")  # fmt: skip
+        raise KafkaOptionError(
+            "assign", f"No topicpartitions to assign as specified value for option 'assign' is '{value}'"
+        )
     return ("assign", _assign_json(value))
 
 
@@ -292,21 +302,29 @@ def _check_batch_offsets(starting: str | PartitionOffsets, ending: str | Partiti
     if isinstance(starting, dict):
         for (topic, partition), offset in starting.items():
             if offset == LATEST:
-                raise KafkaOptionError("startingOffsets", f"startingOffsets for {topic}-{partition} can't be latest "
-                                       "for batch queries on Kafka")  # fmt: skip
+                raise KafkaOptionError(
+                    "startingOffsets",
+                    f"startingOffsets for {topic}-{partition} can't be latest for batch queries on Kafka",
+                )
     if isinstance(ending, dict):
         for (topic, partition), offset in ending.items():
             if offset == EARLIEST:
-                raise KafkaOptionError("endingOffsets", f"ending offset for {topic}-{partition} can't be earliest "
-                                       "for batch queries on Kafka")  # fmt: skip
+                raise KafkaOptionError(
+                    "endingOffsets",
+                    f"ending offset for {topic}-{partition} can't be earliest for batch queries on Kafka",
+                )
     if isinstance(starting, dict) and isinstance(ending, dict):
         if set(starting) != set(ending):
-            raise KafkaOptionError("endingOffsets", "startingOffsets and endingOffsets must name the same "
-                                   f"partitions: {sorted(starting)} vs {sorted(ending)}")  # fmt: skip
+            raise KafkaOptionError(
+                "endingOffsets",
+                "startingOffsets and endingOffsets must name the same "
+                f"partitions: {sorted(starting)} vs {sorted(ending)}",
+            )
         for tp, start in starting.items():
             if start >= 0 and ending[tp] >= 0 and start > ending[tp]:
-                raise KafkaOptionError("endingOffsets", f"starting offset {start} is after ending offset "
-                                       f"{ending[tp]} for {tp[0]}-{tp[1]}")  # fmt: skip
+                raise KafkaOptionError(
+                    "endingOffsets", f"starting offset {start} is after ending offset {ending[tp]} for {tp[0]}-{tp[1]}"
+                )
 
 
 def _kafka_settings(params: Mapping[str, str]) -> ClientConf:
@@ -323,15 +341,18 @@ def _kafka_settings(params: Mapping[str, str]) -> ClientConf:
         try:
             translated = None if name in _SOURCE_DROPPED else java_names.translate(name, value)
         except ValueError:
-            raise KafkaOptionError(f"kafka.{name}", f"Invalid value '{value}' for option 'kafka.{name}', "
-                                   "must be an integer") from None  # fmt: skip
+            raise KafkaOptionError(
+                f"kafka.{name}", f"Invalid value '{value}' for option 'kafka.{name}', must be an integer"
+            ) from None
         if translated is None:
             log.info("Kafka option 'kafka.%s' has no librdkafka equivalent; ignored", name)
             continue
         settings[translated[0]] = translated[1]
     if "bootstrap.servers" not in settings:
-        raise KafkaOptionError("kafka.bootstrap.servers", "Option 'kafka.bootstrap.servers' must be specified "
-                               "for configuring Kafka consumer")  # fmt: skip
+        raise KafkaOptionError(
+            "kafka.bootstrap.servers",
+            "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer",
+        )
     return settings
 
 
@@ -339,9 +360,12 @@ def _jaas(value: str) -> dict[str, str]:
     """A Java PLAIN/SCRAM login line becomes librdkafka's `sasl.username` / `sasl.password`."""
     found = dict(_JAAS.findall(value))
     if set(found) != {"username", "password"}:
-        raise KafkaOptionError("kafka.sasl.jaas.config", "librdkafka has no JAAS; only a line with "
-                               'username="..." password="..." can be translated; set kafka.sasl.username '
-                               "and kafka.sasl.password instead")  # fmt: skip
+        raise KafkaOptionError(
+            "kafka.sasl.jaas.config",
+            "librdkafka has no JAAS; only a line with "
+            'username="..." password="..." can be translated; set kafka.sasl.username '
+            "and kafka.sasl.password instead",
+        )
     return {"sasl.username": found["username"], "sasl.password": found["password"]}
 
 

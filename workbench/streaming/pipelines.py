@@ -42,8 +42,16 @@ __all__ = [
 READING_SCHEMA = "device_id STRING, event_ms BIGINT, seq BIGINT, temperature DOUBLE, humidity DOUBLE, battery DOUBLE"
 
 #: Columns of `device_windows` output, in order.
-WINDOW_COLUMNS = ["device_id", "window_start", "window_end", "readings", "avg_temperature",
-                  "min_temperature", "max_temperature", "min_battery"]  # fmt: skip
+WINDOW_COLUMNS = [
+    "device_id",
+    "window_start",
+    "window_end",
+    "readings",
+    "avg_temperature",
+    "min_temperature",
+    "max_temperature",
+    "min_battery",
+]
 
 
 def parse_readings(kafka_frame: DataFrame) -> DataFrame:
@@ -57,8 +65,14 @@ def parse_readings(kafka_frame: DataFrame) -> DataFrame:
     parsed = F.from_json(F.col("value").cast("string"), READING_SCHEMA)
     return kafka_frame.select(
         parsed.alias("r"), "topic", "partition", "offset", F.col("timestamp").alias("kafka_timestamp")
-    ).select("r.*", F.timestamp_millis(F.col("r.event_ms")).alias("event_time"), "topic", "partition", "offset",
-             "kafka_timestamp")  # fmt: skip
+    ).select(
+        "r.*",
+        F.timestamp_millis(F.col("r.event_ms")).alias("event_time"),
+        "topic",
+        "partition",
+        "offset",
+        "kafka_timestamp",
+    )
 
 
 def device_windows(readings: DataFrame, *, window: str = "10 seconds", watermark: str = "20 seconds") -> DataFrame:

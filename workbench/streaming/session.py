@@ -118,8 +118,12 @@ def spark_session(
         from workbench.streaming.ship import ship_package
 
         ship_package(spark, profile.path(profile.run_dir) / "spark")  # executors have no workbench installed
-    log.info("Spark %s session on %s, %s shuffle partitions", spark.version, spark.sparkContext.master,
-             settings["spark.sql.shuffle.partitions"])  # fmt: skip
+    log.info(
+        "Spark %s session on %s, %s shuffle partitions",
+        spark.version,
+        spark.sparkContext.master,
+        settings["spark.sql.shuffle.partitions"],
+    )
     return spark
 
 
@@ -131,8 +135,10 @@ def _master_of(profile: Profile) -> str:
 
     stack = attach(profile)
     if stack is None or not stack.spark_master.startswith("spark://"):
-        raise StackError(f"profile {profile.name!r} runs Spark on {profile.spark.workers} standalone worker(s) "
-                         f"and its stack is not up; start it with `workbench up --profile {profile.name}`")  # fmt: skip
+        raise StackError(
+            f"profile {profile.name!r} runs Spark on {profile.spark.workers} standalone worker(s) "
+            f"and its stack is not up; start it with `workbench up --profile {profile.name}`"
+        )
     return stack.spark_master
 
 

@@ -28,8 +28,9 @@ def package_zip(directory: Path) -> Path:
     (Spark refuses a second, different file under a name it already distributed).
     """
     root = Path(__file__).resolve().parents[1]
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in {".py", ".typed"}
-                   and "__pycache__" not in p.parts)  # fmt: skip
+    files = sorted(
+        p for p in root.rglob("*") if p.is_file() and p.suffix in {".py", ".typed"} and "__pycache__" not in p.parts
+    )
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.relative_to(root.parent).as_posix().encode())

@@ -243,8 +243,10 @@ class _Broker:
                 return call()
             except (KafkaError, KafkaException) as exc:
                 if attempt == attempts:
-                    raise KafkaError(f"Kafka source ({self.options.topic_description}): cannot get {what} "
-                                     f"after {attempts} attempts: {exc}") from None  # fmt: skip
+                    raise KafkaError(
+                        f"Kafka source ({self.options.topic_description}): cannot get {what} "
+                        f"after {attempts} attempts: {exc}"
+                    ) from None
                 log.warning("fetching %s failed (attempt %d of %d): %s", what, attempt, attempts, exc)
                 time.sleep(self.options.offset_retry_interval_ms / 1000)
         raise AssertionError("unreachable")
@@ -403,8 +405,10 @@ class KafkaBatchReader(DataSourceReader):
             broker.close()
         for tp in end:
             if end[tp] < start[tp]:
-                raise KafkaOptionError("endingOffsets", f"ending offset {end[tp]} is before starting offset "
-                                       f"{start[tp]} for {tp[0]}-{tp[1]}")  # fmt: skip
+                raise KafkaOptionError(
+                    "endingOffsets",
+                    f"ending offset {end[tp]} is before starting offset {start[tp]} for {tp[0]}-{tp[1]}",
+                )
         ranges = split_ranges(plan_ranges(start, end), self.options.min_partitions)
         # Spark wants at least one partition; an empty range reads nothing.
         return [KafkaRangePartition(r) for r in ranges] or [KafkaRangePartition(OffsetRange("", 0, 0, 0))]

@@ -147,8 +147,10 @@ def produce_readings(
     sent = send(client, outgoing, on_delivery=tally, flush_timeout_s=flush_timeout)
     if sent.unsent or tally.failed:
         first = tally.first_error or "none refused"
-        raise KafkaError(f"{sent.unsent} readings not acknowledged within {flush_timeout:.0f} s and {tally.failed} "
-                         f"refused (first: {first})")  # fmt: skip
+        raise KafkaError(
+            f"{sent.unsent} readings not acknowledged within {flush_timeout:.0f} s and {tally.failed} "
+            f"refused (first: {first})"
+        )
     return dict(sorted(tally.by_topic.items()))
 
 

@@ -60,12 +60,15 @@ def shuffle_sweep(
     (the readings are unpadded JSON of varying size).
     """
     rows = []
-    with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=None,
-                         devices=devices) as topic:  # fmt: skip
+    with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=None, devices=devices) as topic:
         frame = _readings_frame(spark, stack, topic)
         for count in shuffle_partitions:
-            params = {"shuffle_partitions": count, "records": records, "devices": devices,
-                      "topic_partitions": partitions}  # fmt: skip
+            params = {
+                "shuffle_partitions": count,
+                "records": records,
+                "devices": devices,
+                "topic_partitions": partitions,
+            }
             rows.append(_aggregate_point(spark, stack, work_dir, frame, params))
     return pd.DataFrame(rows)
 
@@ -81,8 +84,13 @@ def spark_aggregate(
 ) -> dict[str, Any]:
     """The windowed per-device aggregation over a fresh topic under one shuffle setting; one row."""
     spark, work = bench_session(stack)
-    params = {"shuffle_partitions": shuffle_partitions, "records": records, "devices": devices,
-              "topic_partitions": topic_partitions}  # fmt: skip
-    with telemetry_topic(stack, records=records, partitions=topic_partitions, value_bytes=None, devices=devices,
-                         prefix=topic_prefix) as topic:  # fmt: skip
+    params = {
+        "shuffle_partitions": shuffle_partitions,
+        "records": records,
+        "devices": devices,
+        "topic_partitions": topic_partitions,
+    }
+    with telemetry_topic(
+        stack, records=records, partitions=topic_partitions, value_bytes=None, devices=devices, prefix=topic_prefix
+    ) as topic:
         return _aggregate_point(spark, stack, work, _readings_frame(spark, stack, topic), params)

@@ -45,8 +45,17 @@ def consumer_ceiling(stack: Stack, topic: str, *, pause_gc: bool = False) -> dic
     count, seconds = read.records, read.seconds
     sink = "plain consumer, GC paused" if pause_gc else "plain consumer"
     rate = count / seconds if seconds > 0 else NOT_MEASURED
-    return {"sink": sink, "records": count, "batches": NOT_MEASURED, "max_batch_rows": NOT_MEASURED, "exec_s": seconds,
-            "wall_s": seconds, "msg_s": rate, "wall_msg_s": rate, "median_batch_ms": NOT_MEASURED}  # fmt: skip
+    return {
+        "sink": sink,
+        "records": count,
+        "batches": NOT_MEASURED,
+        "max_batch_rows": NOT_MEASURED,
+        "exec_s": seconds,
+        "wall_s": seconds,
+        "msg_s": rate,
+        "wall_msg_s": rate,
+        "median_batch_ms": NOT_MEASURED,
+    }
 
 
 def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
@@ -102,8 +111,9 @@ def source_vs_ceiling(
     for count in partitions:
         with telemetry_topic(stack, records=records, partitions=count, value_bytes=value_bytes) as topic:
             frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
-            tasks = kafka_source(spark, stack, streaming=False, subscribe=topic,
-                                 startingOffsets="earliest").rdd.getNumPartitions()  # fmt: skip
+            tasks = kafka_source(
+                spark, stack, streaming=False, subscribe=topic, startingOffsets="earliest"
+            ).rdd.getNumPartitions()
             for repeat in range(repeats):
                 load = os.getloadavg()[0]
                 ceiling = consumer_ceiling(stack, topic, pause_gc=True)
@@ -111,13 +121,23 @@ def source_vs_ceiling(
                     measured, _ = ingest(spark, frame, work_dir)
                 alone = reader_alone(stack, topic)
                 cpu = monitor.columns()
-                rows.append({
-                    "topic_partitions": count, "repeat": repeat, "records": records, "spark_tasks": tasks,
-                    "ceiling_msg_s": ceiling["msg_s"], "spark_msg_s": measured["msg_s"], "reader_msg_s": alone["msg_s"],
-                    "ratio": measured["msg_s"] / ceiling["msg_s"], "reader_ratio": alone["msg_s"] / ceiling["msg_s"],
-                    "ceiling_rows": ceiling["records"], "spark_rows": measured["records"],
-                    "reader_rows": alone["records"], "median_batch_ms": measured["median_batch_ms"],
-                    **{column: cpu[column] for column in ("spark_jvm_cpu_s", "spark_python_cpu_s", "broker_cpu_s")},
-                    "load_1m": load,
-                })  # fmt: skip
+                rows.append(
+                    {
+                        "topic_partitions": count,
+                        "repeat": repeat,
+                        "records": records,
+                        "spark_tasks": tasks,
+                        "ceiling_msg_s": ceiling["msg_s"],
+                        "spark_msg_s": measured["msg_s"],
+                        "reader_msg_s": alone["msg_s"],
+                        "ratio": measured["msg_s"] / ceiling["msg_s"],
+                        "reader_ratio": alone["msg_s"] / ceiling["msg_s"],
+                        "ceiling_rows": ceiling["records"],
+                        "spark_rows": measured["records"],
+                        "reader_rows": alone["records"],
+                        "median_batch_ms": measured["median_batch_ms"],
+                        **{column: cpu[column] for column in ("spark_jvm_cpu_s", "spark_python_cpu_s", "broker_cpu_s")},
+                        "load_1m": load,
+                    }
+                )
     return pd.DataFrame(rows)

@@ -42,13 +42,16 @@ def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
         processes = _PLAIN_READ_CPU if read["sink"] in PLAIN_SINKS else _SPARK_READ_CPU
         rows, cpu = read["records"], {name: read.get(column, NOT_MEASURED) for column, name in processes.items()}
         measured = [seconds for seconds in cpu.values() if seconds == seconds]
-        lines.append({
-            "sink": read["sink"], "topic_partitions": read["topic_partitions"],
-            "min_partitions": read.get("min_partitions"),
-            **{name: seconds / rows * 1e6 if rows else NOT_MEASURED for name, seconds in cpu.items()},
-            "total": sum(measured) / rows * 1e6 if measured and rows else NOT_MEASURED,
-            "cores_busy": sum(measured) / read["wall_s"] if measured and read["wall_s"] > 0 else NOT_MEASURED,
-        })  # fmt: skip
+        lines.append(
+            {
+                "sink": read["sink"],
+                "topic_partitions": read["topic_partitions"],
+                "min_partitions": read.get("min_partitions"),
+                **{name: seconds / rows * 1e6 if rows else NOT_MEASURED for name, seconds in cpu.items()},
+                "total": sum(measured) / rows * 1e6 if measured and rows else NOT_MEASURED,
+                "cores_busy": sum(measured) / read["wall_s"] if measured and read["wall_s"] > 0 else NOT_MEASURED,
+            }
+        )
     return pd.DataFrame(lines)
 
 

@@ -45,8 +45,15 @@ def _read_point(
     if sink in PLAIN_SINKS:
         with ResourceMonitor(stack.services) as monitor:
             measured = consumer_ceiling(stack, topic, pause_gc=sink == PLAIN_SINKS[1])
-        row = spark_row(stack, "spark_ingest", params, measured, value_bytes=params["value_bytes"],
-                        resources=monitor.columns(), extra={"spark_tasks": 1})  # fmt: skip
+        row = spark_row(
+            stack,
+            "spark_ingest",
+            params,
+            measured,
+            value_bytes=params["value_bytes"],
+            resources=monitor.columns(),
+            extra={"spark_tasks": 1},
+        )
         return row, pd.DataFrame()
     options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
     if params["min_partitions"]:
@@ -56,8 +63,15 @@ def _read_point(
     tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
     with ResourceMonitor(stack.services, spark=True) as monitor:
         measured, progress = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
-    row = spark_row(stack, "spark_ingest", params, measured, value_bytes=params["value_bytes"],
-                    resources=monitor.columns(), extra={"spark_tasks": tasks})  # fmt: skip
+    row = spark_row(
+        stack,
+        "spark_ingest",
+        params,
+        measured,
+        value_bytes=params["value_bytes"],
+        resources=monitor.columns(),
+        extra={"spark_tasks": tasks},
+    )
     return row, progress
 
 
@@ -69,8 +83,14 @@ def _ingest_params(
     min_partitions: int | None = None,
     max_offsets_per_trigger: int | None = None,
 ) -> dict[str, Any]:
-    return {"topic_partitions": topic_partitions, "records": records, "value_bytes": value_bytes, "sink": sink,
-            "min_partitions": min_partitions, "max_offsets_per_trigger": max_offsets_per_trigger}  # fmt: skip
+    return {
+        "topic_partitions": topic_partitions,
+        "records": records,
+        "value_bytes": value_bytes,
+        "sink": sink,
+        "min_partitions": min_partitions,
+        "max_offsets_per_trigger": max_offsets_per_trigger,
+    }
 
 
 def parallelism_sweep(
@@ -100,8 +120,9 @@ def parallelism_sweep(
                     params = _ingest_params(records, count, value_bytes, sink, split)
                     rows.append(_read_point(spark, stack, work_dir, topic, params)[0])
             for sink in PLAIN_SINKS:
-                rows.append(_read_point(spark, stack, work_dir, topic, _ingest_params(records, count, value_bytes,
-                                                                                      sink))[0])  # fmt: skip
+                rows.append(
+                    _read_point(spark, stack, work_dir, topic, _ingest_params(records, count, value_bytes, sink))[0]
+                )
     return pd.DataFrame(rows)
 
 
@@ -159,6 +180,7 @@ def spark_ingest(
         raise BenchError(f"sink must be one of {list(SINKS)}, got {sink!r}")
     spark, work = bench_session(stack)
     params = _ingest_params(records, topic_partitions, value_bytes, sink, min_partitions, max_offsets_per_trigger)
-    with telemetry_topic(stack, records=records, partitions=topic_partitions, value_bytes=value_bytes,
-                         prefix=topic_prefix) as topic:  # fmt: skip
+    with telemetry_topic(
+        stack, records=records, partitions=topic_partitions, value_bytes=value_bytes, prefix=topic_prefix
+    ) as topic:
         return _read_point(spark, stack, work, topic, params)[0]

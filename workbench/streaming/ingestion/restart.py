@@ -86,5 +86,6 @@ def spark_restart(
     counts = restart_check(spark, stack, work, first=first, second=second, partitions=topic_partitions)
     exact = counts["rows"] == counts["distinct_offsets"] == counts["log_records"] == counts["produced"]
     params = {"first": first, "second": second, "topic_partitions": topic_partitions}
-    return result_row(stack, experiment="spark_restart", params=params, records=counts["produced"],
-                      extra={**counts, "exact": exact})  # fmt: skip
+    return result_row(
+        stack, experiment="spark_restart", params=params, records=counts["produced"], extra={**counts, "exact": exact}
+    )

@@ -169,9 +169,16 @@ def spark_row(
     """
     records = measured["records"]
     rest = {k: v for k, v in measured.items() if k not in ("records", "msg_s", "exec_s", *params)}
-    return result_row(stack, experiment=experiment, params=params, records=records,
-                      payload_bytes=records * value_bytes if value_bytes else NOT_MEASURED, seconds=measured["exec_s"],
-                      resources=resources, extra={**rest, **(extra or {})})  # fmt: skip
+    return result_row(
+        stack,
+        experiment=experiment,
+        params=params,
+        records=records,
+        payload_bytes=records * value_bytes if value_bytes else NOT_MEASURED,
+        seconds=measured["exec_s"],
+        resources=resources,
+        extra={**rest, **(extra or {})},
+    )
 
 
 #: Set to "true" on a session `bench_session` has warmed up. The mark lives in the session's

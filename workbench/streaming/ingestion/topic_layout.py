@@ -38,8 +38,14 @@ def _layout_point(
         measured, _ = ingest(spark, frame, work_dir)
     tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
     topics = params["devices"] if params["layout"] == LAYOUTS[0] else 1
-    return spark_row(stack, "spark_topic_layout", params, measured, resources=monitor.columns(),
-                     extra={"topics": topics, "spark_tasks": tasks})  # fmt: skip
+    return spark_row(
+        stack,
+        "spark_topic_layout",
+        params,
+        measured,
+        resources=monitor.columns(),
+        extra={"topics": topics, "spark_tasks": tasks},
+    )
 
 
 def _layouts(prefix: str) -> tuple[TopicPerDevice, str]:
@@ -85,8 +91,13 @@ def _new_topic_pickup(
     table = f"pickup_{uuid.uuid4().hex[:8]}"
     options: dict[str, Any] = {**per_device.spark_options(), "startingOffsets": "earliest"}
     frame = kafka_source(spark, stack, **options)
-    query = frame.writeStream.format("memory").queryName(table).option(
-        "checkpointLocation", str(work_dir / table)).trigger(processingTime="500 milliseconds").start()  # fmt: skip
+    query = (
+        frame.writeStream.format("memory")
+        .queryName(table)
+        .option("checkpointLocation", str(work_dir / table))
+        .trigger(processingTime="500 milliseconds")
+        .start()
+    )
     before = len(readings)
     with stopping(query):
         wait_rows(spark, query, table, before)
@@ -97,9 +108,14 @@ def _new_topic_pickup(
         wait_rows(spark, query, table, before + len(late))
         counts = to_pandas(spark.table(table).groupBy("topic").count())
     shutil.rmtree(work_dir / table, ignore_errors=True)
-    return {"topics_before": len(created.names) - 2, "new_topic": newcomer, "new_topic_rows_produced": len(late),
-            "new_topic_rows_read": int(counts.loc[counts["topic"] == newcomer, "count"].sum()),
-            "rows_read": int(counts["count"].sum()), "rows_produced": before + len(late)}  # fmt: skip
+    return {
+        "topics_before": len(created.names) - 2,
+        "new_topic": newcomer,
+        "new_topic_rows_produced": len(late),
+        "new_topic_rows_read": int(counts.loc[counts["topic"] == newcomer, "count"].sum()),
+        "rows_read": int(counts["count"].sum()),
+        "rows_produced": before + len(late),
+    }
 
 
 def spark_topic_layout(

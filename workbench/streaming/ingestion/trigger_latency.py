@@ -59,8 +59,9 @@ def _latency_point(
             query = writer.option("checkpointLocation", str(work_dir / table)).trigger(processingTime=interval).start()
             with stopping(query):
                 _wait_started(query)
-                producer = threading.Thread(target=_produce_at_rate, args=(conf, topic, total, rate, produced),
-                                            daemon=True)  # fmt: skip
+                producer = threading.Thread(
+                    target=_produce_at_rate, args=(conf, topic, total, rate, produced), daemon=True
+                )
                 producer.start()
                 if on_query is not None:
                     on_query(query, lambda thread=producer: not thread.is_alive())
@@ -83,14 +84,24 @@ def _latency_point(
         "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NOT_MEASURED,
         "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
-        "batches": len(busy), "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NOT_MEASURED,
-        **{f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NOT_MEASURED
-           for phase in DURATIONS},
-    }  # fmt: skip
+        "batches": len(busy),
+        "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NOT_MEASURED,
+        **{
+            f"median_{phase}_ms": float(busy[f"{phase}_ms"].median()) if len(busy) else NOT_MEASURED
+            for phase in DURATIONS
+        },
+    }
     # msg/s is what the producer achieved: below the offered rate, the load generator was the limit.
-    row = result_row(stack, experiment="spark_trigger_latency", params=params, records=len(records),
-                     seconds=produced[0] if produced else NOT_MEASURED, latencies=latency.to_numpy(),
-                     latency_of="Kafka timestamp → batch commit, per record", extra=extra)  # fmt: skip
+    row = result_row(
+        stack,
+        experiment="spark_trigger_latency",
+        params=params,
+        records=len(records),
+        seconds=produced[0] if produced else NOT_MEASURED,
+        latencies=latency.to_numpy(),
+        latency_of="Kafka timestamp → batch commit, per record",
+        extra=extra,
+    )
     return row, busy.assign(trigger=interval)
 
 
@@ -137,8 +148,10 @@ def trigger_floor(
     shutil.rmtree(work_dir / name, ignore_errors=True)
     busy = progress[progress["rows"] > 0].iloc[1:]
     prefix = "python_floor" if source == "python" else "floor"
-    return {f"{prefix}_ms": float(busy["trigger_ms"].median()),
-            **{f"{prefix}_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS}}  # fmt: skip
+    return {
+        f"{prefix}_ms": float(busy["trigger_ms"].median()),
+        **{f"{prefix}_{phase}_ms": float(busy[f"{phase}_ms"].median()) for phase in DURATIONS},
+    }
 
 
 def trigger_latency(
@@ -174,8 +187,12 @@ def trigger_latency(
     """
     summary, batches = [], []
     for interval in intervals:
-        params = {"trigger": interval, "offered_msg_s": rate, "produce_seconds": seconds,
-                  "topic_partitions": partitions}  # fmt: skip
+        params = {
+            "trigger": interval,
+            "offered_msg_s": rate,
+            "produce_seconds": seconds,
+            "topic_partitions": partitions,
+        }
         row, busy = _latency_point(spark, stack, work_dir, params, on_query)
         summary.append(row)
         batches.append(busy)
@@ -215,11 +232,18 @@ def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> pd.Series:
     """Per record: batch start - Kafka timestamp + the duration of the batch that read it."""
     if records.empty or batches.empty:
         return pd.Series(dtype=float)
-    frame = records.assign(batch_ts=pd.to_datetime(records["batch_ts"]).dt.tz_localize(None),
-                           kafka_ts=pd.to_datetime(records["kafka_ts"]).dt.tz_localize(None))  # fmt: skip
+    frame = records.assign(
+        batch_ts=pd.to_datetime(records["batch_ts"]).dt.tz_localize(None),
+        kafka_ts=pd.to_datetime(records["kafka_ts"]).dt.tz_localize(None),
+    )
     starts = batches[["timestamp", "trigger_ms"]].assign(timestamp=batches["timestamp"].dt.tz_localize(None))
-    merged = pd.merge_asof(frame.sort_values("batch_ts"), starts.sort_values("timestamp"),
-                           left_on="batch_ts", right_on="timestamp", direction="nearest")  # fmt: skip
+    merged = pd.merge_asof(
+        frame.sort_values("batch_ts"),
+        starts.sort_values("timestamp"),
+        left_on="batch_ts",
+        right_on="timestamp",
+        direction="nearest",
+    )
     waited = (merged["batch_ts"] - merged["kafka_ts"]).dt.total_seconds() * 1000
     return waited.clip(lower=0) + merged["trigger_ms"]
 
@@ -235,6 +259,10 @@ def spark_trigger_latency(
 ) -> dict[str, Any]:
     """Latency of records produced at `offered_msg_s` and read by a processing-time query; one row."""
     spark, work = bench_session(stack)
-    params = {"trigger": trigger, "offered_msg_s": offered_msg_s, "produce_seconds": produce_seconds,
-              "topic_partitions": topic_partitions}  # fmt: skip
+    params = {
+        "trigger": trigger,
+        "offered_msg_s": offered_msg_s,
+        "produce_seconds": produce_seconds,
+        "topic_partitions": topic_partitions,
+    }
     return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
