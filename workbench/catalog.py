@@ -153,9 +153,15 @@ def track(
     """
     from workbench.results import current_run_id
 
-    entry = RunEntry(run_id=run_id or current_run_id(), kind=kind, name=name, profile=profile.name,
-                     started_at=_now(), parameters=json.dumps(dict(parameters or {}), default=str, sort_keys=True),
-                     facts={**run_facts(), **_services(profile)})  # fmt: skip
+    entry = RunEntry(
+        run_id=run_id or current_run_id(),
+        kind=kind,
+        name=name,
+        profile=profile.name,
+        started_at=_now(),
+        parameters=json.dumps(dict(parameters or {}), default=str, sort_keys=True),
+        facts={**run_facts(), **_services(profile)},
+    )
     try:
         yield entry
     except BaseException as exc:
@@ -262,6 +268,10 @@ def previous_run(profile: Profile, kind: str = "report", *, before: str | None =
     table = runs(profile, profile_name=profile.name, kind=kind)
     table = table[table["run_id"] != before] if before else table
     if table.empty:
-        raise ConfigError(None, None, f"no earlier {kind} run of profile {profile.name!r} in the catalogue "
-                                      f"({catalog_path(profile)}); run one first or name a run id")  # fmt: skip
+        raise ConfigError(
+            None,
+            None,
+            f"no earlier {kind} run of profile {profile.name!r} in the catalogue "
+            f"({catalog_path(profile)}); run one first or name a run id",
+        )
     return str(table["run_id"].iloc[-1])

@@ -169,8 +169,15 @@ def report(
     """Execute the notebooks with papermill and write an HTML report."""
     if fail_on_regression and compare_to is None:
         raise WorkbenchError("--fail-on-regression needs --compare-to last (or a run id) to compare with")
-    _run_report(_select(profile), notebook, params, {"quick": True} if quick else {}, output,
-                compare_to=compare_to, fail_on_regression=fail_on_regression)  # fmt: skip
+    _run_report(
+        _select(profile),
+        notebook,
+        params,
+        {"quick": True} if quick else {},
+        output,
+        compare_to=compare_to,
+        fail_on_regression=fail_on_regression,
+    )
 
 
 @app.command()
@@ -330,13 +337,31 @@ def runs(
         return
     if frame.empty:
         return
-    table = Table("run id", "kind", "name", "started (UTC)", "seconds", "status", "profile", "git", "load avg",
-                  title=f"{len(frame)} run(s) in {catalog.catalog_path(selected)}")  # fmt: skip
+    table = Table(
+        "run id",
+        "kind",
+        "name",
+        "started (UTC)",
+        "seconds",
+        "status",
+        "profile",
+        "git",
+        "load avg",
+        title=f"{len(frame)} run(s) in {catalog.catalog_path(selected)}",
+    )
     for _, row in frame.iterrows():
         seconds = (row["ended_at"] - row["started_at"]).total_seconds() if row["ended_at"] is not None else None
-        table.add_row(str(row["run_id"]), row["kind"], row["name"], f"{row['started_at']:%Y-%m-%d %H:%M:%S}",
-                      "-" if seconds is None or seconds != seconds else f"{seconds:,.1f}", row["status"],
-                      row["profile"], row["git_revision"], f"{row['load_avg_1m']:.2f}")  # fmt: skip
+        table.add_row(
+            str(row["run_id"]),
+            row["kind"],
+            row["name"],
+            f"{row['started_at']:%Y-%m-%d %H:%M:%S}",
+            "-" if seconds is None or seconds != seconds else f"{seconds:,.1f}",
+            row["status"],
+            row["profile"],
+            row["git_revision"],
+            f"{row['load_avg_1m']:.2f}",
+        )
     print_table(out, table)
 
 
@@ -359,9 +384,16 @@ def runs_show(
         print(f"{key:<{width}}  {'' if value is None else value}")
 
 
-def _run_report(profile: str | None, notebooks: list[str] | None, params: Path | None,
-                overrides: dict[str, Any], output: Path | None, *, compare_to: str | None = None,
-                fail_on_regression: bool = False) -> None:  # fmt: skip
+def _run_report(
+    profile: str | None,
+    notebooks: list[str] | None,
+    params: Path | None,
+    overrides: dict[str, Any],
+    output: Path | None,
+    *,
+    compare_to: str | None = None,
+    fail_on_regression: bool = False,
+) -> None:
     from workbench.report import NotebookRun, run_report
 
     def finished(run: NotebookRun) -> None:

@@ -287,9 +287,13 @@ def compare_rows(
     labels_b = b.apply(point_label, axis=1, ignore=tuple(ignore)) if len(b) else pd.Series(dtype=str)
     common = [p for p in dict.fromkeys(labels_a) if p in set(labels_b)]
     if not common:
-        raise ConfigError(None, None, f"the two runs share no point (A: {sorted(set(labels_a))[:3]}, "
-                                      f"B: {sorted(set(labels_b))[:3]}); compare runs of the same experiment "
-                                      "and parameters")  # fmt: skip
+        raise ConfigError(
+            None,
+            None,
+            f"the two runs share no point (A: {sorted(set(labels_a))[:3]}, "
+            f"B: {sorted(set(labels_b))[:3]}); compare runs of the same experiment "
+            "and parameters",
+        )
     lines = []
     for point in common:
         rows_a, rows_b = a[labels_a == point], b[labels_b == point]
@@ -302,8 +306,16 @@ def compare_rows(
             if np.isnan(values_a).all() and np.isnan(values_b).all():
                 continue  # not measured at this point
             result = compare_samples(values_a, values_b, direction=direction, thresholds=rule)
-            lines.append({"point": point, "metric": metric, "direction": direction, **result.__dict__,
-                          "load_a": load_a, "load_b": load_b})  # fmt: skip
+            lines.append(
+                {
+                    "point": point,
+                    "metric": metric,
+                    "direction": direction,
+                    **result.__dict__,
+                    "load_a": load_a,
+                    "load_b": load_b,
+                }
+            )
     columns = ["point", "metric", "direction", *Comparison.__dataclass_fields__, "load_a", "load_b"]
     table = pd.DataFrame(lines, columns=columns)
     table.attrs["thresholds"] = rule.describe()
@@ -322,8 +334,12 @@ def _metrics(
     for name in metrics:
         direction = metric_direction(name)
         if direction is None:
-            raise ConfigError(None, None, f"metric {name!r} has no known direction; compare rates (msg_s) or "
-                                          f"latencies (latency_p99_ms), or pass {{{name!r}: 'higher'}}")  # fmt: skip
+            raise ConfigError(
+                None,
+                None,
+                f"metric {name!r} has no known direction; compare rates (msg_s) or "
+                f"latencies (latency_p99_ms), or pass {{{name!r}: 'higher'}}",
+            )
         chosen[name] = direction
     return chosen
 
@@ -358,8 +374,12 @@ def load_rows(source: str | Path, profile: Profile | None = None, experiment: st
             frames.append(rows.assign(experiment=rows["experiment"] if "experiment" in rows.columns else name))
     if not frames:
         where = profile.path(profile.results_dir)
-        raise ConfigError(None, None, f"no result rows with run id {str(source)!r} in {where}; "
-                                      "list runs with `workbench runs` or give a .parquet file")  # fmt: skip
+        raise ConfigError(
+            None,
+            None,
+            f"no result rows with run id {str(source)!r} in {where}; "
+            "list runs with `workbench runs` or give a .parquet file",
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -407,17 +427,39 @@ def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
     def cell(value: Any, digits: str = ".3f") -> str:
         return "-" if isinstance(value, float) and math.isnan(value) else format(value, digits)
 
-    head = ("point", "metric", "n A", "n B", "median A", "median B", "B / A", "interval", "p", "load A", "load B",
-            "verdict")  # fmt: skip
+    head = (
+        "point",
+        "metric",
+        "n A",
+        "n B",
+        "median A",
+        "median B",
+        "B / A",
+        "interval",
+        "p",
+        "load A",
+        "load B",
+        "verdict",
+    )
     later = ~table["metric"].map(is_headline).astype(bool)
     ordered = table.assign(_later=later).sort_values(["_later", "point"], kind="stable")
     rows = []
     for _, r in ordered.iterrows():
         interval = "-" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}"
         verdict_class = {SLOWER: "failed", FASTER: "ok"}.get(r["verdict"], "")
-        values = (r["point"], r["metric"], r["n_a"], r["n_b"], format_number(r["median_a"]),
-                  format_number(r["median_b"]), cell(r["ratio"]), interval, cell(r["p_value"], ".3g"), r["load_a"],
-                  r["load_b"])  # fmt: skip
+        values = (
+            r["point"],
+            r["metric"],
+            r["n_a"],
+            r["n_b"],
+            format_number(r["median_a"]),
+            format_number(r["median_b"]),
+            cell(r["ratio"]),
+            interval,
+            cell(r["p_value"], ".3g"),
+            r["load_a"],
+            r["load_b"],
+        )
         cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in values)
         rows.append(f"<tr>{cells}<td class='{verdict_class}'>{html.escape(r['verdict'])}</td></tr>")
     header = "".join(f"<th>{h}</th>" for h in head)
@@ -439,14 +481,37 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
 
     from workbench.numbers import format_number
 
-    table = Table("point", "metric", "n A", "n B", "median A", "median B", "B / A",
-                  Column("95 % interval", no_wrap=True), "p", "load A", "load B", Column("verdict", no_wrap=True),
-                  title=f"{b} against {a}")  # fmt: skip
+    table = Table(
+        "point",
+        "metric",
+        "n A",
+        "n B",
+        "median A",
+        "median B",
+        "B / A",
+        Column("95 % interval", no_wrap=True),
+        "p",
+        "load A",
+        "load B",
+        Column("verdict", no_wrap=True),
+        title=f"{b} against {a}",
+    )
     for _, row in frame.iterrows():
         interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
         p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
         ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
-        table.add_row(row["point"], row["metric"], str(row["n_a"]), str(row["n_b"]), format_number(row["median_a"]),
-                      format_number(row["median_b"]), ratio, interval, p_value, row["load_a"], row["load_b"],
-                      row["verdict"])  # fmt: skip
+        table.add_row(
+            row["point"],
+            row["metric"],
+            str(row["n_a"]),
+            str(row["n_b"]),
+            format_number(row["median_a"]),
+            format_number(row["median_b"]),
+            ratio,
+            interval,
+            p_value,
+            row["load_a"],
+            row["load_b"],
+            row["verdict"],
+        )
     return table

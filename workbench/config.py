@@ -291,8 +291,10 @@ class Profile(_Section):
         if not self.embedded and not self.kafka.bootstrap_servers:
             raise ValueError("kafka.bootstrap.servers is required when embedded is false")
         if not self.embedded and self.spark.workers:
-            raise ValueError("spark.workers starts Spark on this machine and needs embedded: true; "
-                             "a cluster profile names its master in spark.master")  # fmt: skip
+            raise ValueError(
+                "spark.workers starts Spark on this machine and needs embedded: true; "
+                "a cluster profile names its master in spark.master"
+            )
         return self
 
     def path(self, value: Path) -> Path:
@@ -329,8 +331,11 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         section = name[len(ENV_PREFIX) :].lower().split("__")[0]
         if section not in Profile.model_fields or section == "source":
             sections = ", ".join(f for f in Profile.model_fields if f != "source")
-            raise ConfigError(name, None, f"unknown variable: not a profile key (sections: {sections}) "
-                              f"nor one of {', '.join(ENV_VARIABLES)}")  # fmt: skip
+            raise ConfigError(
+                name,
+                None,
+                f"unknown variable: not a profile key (sections: {sections}) nor one of {', '.join(ENV_VARIABLES)}",
+            )
         overrides[name] = value
     return Environment(
         profile=env.get(f"{ENV_PREFIX}PROFILE") or None,

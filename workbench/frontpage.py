@@ -289,17 +289,34 @@ def _trend_figure(points: pd.DataFrame, headline: Headline) -> str:
 
     slower = points["verdict"].str.startswith(SLOWER)
     figure = go.Figure()
-    figure.add_scatter(x=points["run_id"], y=points["value"], mode="lines+markers", name=headline.label,
-                       text=points["verdict"], hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>")  # fmt: skip
+    figure.add_scatter(
+        x=points["run_id"],
+        y=points["value"],
+        mode="lines+markers",
+        name=headline.label,
+        text=points["verdict"],
+        hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>",
+    )
     if slower.any():
         marked = points[slower]
-        figure.add_scatter(x=marked["run_id"], y=marked["value"], mode="markers", name="slower with evidence",
-                           marker={"symbol": "x", "size": 12, "color": "#cf222e"}, text=marked["verdict"],
-                           hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>")  # fmt: skip
-    figure.update_layout(title={"text": headline.label, "font": {"size": 13}}, height=220, width=440,
-                         margin={"l": 50, "r": 10, "t": 35, "b": 30}, showlegend=False,
-                         xaxis={"type": "category", "showticklabels": False, "title": "report runs, oldest first"},
-                         yaxis={"rangemode": "tozero"})  # fmt: skip
+        figure.add_scatter(
+            x=marked["run_id"],
+            y=marked["value"],
+            mode="markers",
+            name="slower with evidence",
+            marker={"symbol": "x", "size": 12, "color": "#cf222e"},
+            text=marked["verdict"],
+            hovertemplate="%{x}<br>%{y:,.4g}<br>%{text}<extra></extra>",
+        )
+    figure.update_layout(
+        title={"text": headline.label, "font": {"size": 13}},
+        height=220,
+        width=440,
+        margin={"l": 50, "r": 10, "t": 35, "b": 30},
+        showlegend=False,
+        xaxis={"type": "category", "showticklabels": False, "title": "report runs, oldest first"},
+        yaxis={"rangemode": "tozero"},
+    )
     return str(figure.to_html(full_html=False, include_plotlyjs=False, config={"displayModeBar": False}))
 
 
@@ -324,16 +341,20 @@ def headline_section(
         was = format_number(float(before["value"].iloc[0])) if len(before) else "-"
         css = {SLOWER: "failed", FASTER: "ok"}.get(str(now["verdict"]).split(" at ")[0], "")
         better = "more is better" if headline.direction == "higher" else "less is better"
-        lines.append(f"<tr><td>{html.escape(headline.label)} <span class='meta'>({html.escape(headline.table)}."
-                     f"{html.escape(headline.metric)} at {html.escape(headline.where())}, {better})</span></td>"
-                     f"<td>{format_number(float(now['value']))}</td><td>{was}</td>"
-                     f"<td class='{css}'>{html.escape(str(now['verdict']))}</td></tr>")  # fmt: skip
+        lines.append(
+            f"<tr><td>{html.escape(headline.label)} <span class='meta'>({html.escape(headline.table)}."
+            f"{html.escape(headline.metric)} at {html.escape(headline.where())}, {better})</span></td>"
+            f"<td>{format_number(float(now['value']))}</td><td>{was}</td>"
+            f"<td class='{css}'>{html.escape(str(now['verdict']))}</td></tr>"
+        )
         if len(points) >= 2:
             figures.append(_trend_figure(points, headline))
     if not lines:
         return "<p class='meta'>no headline figure recorded in this run</p>", 0
-    table = ("<table><tr><th>headline figure, at the point named</th><th>this run</th><th>previous run</th>"
-             "<th>against the previous run</th></tr>" + "".join(lines) + "</table>")  # fmt: skip
+    table = (
+        "<table><tr><th>headline figure, at the point named</th><th>this run</th><th>previous run</th>"
+        "<th>against the previous run</th></tr>" + "".join(lines) + "</table>"
+    )
     trends = f"<div class='trends'>{''.join(figures)}</div>" if figures else ""
     return table + trends, len(figures)
 
@@ -416,8 +437,10 @@ def index_page(runs: Sequence[NotebookOutcome], run_id: str, profile: Profile, *
     for experiment in experiments(profile):
         frame = load_results(experiment, run_id=run_id, profile=profile)
         if not frame.empty:
-            tables.append(f"<details><summary>{html.escape(experiment)} ({len(frame)} rows)</summary>"
-                          f"{_results_table(frame)}</details>")  # fmt: skip
+            tables.append(
+                f"<details><summary>{html.escape(experiment)} ({len(frame)} rows)</summary>"
+                f"{_results_table(frame)}</details>"
+            )
     full = "<h2>Full results</h2>" + "".join(tables) if tables else ""
     if trends:
         # plotly.js (4.8 MB) loads just before the first trend, so the notebooks' status and
@@ -439,9 +462,11 @@ def index_page(runs: Sequence[NotebookOutcome], run_id: str, profile: Profile, *
             "python",
         )
     )
-    trend_note = (f"<p class='meta'>Trends: the last {len(run_ids)} report run(s) of profile "
-                  f"{html.escape(profile.name)}; a red cross marks a run slower than the one before it with "
-                  "evidence (Mann-Whitney U and a bootstrap interval, see workbench compare).</p>")  # fmt: skip
+    trend_note = (
+        f"<p class='meta'>Trends: the last {len(run_ids)} report run(s) of profile "
+        f"{html.escape(profile.name)}; a red cross marks a run slower than the one before it with "
+        "evidence (Mann-Whitney U and a bootstrap interval, see workbench compare).</p>"
+    )
     page = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>Workbench report {run_id}</title>"
         f"<style>{_STYLE}</style></head><body><h1>Workbench report {run_id}</h1>"

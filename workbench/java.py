@@ -49,8 +49,10 @@ def java_version(needed_by: str = "Spark 4", supported: Collection[int] = SPARK_
     java = java_executable()
     if java is None:
         home = environment().java_home
-        raise StackError(f"{needed_by} needs Java {wanted} and none was found "
-                         f"(JAVA_HOME={str(home) if home else None!r}, no java on PATH); {INSTALL_HINT}")  # fmt: skip
+        raise StackError(
+            f"{needed_by} needs Java {wanted} and none was found "
+            f"(JAVA_HOME={str(home) if home else None!r}, no java on PATH); {INSTALL_HINT}"
+        )
     try:
         out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -33,8 +33,19 @@ def well_known_protos() -> tuple[Any, ...]:
     )
 
     files = []
-    for module in (any_pb2, source_context_pb2, type_pb2, api_pb2, duration_pb2, empty_pb2, field_mask_pb2,
-                   struct_pb2, timestamp_pb2, wrappers_pb2, descriptor_pb2):  # fmt: skip
+    for module in (
+        any_pb2,
+        source_context_pb2,
+        type_pb2,
+        api_pb2,
+        duration_pb2,
+        empty_pb2,
+        field_mask_pb2,
+        struct_pb2,
+        timestamp_pb2,
+        wrappers_pb2,
+        descriptor_pb2,
+    ):
         file = descriptor_pb2.FileDescriptorProto()
         module.DESCRIPTOR.CopyToProto(file)
         files.append(file)

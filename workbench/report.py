@@ -222,8 +222,9 @@ def run_report(
     run_id = dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S")
     names = ",".join(p.stem for p in paths)
     with catalog.track("report", names, profile, asked, run_id=run_id) as entry:
-        report = _run_notebooks(profile, paths, (defaults, per_notebook, asked["overrides"]), run_id, output_dir,
-                                progress)  # fmt: skip
+        report = _run_notebooks(
+            profile, paths, (defaults, per_notebook, asked["overrides"]), run_id, output_dir, progress
+        )
         entry.output = str(report.index)
         if compare_to is not None:
             _add_comparison(report, profile, compare_to)
@@ -276,10 +277,18 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
     kernel_log = output.with_suffix(".kernel.log")
     try:
         papermill.execute_notebook(
-            str(path), str(output), parameters=parameters, kernel_name=kernel, language="python",
-            cwd=str(path.parent), progress_bar=False, log_output=False, execution_timeout=cell_timeout,
-            kernel_manager_class=_ipc_kernel_manager(Path(sockets), kernel_log), engine_name=_report_engine(),
-        )  # fmt: skip
+            str(path),
+            str(output),
+            parameters=parameters,
+            kernel_name=kernel,
+            language="python",
+            cwd=str(path.parent),
+            progress_bar=False,
+            log_output=False,
+            execution_timeout=cell_timeout,
+            kernel_manager_class=_ipc_kernel_manager(Path(sockets), kernel_log),
+            engine_name=_report_engine(),
+        )
     except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
         error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
     except Exception as exc:  # the notebook could not run at all (bad file, kernel died)
@@ -317,11 +326,23 @@ def _report_engine() -> str:
         """`Engine.execute_notebook` with `ThrottledSaves` for papermill's own manager."""
 
         @classmethod
-        def execute_notebook(cls, nb: Any, kernel_name: str, output_path: str | None = None,
-                             progress_bar: bool = True, log_output: bool = False,
-                             autosave_cell_every: int = 30, **kwargs: Any) -> Any:  # fmt: skip
-            manager = ThrottledSaves(nb, output_path=output_path, progress_bar=progress_bar,
-                                     log_output=log_output, autosave_cell_every=autosave_cell_every)  # fmt: skip
+        def execute_notebook(
+            cls,
+            nb: Any,
+            kernel_name: str,
+            output_path: str | None = None,
+            progress_bar: bool = True,
+            log_output: bool = False,
+            autosave_cell_every: int = 30,
+            **kwargs: Any,
+        ) -> Any:
+            manager = ThrottledSaves(
+                nb,
+                output_path=output_path,
+                progress_bar=progress_bar,
+                log_output=log_output,
+                autosave_cell_every=autosave_cell_every,
+            )
             manager.notebook_start()
             try:
                 cls.execute_managed_notebook(manager, kernel_name, log_output=log_output, **kwargs)

@@ -70,8 +70,12 @@ def git_revision() -> str:
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"],
-            cwd=project_root(), capture_output=True, text=True, timeout=5, check=False,
-        )  # fmt: skip
+            cwd=project_root(),
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"

@@ -71,8 +71,10 @@ class MaxOffsetsUnderASecond(Exercise):
         if limit > largest:
             return False, f"{limit:,.0f} offsets would take about {predicted:,.0f} ms: {model}"
         if limit < 0.8 * largest:
-            return False, (f"{limit:,.0f} offsets stay under a second ({predicted:,.0f} ms) but pay the fixed cost "
-                           f"more often than needed: {model}")  # fmt: skip
+            return False, (
+                f"{limit:,.0f} offsets stay under a second ({predicted:,.0f} ms) but pay the fixed cost "
+                f"more often than needed: {model}"
+            )
         return True, f"{limit:,.0f} offsets: about {predicted:,.0f} ms per batch; {model}"
 
 
@@ -115,12 +117,17 @@ class SmallerFormat(Exercise):
         columns = ["point_label", "wire_bytes", "steady_msg_s"]
         if summary is None or not hasattr(summary, "columns") or any(c not in summary for c in columns):
             raise NotMeasured("no format was measured")
-        native = {str(r.point_label).split(" · ")[-1]: (float(r.wire_bytes), float(r.steady_msg_s))
-                  for r in summary.itertuples() if str(r.point_label).startswith("native")}  # fmt: skip
+        native = {
+            str(r.point_label).split(" · ")[-1]: (float(r.wire_bytes), float(r.steady_msg_s))
+            for r in summary.itertuples()
+            if str(r.point_label).startswith("native")
+        }
         if "json" not in native or not set(native) & {"avro", "jsonschema", "protobuf"}:
             raise NotMeasured("the schema formats need a Schema Registry, and this profile has none")
-        return {"json_bytes": native["json"][0], "formats": {k: {"wire_bytes": b, "msg_s": r}
-                                                            for k, (b, r) in native.items()}}  # fmt: skip
+        return {
+            "json_bytes": native["json"][0],
+            "formats": {k: {"wire_bytes": b, "msg_s": r} for k, (b, r) in native.items()},
+        }
 
     def _fits(self, figures: Figures) -> dict[str, float]:
         limit = 0.9 * figures["json_bytes"]

@@ -45,8 +45,11 @@ class MetadataAtFiveThousand(Exercise):
             raise NotMeasured("the per-topic slope needs two topic counts at least")
         small, large = rows.iloc[0], rows.iloc[-1]
         slope = (large["metadata_bytes"] - small["metadata_bytes"]) / (large["topics"] - small["topics"])
-        return {"topics": plain(large["topics"]), "metadata_bytes": plain(large["metadata_bytes"]),
-                "slope_bytes": float(slope)}  # fmt: skip
+        return {
+            "topics": plain(large["topics"]),
+            "metadata_bytes": plain(large["metadata_bytes"]),
+            "slope_bytes": float(slope),
+        }
 
     def _expected_kb(self, figures: Figures) -> float:
         return float(figures["metadata_bytes"] + figures["slope_bytes"] * (5_000 - figures["topics"])) / 1e3
@@ -62,8 +65,10 @@ class MetadataAtFiveThousand(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         kb, expected = as_number(answer, "a size in KB"), self._expected_kb(figures)
-        how = (f"{figures['metadata_bytes']:,} B at {figures['topics']:,} topics, plus the per-topic slope for each "
-               "topic added")  # fmt: skip
+        how = (
+            f"{figures['metadata_bytes']:,} B at {figures['topics']:,} topics, plus the per-topic slope for each "
+            "topic added"
+        )
         return prediction(kb, expected, within(kb, expected, 0.10), "KB", how)
 
 
@@ -93,8 +98,13 @@ class CreateTenThousand(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         seconds, expected = as_number(answer, "a number of seconds"), self._expected_s(figures)
-        return prediction(seconds, expected, within(seconds, expected, 0.20), "s",
-                          f"the seconds for {figures['topics']:,} topics, scaled to 10,000")  # fmt: skip
+        return prediction(
+            seconds,
+            expected,
+            within(seconds, expected, 0.20),
+            "s",
+            f"the seconds for {figures['topics']:,} topics, scaled to 10,000",
+        )
 
 
 @register
@@ -105,8 +115,11 @@ class OneDevicesPartition(Exercise):
     form = "a number of records"
 
     def figures(self, reads: pd.DataFrame) -> Figures:
-        rows = _rows(reads, ["method", "records_per_device", "devices", "partitions", "scanned"],
-                     "the one-device reads were not measured")  # fmt: skip
+        rows = _rows(
+            reads,
+            ["method", "records_per_device", "devices", "partitions", "scanned"],
+            "the one-device reads were not measured",
+        )
         biggest = rows[rows["records_per_device"] == rows["records_per_device"].max()]
         part = biggest[biggest["method"] == "keyed: its partition"]
         if part.empty:
@@ -127,9 +140,14 @@ class OneDevicesPartition(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         predicted, scanned = as_number(answer, "a number of records"), figures["scanned"]
-        return prediction(predicted, scanned, within(predicted, scanned, 0.50), "records",
-                          "a device's partition holds itself and, on average, (devices - 1) / partitions other "
-                          "devices, all of which the read scans")  # fmt: skip
+        return prediction(
+            predicted,
+            scanned,
+            within(predicted, scanned, 0.50),
+            "records",
+            "a device's partition holds itself and, on average, (devices - 1) / partitions other "
+            "devices, all of which the read scans",
+        )
 
 
 @register
@@ -159,8 +177,10 @@ class PartitionsForTarget(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         count, reference = as_number(answer, "a whole number of partitions"), self.solve(figures)
-        formula = (f"max(⌈500 / {figures['t_p']:,.2f}⌉, ⌈500 / {figures['t_c']:,.2f}⌉) = {reference:,}; "
-                   "the slower side decides")  # fmt: skip
+        formula = (
+            f"max(⌈500 / {figures['t_p']:,.2f}⌉, ⌈500 / {figures['t_c']:,.2f}⌉) = {reference:,}; "
+            "the slower side decides"
+        )
         if count == reference:
             return True, formula
         return False, ("too few: " if count < reference else "enough, but not the minimum: ") + formula

@@ -59,16 +59,23 @@ class MillionRecords(Exercise):
         return {"produce_msg_s": _figure(row, "produce_msg_s", "the quickstart measured no produce rate")}
 
     def question(self, figures: Figures) -> str:
-        return ("At the rate the producer reached in this run, how many **seconds** would it take to produce "
-                "1,000,000 records? Within 10 % passes.")  # fmt: skip
+        return (
+            "At the rate the producer reached in this run, how many **seconds** would it take to produce "
+            "1,000,000 records? Within 10 % passes."
+        )
 
     def solve(self, figures: Figures) -> float:
         return round(1_000_000 / float(figures["produce_msg_s"]), 2)
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         seconds, expected = as_number(answer, "a number of seconds"), 1_000_000 / figures["produce_msg_s"]
-        return prediction(seconds, expected, within(seconds, expected, 0.10), "s",
-                          "records ÷ the records per second the producer reached")  # fmt: skip
+        return prediction(
+            seconds,
+            expected,
+            within(seconds, expected, 0.10),
+            "s",
+            "records ÷ the records per second the producer reached",
+        )
 
 
 _PROXY_KEYS = ("records_per_call", "concurrency")
@@ -91,10 +98,12 @@ class ProxyShareOfNative(Exercise):
 
     def question(self, figures: Figures) -> str:
         goal = figures["goal_share"]
-        return (f"Goal: through the proxy, at least **{goal:.1%}** of the native producer's MB/s measured in section 6 "
-                f"(**{goal * figures['native_mb_s']:,.2f} MB/s**). Choose `records_per_call` and `concurrency` "
-                f"(client threads) among the measured points — {settings_text(figures['points'], _PROXY_KEYS)} — "
-                "preferring fewer threads: every thread is a connection the proxy must serve.")  # fmt: skip
+        return (
+            f"Goal: through the proxy, at least **{goal:.1%}** of the native producer's MB/s measured in section 6 "
+            f"(**{goal * figures['native_mb_s']:,.2f} MB/s**). Choose `records_per_call` and `concurrency` "
+            f"(client threads) among the measured points — {settings_text(figures['points'], _PROXY_KEYS)} — "
+            "preferring fewer threads: every thread is a connection the proxy must serve."
+        )
 
     def solve(self, figures: Figures) -> dict[str, int]:
         goal = figures["goal_share"] * figures["native_mb_s"]
@@ -122,16 +131,22 @@ class BufferFloor(Exercise):
     form = "a number of milliseconds"
 
     def figures(self, buffer: pd.DataFrame) -> Figures:
-        points = medians(buffer, ["proxy.producer.linger.ms"], ["latency_p50_ms"],
-                         "no buffer time was measured: section 4 needs proxies started with them, or "
-                         "`proxy.variants` entries in the profile")  # fmt: skip
+        points = medians(
+            buffer,
+            ["proxy.producer.linger.ms"],
+            ["latency_p50_ms"],
+            "no buffer time was measured: section 4 needs proxies started with them, or "
+            "`proxy.variants` entries in the profile",
+        )
         largest = points[-1]
         return {"linger_ms": largest["proxy.producer.linger.ms"], "p50_ms": largest["latency_p50_ms"]}
 
     def question(self, figures: Figures) -> str:
-        return (f"A client sends **one record per call** to a proxy whose `producer.linger.ms` is "
-                f"**{figures['linger_ms']:,} ms**. Predict the median (p50) latency of a call in milliseconds; the "
-                "check compares it with section 4's measurement (within 25 %, or 5 ms).")  # fmt: skip
+        return (
+            f"A client sends **one record per call** to a proxy whose `producer.linger.ms` is "
+            f"**{figures['linger_ms']:,} ms**. Predict the median (p50) latency of a call in milliseconds; the "
+            "check compares it with section 4's measurement (within 25 %, or 5 ms)."
+        )
 
     def solve(self, figures: Figures) -> float:
         return round(float(figures["p50_ms"]), 1)
@@ -139,8 +154,13 @@ class BufferFloor(Exercise):
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         predicted, measured = as_number(answer, "a number of milliseconds"), figures["p50_ms"]
         ok = abs(predicted - measured) <= max(0.25 * measured, 5.0)
-        return prediction(predicted, measured, ok, "ms", "the proxy holds a lone record up to its buffer time, so "
-                          "every one-record call takes at least that")  # fmt: skip
+        return prediction(
+            predicted,
+            measured,
+            ok,
+            "ms",
+            "the proxy holds a lone record up to its buffer time, so every one-record call takes at least that",
+        )
 
 
 _BATCH_KEYS = ("linger.ms", "batch.size")
@@ -160,8 +180,12 @@ class DoubleTheDefault(Exercise):
             raise NotMeasured("the default point (linger.ms 0, batch.size 16,384) was not measured")
         # 50 ms, unless the default itself is slower than half of that: the goal must leave room for batching.
         bound = max(50.0, 10 * math.ceil(2 * base["latency_p99_ms"] / 10))
-        return {"default_msg_s": base["msg_s"], "default_p99_ms": base["latency_p99_ms"], "p99_bound_ms": bound,
-                "points": points}  # fmt: skip
+        return {
+            "default_msg_s": base["msg_s"],
+            "default_p99_ms": base["latency_p99_ms"],
+            "p99_bound_ms": bound,
+            "points": points,
+        }
 
     def _fits(self, point: Mapping[str, Any], figures: Figures) -> bool:
         fast = point["msg_s"] >= 2 * figures["default_msg_s"]
@@ -182,8 +206,11 @@ class DoubleTheDefault(Exercise):
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         if answer is None:
             count = sum(self._fits(p, figures) for p in figures["points"])
-            return count == 0, (f"{count} measured point(s) reach the goal" if count else
-                                "right: no measured point doubles the default within the bound")  # fmt: skip
+            return count == 0, (
+                f"{count} measured point(s) reach the goal"
+                if count
+                else "right: no measured point doubles the default within the bound"
+            )
         point = point_for(answer, figures["points"], _BATCH_KEYS)
         if point is None:
             return False, f"{answer} was not measured; measured: {settings_text(figures['points'], _BATCH_KEYS)}"
@@ -219,8 +246,13 @@ class LingerTen(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         predicted, measured = as_number(answer, "a number of records per second"), figures["measured_msg_s"]
-        return prediction(predicted, measured, within(predicted, measured, 0.35), "msg/s",
-                          "read the 1 MB line of section 1 between `linger.ms` 5 and 20")  # fmt: skip
+        return prediction(
+            predicted,
+            measured,
+            within(predicted, measured, 0.35),
+            "msg/s",
+            "read the 1 MB line of section 1 between `linger.ms` 5 and 20",
+        )
 
 
 _FETCH_KEYS = ("max.partition.fetch.bytes", "fetch.min.bytes")

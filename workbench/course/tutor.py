@@ -125,17 +125,26 @@ class Exercises:
             passed, why = exercise.judge(answer, figures)
         except AnswerError as wrong:
             passed, why = False, f"{wrong}. Expected {exercise.form}"
-        verdict = Verdict(exercise.label, "pass" if passed else "fail", why + ".",
-                          "" if passed else f"re-read «{exercise.section}», then try again.")  # fmt: skip
+        verdict = Verdict(
+            exercise.label,
+            "pass" if passed else "fail",
+            why + ".",
+            "" if passed else f"re-read «{exercise.section}», then try again.",
+        )
         return self._record(exercise, answer, figures, verdict)
 
     def _record(self, exercise: Exercise, answer: Any, figures: dict[str, Any], verdict: Verdict) -> Verdict:
         row = {
-            "learner": self.learner, "notebook": exercise.notebook, "exercise": exercise.label,
-            "exercise_key": exercise.key, "outcome": verdict.outcome, "passed": verdict.passed,
-            "answer": repr(answer)[:200], "measured": json.dumps(figures, default=str, sort_keys=True),
+            "learner": self.learner,
+            "notebook": exercise.notebook,
+            "exercise": exercise.label,
+            "exercise_key": exercise.key,
+            "outcome": verdict.outcome,
+            "passed": verdict.passed,
+            "answer": repr(answer)[:200],
+            "measured": json.dumps(figures, default=str, sort_keys=True),
             "with_solutions": self.solutions,
-        }  # fmt: skip
+        }
         try:
             attempts = record_attempt(self.profile, row)
         except (OSError, ValueError) as exc:  # a full disk must not cost the learner the verdict

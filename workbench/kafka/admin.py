@@ -117,8 +117,13 @@ def create_topics(
     with admin_client(conf) as client:  # it must outlive the futures, or they fail as 'terminating'
         futures = client.create_topics(new, operation_timeout=timeout, request_timeout=timeout)
         _settle(futures, "create", "TOPIC_ALREADY_EXISTS" if exist_ok else None)
-        _await_metadata(conf, client, lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics),
-                        timeout, f"created topics {_names(topics)} to appear")  # fmt: skip
+        _await_metadata(
+            conf,
+            client,
+            lambda metadata: all(_is_led(metadata.topics.get(n)) for n in topics),
+            timeout,
+            f"created topics {_names(topics)} to appear",
+        )
 
 
 def create_partitions(conf: KafkaConf, topic: str, total: int, *, timeout: float = 30.0) -> None:
@@ -131,8 +136,9 @@ def create_partitions(conf: KafkaConf, topic: str, total: int, *, timeout: float
             metadata did not show the new count within `timeout`.
     """
     with admin_client(conf) as client:  # it must outlive the future
-        futures = client.create_partitions([NewPartitions(topic, total)], operation_timeout=timeout,
-                                           request_timeout=timeout)  # fmt: skip
+        futures = client.create_partitions(
+            [NewPartitions(topic, total)], operation_timeout=timeout, request_timeout=timeout
+        )
         _settle(futures, "add partitions to", None)
 
         def grown(metadata: Any) -> bool:
@@ -158,8 +164,13 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
         _settle(futures, "delete", "UNKNOWN_TOPIC_OR_PART" if missing_ok else None)
         # As on creation: the brokers learn of a deletion after the controller; a topic
         # created again under the same name before then would be refused as existing.
-        _await_metadata(conf, client, lambda metadata: not set(names) & set(metadata.topics), timeout,
-                        f"deleted topics {_names(names)} to disappear")  # fmt: skip
+        _await_metadata(
+            conf,
+            client,
+            lambda metadata: not set(names) & set(metadata.topics),
+            timeout,
+            f"deleted topics {_names(names)} to disappear",
+        )
 
 
 def _await_metadata(
@@ -201,9 +212,11 @@ def _until(client: AdminClient, done: Callable[[Any], bool], deadline: float, ti
 def _is_led(topic: Any) -> bool:
     """A topic's metadata shows it, error-free, with a leader for every partition."""
     return (
-        topic is not None and topic.error is None and bool(topic.partitions)
+        topic is not None
+        and topic.error is None
+        and bool(topic.partitions)
         and all(p.leader >= 0 and p.error is None for p in topic.partitions.values())
-    )  # fmt: skip
+    )
 
 
 def _names(names: Iterable[str]) -> str:

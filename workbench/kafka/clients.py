@@ -146,9 +146,11 @@ def produce(
     tally = DeliveryTally()
     target = ANY_PARTITION if partition is None else partition
     sent = send(
-        client, (Outgoing(topic, value, key, target) for key, value in records), on_delivery=tally,
+        client,
+        (Outgoing(topic, value, key, target) for key, value in records),
+        on_delivery=tally,
         flush_timeout_s=flush_timeout,
-    )  # fmt: skip
+    )
     if sent.unsent:
         raise KafkaError(f"{sent.unsent} records to {topic!r} not acknowledged within {flush_timeout:.0f} s")
     return ProduceResult(tally.acknowledged, tally.failed, sent.seconds, tuple(tally.errors))

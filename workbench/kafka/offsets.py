@@ -220,10 +220,13 @@ class OffsetReader:
         specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}
         client = self.admin  # must outlive the futures
         futures = {
-            which: client.list_offsets({TopicPartition(t, p): specs[which] for t, p in partitions},
-                                       request_timeout=self.timeout) if partitions else {}
+            which: client.list_offsets(
+                {TopicPartition(t, p): specs[which] for t, p in partitions}, request_timeout=self.timeout
+            )
+            if partitions
+            else {}
             for which, partitions in wanted.items()
-        }  # fmt: skip
+        }
         result: dict[str, dict[Partition, int]] = {}
         for which, answers in futures.items():
             result[which] = {}

@@ -129,9 +129,13 @@ class Stack:
 
         settings = self.profile.topics
         kafka.create_topics(
-            self.kafka_config("admin"), topics, replication_factor=settings.replication_factor,
-            config=settings.topic_config(), exist_ok=exist_ok, timeout=timeout,
-        )  # fmt: skip
+            self.kafka_config("admin"),
+            topics,
+            replication_factor=settings.replication_factor,
+            config=settings.topic_config(),
+            exist_ok=exist_ok,
+            timeout=timeout,
+        )
         return list(topics)
 
     def delete_topics(self, names: Iterable[str], *, timeout: float = 30.0) -> None:
@@ -184,8 +188,10 @@ class Stack:
         """
         url = self.registry_url
         if url is None:
-            raise StackError(f"profile {self.profile.name!r} has no Schema Registry: set schema_registry.enabled "
-                             "(embedded) or schema_registry.url (cluster)")  # fmt: skip
+            raise StackError(
+                f"profile {self.profile.name!r} has no Schema Registry: set schema_registry.enabled "
+                "(embedded) or schema_registry.url (cluster)"
+            )
         conf = {"url": url}
         if self.profile.schema_registry.auth is not None:
             user, password = self.profile.schema_registry.auth.credentials()
@@ -387,8 +393,11 @@ def data_fate(record: ServiceRecord, *, stopped: bool = False) -> str:
         return "was in memory only: gone" if stopped else "in memory only, gone when the broker stops"
     where = record.extra.get("data_dir", "the run directory")
     if record.extra.get("keep_data"):
-        return f"kept in {where} (broker.keep_data: true); the next `up` starts on it" if stopped else (
-            f"kept in {where} by `down` (broker.keep_data: true); the next `up` starts on it")  # fmt: skip
+        return (
+            f"kept in {where} (broker.keep_data: true); the next `up` starts on it"
+            if stopped
+            else (f"kept in {where} by `down` (broker.keep_data: true); the next `up` starts on it")
+        )
     if stopped:
         return f"wiped from {where} (broker.keep_data: true would keep it)"
     return f"on disk in {where}, wiped by `down` (set broker.keep_data: true to keep it)"
@@ -456,8 +465,11 @@ def _cluster_rows(profile: Profile) -> dict[str, dict[str, Any]]:
         checks["spark-master"] = ("spark-master", master, partial(probe_tcp, master.split(",")[0]))
     registry = profile.schema_registry.url
     if registry:
-        checks["schema-registry"] = ("schema-registry", registry,
-                                     partial(probe_http, registry, auth=profile.schema_registry.auth))  # fmt: skip
+        checks["schema-registry"] = (
+            "schema-registry",
+            registry,
+            partial(probe_http, registry, auth=profile.schema_registry.auth),
+        )
     with ThreadPoolExecutor(max_workers=max(1, len(checks))) as pool:
         probes = {name: pool.submit(check) for name, (_, _, check) in checks.items()}
         return {

@@ -49,17 +49,31 @@ LOG4J_VERSION = "2.25.3"
 
 #: JVM options `kafka-run-class.sh` uses when KAFKA_JVM_PERFORMANCE_OPTS is unset.
 JVM_OPTIONS = (
-    "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
-    "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
-)  # fmt: skip
+    "-server",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent",
+    "-XX:MaxInlineLevel=15",
+    "-Djava.awt.headless=true",
+)
 
 #: Loggers that speak once per partition or per request at INFO: thousands of lines for
 #: an experiment that creates thousands of topics. Warnings still show.
 _QUIET_LOGGERS = (
-    "kafka.log", "kafka.cluster", "kafka.server.ReplicaFetcherManager", "kafka.server.ReplicaAlterLogDirsManager",
-    "org.apache.kafka.storage", "state.change.logger", "kafka.coordinator", "org.apache.kafka.coordinator",
-    "kafka.server.metadata", "org.apache.kafka.image", "org.apache.kafka.controller", "kafka.request.logger",
-)  # fmt: skip
+    "kafka.log",
+    "kafka.cluster",
+    "kafka.server.ReplicaFetcherManager",
+    "kafka.server.ReplicaAlterLogDirsManager",
+    "org.apache.kafka.storage",
+    "state.change.logger",
+    "kafka.coordinator",
+    "org.apache.kafka.coordinator",
+    "kafka.server.metadata",
+    "org.apache.kafka.image",
+    "org.apache.kafka.controller",
+    "kafka.request.logger",
+)
 
 
 def kafka_classpath(profile: Profile) -> tuple[list[str], str]:
@@ -77,10 +91,12 @@ def kafka_classpath(profile: Profile) -> tuple[list[str], str]:
     version = profile.broker.version
     jars = resolve(
         f"kafka-{version}",
-        [Artifact("org.apache.kafka", "kafka_2.13", version),
-         Artifact("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION)],
+        [
+            Artifact("org.apache.kafka", "kafka_2.13", version),
+            Artifact("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
+        ],
         how_else="set KAFKA_HOME (or broker.kafka_home in the profile) to an Apache Kafka 4.x installation",
-    )  # fmt: skip
+    )
     return [str(j) for j in jars], version
 
 
@@ -118,8 +134,9 @@ class KafkaCluster:
         settings = self.profile.broker
         self.classpath, self.version = kafka_classpath(self.profile)
         host = settings.host
-        self.client_ports = [settings.port + i if settings.port else process.free_port(host)
-                             for i in range(settings.nodes)]  # fmt: skip
+        self.client_ports = [
+            settings.port + i if settings.port else process.free_port(host) for i in range(settings.nodes)
+        ]
         self.controller_ports = [process.free_port(host) for _ in range(settings.nodes)]
 
     @property
@@ -186,24 +203,35 @@ class KafkaCluster:
             return
 
         def run(item: tuple[int, Path]) -> subprocess.CompletedProcess[str]:
-            argv = [_java(), "-cp", ":".join(self.classpath), "kafka.tools.StorageTool", "format",
-                    "-t", cluster_id, "-c", str(item[1])]  # fmt: skip
+            argv = [
+                _java(),
+                "-cp",
+                ":".join(self.classpath),
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                cluster_id,
+                "-c",
+                str(item[1]),
+            ]
             return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
 
         with ThreadPoolExecutor(max_workers=len(pending)) as pool:
             for (index, _), done in zip(pending, pool.map(run, pending), strict=True):
                 if done.returncode != 0:
                     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
-                    raise StackError(f"formatting Kafka node {index + 1}'s storage failed: "
-                                     f"{lines[-1] if lines else 'no output'}")  # fmt: skip
+                    raise StackError(
+                        f"formatting Kafka node {index + 1}'s storage failed: {lines[-1] if lines else 'no output'}"
+                    )
 
     def write_properties(self, run_dir: Path, index: int) -> Path:
         node = self.node_dir(run_dir, index)
         node.mkdir(parents=True, exist_ok=True)
         config = node / "server.properties"
         lines = [f"{key}={value}" for key, value in self.properties(run_dir, index).items()]
-        config.write_text("# Written by `workbench up` from the profile; rewritten at every start.\n"
-                          + "\n".join(lines) + "\n")  # fmt: skip
+        config.write_text(
+            "# Written by `workbench up` from the profile; rewritten at every start.\n" + "\n".join(lines) + "\n"
+        )
         return config
 
 
@@ -212,8 +240,9 @@ class KafkaNode(Service):
 
     kind = "broker"
 
-    def __init__(self, profile: Profile, name: str | None = None, cluster: KafkaCluster | None = None,
-                 index: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self, profile: Profile, name: str | None = None, cluster: KafkaCluster | None = None, index: int = 0
+    ) -> None:
         single = profile.broker.nodes == 1
         if name is not None and name.startswith("broker-") and name[7:].isdigit():
             index = int(name[7:]) - 1
@@ -243,13 +272,17 @@ class KafkaNode(Service):
 
     def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
         record = super().start(run_dir, started)
-        record.extra.update({
-            "argv": self._argv,
-            "broker": "kafka", "version": self.cluster.version, "node_id": self.index + 1,
-            "controller": f"{self.profile.broker.host}:{self.cluster.controller_ports[self.index]}",
-            "data_dir": str(self.cluster.node_dir(run_dir, self.index)),
-            "keep_data": self.profile.broker.keep_data,
-        })  # fmt: skip
+        record.extra.update(
+            {
+                "argv": self._argv,
+                "broker": "kafka",
+                "version": self.cluster.version,
+                "node_id": self.index + 1,
+                "controller": f"{self.profile.broker.host}:{self.cluster.controller_ports[self.index]}",
+                "data_dir": str(self.cluster.node_dir(run_dir, self.index)),
+                "keep_data": self.profile.broker.keep_data,
+            }
+        )
         return record
 
     def wait_ready(self, record: ServiceRecord, timeout: float) -> None:
@@ -272,8 +305,10 @@ class KafkaNode(Service):
             if broker_count(record.address, timeout=1.0) >= nodes:
                 return
             time.sleep(0.1)
-        raise StackError(f"the Kafka cluster did not register {nodes} brokers within {timeout:.0f} s; "
-                         f"see the logs beside {record.log}")  # fmt: skip
+        raise StackError(
+            f"the Kafka cluster did not register {nodes} brokers within {timeout:.0f} s; "
+            f"see the logs beside {record.log}"
+        )
 
     def is_healthy(self, address: str) -> bool:
         from workbench.kafka.admin import broker_answers
@@ -305,8 +340,16 @@ def restart_node(record: ServiceRecord, timeout: float = 60.0) -> ServiceRecord:
     if not argv:
         raise StackError(f"{record.name} was not started by this version of the stack; run `workbench down` and `up`")
     proc = process.spawn(argv, Path(record.log))
-    fresh = ServiceRecord(name=record.name, kind=record.kind, pid=proc.pid, create_time=proc.create_time(),
-                          address=record.address, log=record.log, url=record.url, extra=dict(record.extra))  # fmt: skip
+    fresh = ServiceRecord(
+        name=record.name,
+        kind=record.kind,
+        pid=proc.pid,
+        create_time=proc.create_time(),
+        address=record.address,
+        log=record.log,
+        url=record.url,
+        extra=dict(record.extra),
+    )
     deadline = time.monotonic() + timeout
     from workbench.kafka.admin import broker_answers
 

@@ -226,8 +226,9 @@ class ProxyInstance(Service):
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
         bootstrap = self.profile.kafka.bootstrap_servers or broker_addresses(started)
-        self.registry_url = next((r.url for r in started.values() if r.kind == SchemaRegistry.kind),
-                                 self.profile.schema_registry.url)  # fmt: skip
+        self.registry_url = next(
+            (r.url for r in started.values() if r.kind == SchemaRegistry.kind), self.profile.schema_registry.url
+        )
         return [
             sys.executable, "-m", "workbench.cli", "proxy",
             "--config", str(self.profile.path(self.profile.proxy.properties)),
@@ -278,8 +279,17 @@ class SchemaRegistry(Service):
 
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
         bootstrap = self.profile.kafka.bootstrap_servers or broker_addresses(started)
-        return [sys.executable, "-m", "workbench.registry", "--host", host, "--port", str(port),
-                "--bootstrap-servers", bootstrap]  # fmt: skip
+        return [
+            sys.executable,
+            "-m",
+            "workbench.registry",
+            "--host",
+            host,
+            "--port",
+            str(port),
+            "--bootstrap-servers",
+            bootstrap,
+        ]
 
     def url(self, host: str, port: int) -> str | None:
         return f"http://{host}:{port}"

@@ -101,8 +101,13 @@ class Supervisor:
         self.recent: list[float] = []
 
     def _save(self) -> None:
-        data = {"name": self.name, "supervisor_pid": os.getpid(), "restarts": self.restarts,
-                "last_exit": self.last_exit, "serving_pid": self.child.pid if self.child else None}  # fmt: skip
+        data = {
+            "name": self.name,
+            "supervisor_pid": os.getpid(),
+            "restarts": self.restarts,
+            "last_exit": self.last_exit,
+            "serving_pid": self.child.pid if self.child else None,
+        }
         tmp = self.state.with_name(f".{self.state.name}.tmp")
         tmp.write_text(json.dumps(data))
         tmp.replace(self.state)
@@ -138,13 +143,20 @@ class Supervisor:
                 backoff = 0.5
             self.recent = [t for t in self.recent if now - t < WINDOW_S] + [now]
             if len(self.recent) > MAX_RESTARTS:
-                log.error("%s %s; %d restarts within %.0f s: giving up", self.name, self.last_exit, MAX_RESTARTS,
-                          WINDOW_S)  # fmt: skip
+                log.error(
+                    "%s %s; %d restarts within %.0f s: giving up", self.name, self.last_exit, MAX_RESTARTS, WINDOW_S
+                )
                 self.child = None
                 self._save()
                 return 1
-            log.warning("%s (pid %d) %s; restarting it in %.1f s (restart %d)", self.name, self.child.pid,
-                        self.last_exit, backoff, self.restarts + 1)  # fmt: skip
+            log.warning(
+                "%s (pid %d) %s; restarting it in %.1f s (restart %d)",
+                self.name,
+                self.child.pid,
+                self.last_exit,
+                backoff,
+                self.restarts + 1,
+            )
             deadline = time.monotonic() + backoff
             while time.monotonic() < deadline and not self.stopping:
                 time.sleep(0.05)

@@ -169,8 +169,9 @@ def topic_count(
     from workbench.measure.resources import ResourceMonitor
 
     if isinstance(topics, bool) or not isinstance(topics, int) or topics < 1 or metadata_samples < 1:
-        raise TopicDesignError(f"topics and metadata_samples must be whole numbers ≥ 1, got {topics!r}, "
-                               f"{metadata_samples!r}")  # fmt: skip
+        raise TopicDesignError(
+            f"topics and metadata_samples must be whole numbers ≥ 1, got {topics!r}, {metadata_samples!r}"
+        )
     admin, producer_conf = stack.kafka_config("admin"), stack.kafka_config("producer")
     run = uuid.uuid4().hex[:8]
     prefix = f"{topic_prefix}-{run}-"
@@ -194,9 +195,16 @@ def topic_count(
         one = produce_spread(producer_conf, [(single, p) for p in range(topics)], records, value_bytes=value_bytes)
         extra["partitions_msg_s"] = one["msg_s"]
     params = {"topics": topics, "records": records, "value_bytes": value_bytes, "join": join}
-    return result_row(stack, experiment="topic_count", params=params, records=records,
-                      payload_bytes=records * value_bytes, seconds=spread["seconds"], resources=monitor.columns(),
-                      extra=extra)  # fmt: skip
+    return result_row(
+        stack,
+        experiment="topic_count",
+        params=params,
+        records=records,
+        payload_bytes=records * value_bytes,
+        seconds=spread["seconds"],
+        resources=monitor.columns(),
+        extra=extra,
+    )
 
 
 def topic_count_cost(
@@ -217,8 +225,10 @@ def topic_count_cost(
     bad = [n for n in counts if isinstance(n, bool) or not isinstance(n, int) or n < 1]
     if bad or not counts:
         raise TopicDesignError(f"topic counts must be whole numbers ≥ 1, got {list(counts)!r}")
-    return [topic_count(stack, topics=n, records=records, value_bytes=value_bytes, join=join,
-                        metadata_samples=repeats) for n in counts]  # fmt: skip
+    return [
+        topic_count(stack, topics=n, records=records, value_bytes=value_bytes, join=join, metadata_samples=repeats)
+        for n in counts
+    ]
 
 
 def _median(values: list[float]) -> float:

@@ -189,19 +189,27 @@ def join_timing(
         started = time.perf_counter()
         first.subscribe([topic])
         figures["first_join_s"], outcome = _wait(
-            [first], lambda: _held(first, topic) == everything, started, join_timeout, errors,
+            [first],
+            lambda: _held(first, topic) == everything,
+            started,
+            join_timeout,
+            errors,
             f"no assignment within {join_timeout:.0f} s"
             + ("; does the broker serve KIP-848 groups (Kafka 4.0 or later)?" if protocol == "consumer" else ""),
-        )  # fmt: skip
+        )
         if outcome == JOINED:
             second = _member(settings, group, errors)
             members.append(second)
             started = time.perf_counter()
             second.subscribe([topic])
             figures["second_join_s"], outcome = _wait(
-                members, lambda: _shared(members, topic, everything), started, timeout, errors,
+                members,
+                lambda: _shared(members, topic, everything),
+                started,
+                timeout,
+                errors,
                 f"the second member's rebalance did not settle within {timeout:.0f} s",
-            )  # fmt: skip
+            )
             holdings = [_held(member, topic) for member in members]
             split = "+".join(str(len(held)) for held in holdings)
             members_assigned = sum(1 for held in holdings if held)
@@ -211,15 +219,30 @@ def join_timing(
             members.pop(0).close()  # a clean leave: LeaveGroup (classic) or a leaving heartbeat (KIP-848)
             remaining = members[0]
             figures["leave_s"], outcome = _wait(
-                members, lambda: _held(remaining, topic) == everything, started, timeout, errors,
+                members,
+                lambda: _held(remaining, topic) == everything,
+                started,
+                timeout,
+                errors,
                 f"the remaining member did not get every partition within {timeout:.0f} s of the leave",
-            )  # fmt: skip
+            )
     finally:
         for member in members:
             member.close()
-    return JoinTiming(protocol, len(everything), figures["first_join_s"], figures["second_join_s"], figures["leave_s"],
-                      members_assigned, held_twice, unheld, split, _heartbeat_ms(stack, protocol, settings), dropped,
-                      outcome)  # fmt: skip
+    return JoinTiming(
+        protocol,
+        len(everything),
+        figures["first_join_s"],
+        figures["second_join_s"],
+        figures["leave_s"],
+        members_assigned,
+        held_twice,
+        unheld,
+        split,
+        _heartbeat_ms(stack, protocol, settings),
+        dropped,
+        outcome,
+    )
 
 
 def group_join_timing(
@@ -266,8 +289,9 @@ def group_join_timing(
                     unassigned.add(protocol)
                 params = {"protocol": protocol, "partitions": partitions, "repeat": repeat}
                 seconds = sum(getattr(timing, name) for name in PHASES)
-                rows.append(result_row(stack, experiment="group_join", params=params, seconds=seconds,
-                                       extra=timing.extra()))  # fmt: skip
+                rows.append(
+                    result_row(stack, experiment="group_join", params=params, seconds=seconds, extra=timing.extra())
+                )
     return rows
 
 
@@ -306,13 +330,17 @@ def join_verdict(rows: Iterable[Mapping[str, Any]]) -> list[str]:
             fast, *_, slow = sorted(medians, key=lambda p: medians[p][name])
             a, b = medians[fast][name], medians[slow][name]
             times = f", {b / a:.1f} times as fast" if a > 0 else ""
-            lines.append(f"{label[0].upper()}{label[1:]}: `{fast}` took {a:.2f} s and `{slow}` {b:.2f} s "
-                         f"(medians), so `{fast}` was {b - a:.2f} s faster{times}.")  # fmt: skip
+            lines.append(
+                f"{label[0].upper()}{label[1:]}: `{fast}` took {a:.2f} s and `{slow}` {b:.2f} s "
+                f"(medians), so `{fast}` was {b - a:.2f} s faster{times}."
+            )
     dropped = {str(r.get("dropped_settings") or "") for r in by_protocol.get("consumer", [])} - {""}
     if dropped:
         names = " and ".join(f"`{name}`" for name in sorted(dropped)[0].split(","))
-        lines.append(f"With `consumer` the profile's {names} were left out: librdkafka refuses them with that "
-                     "protocol, whose timing the broker sets.")  # fmt: skip
+        lines.append(
+            f"With `consumer` the profile's {names} were left out: librdkafka refuses them with that "
+            "protocol, whose timing the broker sets."
+        )
     known = {p: ms for p, ms in beats.items() if not math.isnan(ms)}
     if known:
         shown = " and ".join(f"every {ms:,.0f} ms with `{p}`" for p, ms in known.items())
@@ -340,8 +368,11 @@ def _held(member: Consumer, topic: str) -> frozenset[int]:
 def _shared(members: Sequence[Consumer], topic: str, everything: frozenset[int]) -> bool:
     """Every member holds partitions, none is held twice, and together they hold them all."""
     holdings = [_held(member, topic) for member in members]
-    return (all(holdings) and sum(len(h) for h in holdings) == len(everything)
-            and frozenset().union(*holdings) == everything)  # fmt: skip
+    return (
+        all(holdings)
+        and sum(len(h) for h in holdings) == len(everything)
+        and frozenset().union(*holdings) == everything
+    )
 
 
 def _wait(

@@ -221,9 +221,17 @@ def grow_live(
     before, after = landed[_ROUNDS[0]], landed[_ROUNDS[1]]
     moved = {k for k in unique if k in before and k in after and before[k] != after[k]}
     return LiveGrowth(
-        old_partitions, new_partitions, partitioner, len(unique), read, len(moved), computed.moved_count,
-        len(moved.symmetric_difference(computed.moved)), misplaced, seconds,
-    )  # fmt: skip
+        old_partitions,
+        new_partitions,
+        partitioner,
+        len(unique),
+        read,
+        len(moved),
+        computed.moved_count,
+        len(moved.symmetric_difference(computed.moved)),
+        misplaced,
+        seconds,
+    )
 
 
 def measure_growth(

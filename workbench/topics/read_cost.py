@@ -52,8 +52,10 @@ def device_read(
     if method not in READ_METHODS:
         raise TopicDesignError(f"method must be one of {list(READ_METHODS)}, got {method!r}")
     if devices < 1 or partitions < 1 or records_per_device < 1:
-        raise TopicDesignError(f"devices, partitions and records_per_device must be ≥ 1, got {devices!r}, "
-                               f"{partitions!r}, {records_per_device!r}")  # fmt: skip
+        raise TopicDesignError(
+            f"devices, partitions and records_per_device must be ≥ 1, got {devices!r}, "
+            f"{partitions!r}, {records_per_device!r}"
+        )
     run = uuid.uuid4().hex[:8]
     layout: TopicStrategy = (
         TopicPerDevice(f"{topic_prefix}-{run}-")
@@ -80,12 +82,23 @@ def _read_row(
 
     with ResourceMonitor(stack.services) as monitor:
         read = read_device(stack.kafka_config("consumer"), layout, ids[0], full_scan=method == "keyed: whole topic")
-    params = {"method": method, "records_per_device": size, "devices": len(ids), "partitions": partitions,
-              "value_bytes": value_bytes}  # fmt: skip
-    return result_row(stack, experiment="device_read", params=params, records=read.scanned,
-                      payload_bytes=read.scanned * value_bytes, seconds=read.seconds, resources=monitor.columns(),
-                      extra={"total_records": size * len(ids), "returned": len(read.records),
-                             "scanned": read.scanned})  # fmt: skip
+    params = {
+        "method": method,
+        "records_per_device": size,
+        "devices": len(ids),
+        "partitions": partitions,
+        "value_bytes": value_bytes,
+    }
+    return result_row(
+        stack,
+        experiment="device_read",
+        params=params,
+        records=read.scanned,
+        payload_bytes=read.scanned * value_bytes,
+        seconds=read.seconds,
+        resources=monitor.columns(),
+        extra={"total_records": size * len(ids), "returned": len(read.records), "scanned": read.scanned},
+    )
 
 
 def device_read_cost(

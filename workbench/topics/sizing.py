@@ -216,9 +216,14 @@ def open_file_handles(
         "files",
         f"{format_number(partitions)} partitions * {replication_factor} replicas / {brokers} brokers "
         f"* {format_number(segments_per_partition)} segments * {files_per_segment} files",
-        {"partitions": partitions, "brokers": brokers, "replication_factor": replication_factor,
-         "segments_per_partition": segments_per_partition, "files_per_segment": files_per_segment},
-    )  # fmt: skip
+        {
+            "partitions": partitions,
+            "brokers": brokers,
+            "replication_factor": replication_factor,
+            "segments_per_partition": segments_per_partition,
+            "files_per_segment": files_per_segment,
+        },
+    )
 
 
 def replication_latency(
@@ -243,9 +248,13 @@ def replication_latency(
         "ms",
         f"{format_number(partitions)} partitions * ({replication_factor} - 1) / {brokers} brokers "
         f"* {format_number(ms_per_1000_partitions)} ms / 1,000",
-        {"partitions": partitions, "brokers": brokers, "replication_factor": replication_factor,
-         "ms_per_1000_partitions": ms_per_1000_partitions},
-    )  # fmt: skip
+        {
+            "partitions": partitions,
+            "brokers": brokers,
+            "replication_factor": replication_factor,
+            "ms_per_1000_partitions": ms_per_1000_partitions,
+        },
+    )
 
 
 def unavailability_window(
@@ -277,9 +286,14 @@ def unavailability_window(
         (elections_ms + controller_ms) / 1000,
         "s",
         formula,
-        {"partitions": partitions, "brokers": brokers, "ms_per_election": ms_per_election,
-         "controller_ms_per_partition": controller_ms_per_partition, "controller_failed": float(controller_failed)},
-    )  # fmt: skip
+        {
+            "partitions": partitions,
+            "brokers": brokers,
+            "ms_per_election": ms_per_election,
+            "controller_ms_per_partition": controller_ms_per_partition,
+            "controller_failed": float(controller_failed),
+        },
+    )
 
 
 def proxy_heap(
@@ -309,17 +323,30 @@ def proxy_heap(
         )
     heap = base_bytes + consumers * bytes_per_consumer
     processes = max(1, math.ceil(round(consumers * bytes_per_consumer / (max_heap_bytes - base_bytes), 9)))
-    inputs = {"consumers": consumers, "bytes_per_consumer": bytes_per_consumer, "base_bytes": base_bytes,
-              "max_heap_bytes": max_heap_bytes}  # fmt: skip
+    inputs = {
+        "consumers": consumers,
+        "bytes_per_consumer": bytes_per_consumer,
+        "base_bytes": base_bytes,
+        "max_heap_bytes": max_heap_bytes,
+    }
     return (
-        Estimate("proxy heap", heap, "bytes",
-                 f"{format_number(base_bytes)} B + {format_number(consumers)} consumers"
-                 f" * {format_number(bytes_per_consumer)} B", inputs),
-        Estimate("proxy processes", processes, "process(es)",
-                 f"⌈{format_number(consumers)} * {format_number(bytes_per_consumer)} B"
-                 f" / ({format_number(max_heap_bytes)} B - {format_number(base_bytes)} B)⌉",
-                 inputs),
-    )  # fmt: skip
+        Estimate(
+            "proxy heap",
+            heap,
+            "bytes",
+            f"{format_number(base_bytes)} B + {format_number(consumers)} consumers"
+            f" * {format_number(bytes_per_consumer)} B",
+            inputs,
+        ),
+        Estimate(
+            "proxy processes",
+            processes,
+            "process(es)",
+            f"⌈{format_number(consumers)} * {format_number(bytes_per_consumer)} B"
+            f" / ({format_number(max_heap_bytes)} B - {format_number(base_bytes)} B)⌉",
+            inputs,
+        ),
+    )
 
 
 def capacity(

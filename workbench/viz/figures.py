@@ -209,11 +209,24 @@ def live_throughput(
     """
     widget = go.FigureWidget(go.Scatter(x=[], y=[], mode="lines+markers", name="msg/s"))
     # No axes until the first reading: an empty plotly chart draws axes from -1 to 6.
-    widget.update_layout(title=title, xaxis_title="seconds", yaxis_title="records / s", template=TEMPLATE,
-                         xaxis={"visible": False, "rangemode": "tozero"},
-                         yaxis={"visible": False, "rangemode": "tozero"},
-                         annotations=[{"text": "waiting for the first reading", "showarrow": False,
-                                       "xref": "paper", "yref": "paper", "x": 0.5, "y": 0.5}])  # fmt: skip
+    widget.update_layout(
+        title=title,
+        xaxis_title="seconds",
+        yaxis_title="records / s",
+        template=TEMPLATE,
+        xaxis={"visible": False, "rangemode": "tozero"},
+        yaxis={"visible": False, "rangemode": "tozero"},
+        annotations=[
+            {
+                "text": "waiting for the first reading",
+                "showarrow": False,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.5,
+                "y": 0.5,
+            }
+        ],
+    )
     seconds: list[float] = []
     rates: list[float] = []
 

@@ -21,15 +21,19 @@ __all__ = ["follow_query", "progress_figure", "watch_query"]
 
 def progress_figure(frame: pd.DataFrame, *, title: str = "Streaming query progress") -> go.Figure:
     """Rows per second (input and processed) over batches, and where each trigger's time went."""
-    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                           subplot_titles=("rows / s", "trigger time by phase (ms)"))  # fmt: skip
+    figure = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.08,
+        subplot_titles=("rows / s", "trigger time by phase (ms)"),
+    )
     x = frame["batch_id"] if len(frame) else []
     for column, name in (("input_msg_s", "input rows/s"), ("processed_msg_s", "processed rows/s")):
         figure.add_trace(go.Scatter(x=x, y=frame.get(column, []), mode="lines+markers", name=name), row=1, col=1)
     for phase in DURATIONS:
         figure.add_trace(go.Bar(x=x, y=frame.get(f"{phase}_ms", []), name=phase), row=2, col=1)
-    figure.update_layout(title=title, barmode="stack", template=TEMPLATE, height=520,
-                         xaxis2_title="batch")  # fmt: skip
+    figure.update_layout(title=title, barmode="stack", template=TEMPLATE, height=520, xaxis2_title="batch")
     return figure
 
 

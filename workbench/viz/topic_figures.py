@@ -70,16 +70,30 @@ def growth_figure(
     figure = go.Figure()
     for partitioner, part in data.groupby("partitioner", sort=False):
         part_labels = [f"{o} → {n}" for o, n in zip(part["old_partitions"], part["new_partitions"], strict=True)]
-        figure.add_trace(go.Bar(x=part_labels, y=part["moved_fraction"], name=f"computed ({partitioner})",
-                                text=[f"{v:.1%}" for v in part["moved_fraction"]], textposition="auto"))  # fmt: skip
+        figure.add_trace(
+            go.Bar(
+                x=part_labels,
+                y=part["moved_fraction"],
+                name=f"computed ({partitioner})",
+                text=[f"{v:.1%}" for v in part["moved_fraction"]],
+                textposition="auto",
+            )
+        )
     measured = pd.DataFrame(live) if live is not None and len(live) else None
     if measured is not None:
         for partitioner, part in measured.groupby("partitioner", sort=False):
             part_labels = [f"{o} → {n}" for o, n in zip(part["old_partitions"], part["new_partitions"], strict=True)]
             shares = part["moved_fraction"]
             keys = f", {int(part['keys'].iloc[0]):,} keys" if "keys" in part else ""
-            figure.add_trace(go.Bar(x=part_labels, y=shares, name=f"on the broker ({partitioner}{keys})",
-                                    text=[f"{v:.1%}" for v in shares], textposition="auto"))  # fmt: skip
+            figure.add_trace(
+                go.Bar(
+                    x=part_labels,
+                    y=shares,
+                    name=f"on the broker ({partitioner}{keys})",
+                    text=[f"{v:.1%}" for v in shares],
+                    textposition="auto",
+                )
+            )
     ideal = data.drop_duplicates(["old_partitions", "new_partitions"])
     figure.add_trace(
         go.Scatter(
@@ -125,10 +139,14 @@ def group_join_figure(frame: pd.DataFrame) -> go.Figure:
                 name=f"group.protocol={protocol}",
                 text=[f"{v:.2f} s" for v in median.values],
                 textposition="auto",
-                error_y={"type": "data", "symmetric": False, "array": (high - median).values,
-                         "arrayminus": (median - low).values},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (high - median).values,
+                    "arrayminus": (median - low).values,
+                },
             )
-        )  # fmt: skip
+        )
     runs = joined.groupby("protocol").size()
     shown = ", ".join(f"{p}: {n}" for p, n in runs.items()) or "none completed"
     figure.update_layout(
@@ -146,10 +164,21 @@ def device_read_figure(frame: pd.DataFrame) -> go.Figure:
     for method, part in frame.groupby("method", sort=False):
         part = part.sort_values("records_per_device")
         x = part["records_per_device"]
-        figure.add_trace(go.Scatter(x=x, y=part["scanned"], name=str(method), mode="lines+markers",
-                                    legendgroup=str(method)), 1, 1)  # fmt: skip
-        figure.add_trace(go.Scatter(x=x, y=part["seconds"], name=str(method), mode="lines+markers",
-                                    legendgroup=str(method), showlegend=False), 1, 2)  # fmt: skip
+        figure.add_trace(
+            go.Scatter(x=x, y=part["scanned"], name=str(method), mode="lines+markers", legendgroup=str(method)), 1, 1
+        )
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=part["seconds"],
+                name=str(method),
+                mode="lines+markers",
+                legendgroup=str(method),
+                showlegend=False,
+            ),
+            1,
+            2,
+        )
     figure.update_xaxes(type="log", title_text="records per device")
     figure.update_yaxes(type="log", row=1, col=1)
     figure.update_layout(template=TEMPLATE, height=420, title="Reading one device's history")
@@ -167,8 +196,9 @@ def capacity_figure(frame: pd.DataFrame, x: str = "partitions") -> go.Figure:
     figure = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in panels], vertical_spacing=0.18)
     for i, (column, title) in enumerate(panels):
         scale = 1e-6 if column.endswith("_bytes") else 1.0
-        figure.add_trace(go.Scatter(x=frame[x], y=frame[column] * scale, name=title, mode="lines+markers"),
-                         i // 2 + 1, i % 2 + 1)  # fmt: skip
+        figure.add_trace(
+            go.Scatter(x=frame[x], y=frame[column] * scale, name=title, mode="lines+markers"), i // 2 + 1, i % 2 + 1
+        )
     figure.update_xaxes(type="log", title_text=x.replace("_", " "))
     figure.update_yaxes(type="log")
     figure.update_layout(template=TEMPLATE, height=620, showlegend=False, title="What the partition count costs")
@@ -180,8 +210,9 @@ def partition_plan_figure(plan: PartitionPlan, unit: str = "") -> go.Figure:
     names = ["for produce", "for consume", "minimum", "with margin"]
     values = [plan.for_produce, plan.for_consume, plan.minimum, plan.recommended]
     colors = ["#636efa", "#00cc96", "#444444", "#ef553b"]
-    figure = go.Figure(go.Bar(x=names, y=values, text=[f"{v:,}" for v in values], textposition="auto",
-                              marker_color=colors))  # fmt: skip
+    figure = go.Figure(
+        go.Bar(x=names, y=values, text=[f"{v:,}" for v in values], textposition="auto", marker_color=colors)
+    )
     target = f"{plan.target:,.4g} {unit}".strip()
     figure.update_layout(template=TEMPLATE, title=f"Partitions for {target}", yaxis_title="partitions")
     return figure

@@ -115,10 +115,14 @@ def partition_calculator(
 
     from workbench.topics.sizing import plan_text
 
-    def show(target: float, t_p: float, t_c: float, margin: float, brokers: int, replication_factor: int,
-             consumers: int) -> Markdown:  # fmt: skip
-        return Markdown(plan_text(target, t_p, t_c, margin, brokers=brokers, replication_factor=replication_factor,
-                                  consumers=consumers))  # fmt: skip
+    def show(
+        target: float, t_p: float, t_c: float, margin: float, brokers: int, replication_factor: int, consumers: int
+    ) -> Markdown:
+        return Markdown(
+            plan_text(
+                target, t_p, t_c, margin, brokers=brokers, replication_factor=replication_factor, consumers=consumers
+            )
+        )
 
     top = max(500.0, 2 * produce_per_partition, 2 * consume_per_partition)
     return w.interactive(
