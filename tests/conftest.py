@@ -301,8 +301,21 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
         port = _free_port()
         bootstrap = f"127.0.0.1:{port}"
         listener = f"tcp://{bootstrap}"
-        spawn("tansu", [tansu_binary(), "broker", "--listener-url", listener, "--advertised-listener-url", listener,
-                        "--storage-engine", "memory://tansu/", "--cluster-id", "someone-else"])  # fmt: skip
+        spawn(
+            "tansu",
+            [
+                tansu_binary(),
+                "broker",
+                "--listener-url",
+                listener,
+                "--advertised-listener-url",
+                listener,
+                "--storage-engine",
+                "memory://tansu/",
+                "--cluster-id",
+                "someone-else",
+            ],
+        )
         wait(lambda: broker_answers(bootstrap), "the foreign broker")
         urls: dict[str, str] = {}
         for name, settings in {"main-0": {}, "main-1": {}, **_VARIANTS}.items():
@@ -310,9 +323,24 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
             # Its operator tells the proxies that Tansu's ListOffsets(latest) is not the end.
             env = {"KAFKA_REST_ID": f"foreign-{name}", END_PROBE_ENV: json.dumps([bootstrap])}
             env.update({"KAFKA_REST_" + k.upper().replace(".", "_"): str(v) for k, v in settings.items()})
-            spawn(name, [sys.executable, "-m", "workbench.cli", "proxy", "--config",
-                         str(conf_dir() / "kafka-rest.properties"), "--host", "127.0.0.1", "--port", str(proxy_port),
-                         "--bootstrap-servers", bootstrap], env)  # fmt: skip
+            spawn(
+                name,
+                [
+                    sys.executable,
+                    "-m",
+                    "workbench.cli",
+                    "proxy",
+                    "--config",
+                    str(conf_dir() / "kafka-rest.properties"),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(proxy_port),
+                    "--bootstrap-servers",
+                    bootstrap,
+                ],
+                env,
+            )
             urls[name] = f"http://127.0.0.1:{proxy_port}"
         for name, url in urls.items():
             wait(partial(lambda address: probe_http(address).healthy, url), f"the foreign proxy {name}")

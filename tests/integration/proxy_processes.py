@@ -63,8 +63,20 @@ class ProxyProcess:
 
 def proxy_command(bootstrap_servers: str, port: int, config: Path = PROPERTIES) -> list[str]:
     """The `workbench proxy` command line on 127.0.0.1:`port`, with `config` as its properties."""
-    return [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(config), "--host", "127.0.0.1",
-            "--port", str(port), "--bootstrap-servers", bootstrap_servers]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "workbench.cli",
+        "proxy",
+        "--config",
+        str(config),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--bootstrap-servers",
+        bootstrap_servers,
+    ]
 
 
 def start_proxy(bootstrap_servers: str, log_dir: Path, ready_timeout: float = 45.0, **env: str) -> ProxyProcess:
@@ -77,8 +89,13 @@ def start_proxy(bootstrap_servers: str, log_dir: Path, ready_timeout: float = 45
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"proxy-{port}.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen(proxy_command(bootstrap_servers, port), stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env={**os.environ, **env})  # fmt: skip
+        proc = subprocess.Popen(
+            proxy_command(bootstrap_servers, port),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
     started = ProxyProcess(f"http://127.0.0.1:{port}", proc, log, dict(env))
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:
@@ -124,8 +141,12 @@ def start_nginx(run_dir: Path, upstreams: list[str], ready_timeout: float = 20.0
     port = process.free_port("127.0.0.1")
     config = write_config(run_dir, "127.0.0.1", port, upstreams)
     error_log = (run_dir / "logs" / "nginx-error.log").resolve()
-    proc = subprocess.Popen([binary, "-c", str(config), "-p", str(config.parent), "-e", str(error_log)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)  # fmt: skip
+    proc = subprocess.Popen(
+        [binary, "-c", str(config), "-p", str(config.parent), "-e", str(error_log)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+    )
     balancer = Nginx(f"http://127.0.0.1:{port}", proc)
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:

@@ -53,11 +53,25 @@ def start_registry(bootstrap_servers: str, topic: str, log_dir: Path, ready_time
     port = process.free_port("127.0.0.1")
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"registry-{port}.log"
-    argv = [sys.executable, "-m", "workbench.registry", "--host", "127.0.0.1", "--port", str(port),
-            "--bootstrap-servers", bootstrap_servers]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "workbench.registry",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--bootstrap-servers",
+        bootstrap_servers,
+    ]
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env={**os.environ, "SCHEMA_REGISTRY_KAFKASTORE_TOPIC": topic})  # fmt: skip
+        proc = subprocess.Popen(
+            argv,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "SCHEMA_REGISTRY_KAFKASTORE_TOPIC": topic},
+        )
     started = RegistryProcess(f"http://127.0.0.1:{port}", proc, log)
     deadline = time.monotonic() + ready_timeout
     while time.monotonic() < deadline:

@@ -78,8 +78,9 @@ def test_an_unreachable_repository_is_one_line_naming_the_coordinates_and_the_wa
     assert time.monotonic() - started < 120  # refused at once, not a hang
 
 
-def test_an_existing_kafka_installation_is_used_as_it_is(resolved: Path, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_existing_kafka_installation_is_used_as_it_is(
+    resolved: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     libs = tmp_path / "kafka" / "libs"
     libs.mkdir(parents=True)
     for jar in (resolved / "jars" / _set_name()).glob("*.jar"):

@@ -24,11 +24,21 @@ from workbench.stack import Stack
 
 V1 = json.dumps({"type": "record", "name": "Reading", "fields": [{"name": "device", "type": "string"}]})
 #: Adds a field without a default: old data cannot be read with it (not BACKWARD).
-V2_BREAKING = json.dumps({"type": "record", "name": "Reading", "fields": [
-    {"name": "device", "type": "string"}, {"name": "t", "type": "double"}]})  # fmt: skip
+V2_BREAKING = json.dumps(
+    {
+        "type": "record",
+        "name": "Reading",
+        "fields": [{"name": "device", "type": "string"}, {"name": "t", "type": "double"}],
+    }
+)
 #: Adds a field with a default: BACKWARD compatible.
-V2_DEFAULT = json.dumps({"type": "record", "name": "Reading", "fields": [
-    {"name": "device", "type": "string"}, {"name": "unit", "type": "string", "default": "C"}]})  # fmt: skip
+V2_DEFAULT = json.dumps(
+    {
+        "type": "record",
+        "name": "Reading",
+        "fields": [{"name": "device", "type": "string"}, {"name": "unit", "type": "string", "default": "C"}],
+    }
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +79,12 @@ def test_backward_incompatible_change_is_refused_and_accepted_under_none(registr
     assert _post(f"{url}/subjects/{subject}/versions", {"schema": V2_DEFAULT}).status_code == 200
 
     assert requests.put(f"{url}/config/{subject}", json={"compatibility": "NONE"}, timeout=30).json() == {
-        "compatibility": "NONE"}  # fmt: skip
+        "compatibility": "NONE"
+    }
     assert requests.get(f"{url}/config/{subject}", timeout=30).json() == {"compatibilityLevel": "NONE"}
-    assert _post(f"{url}/compatibility/subjects/{subject}/versions/latest",
-                 {"schema": V2_BREAKING}).json() == {"is_compatible": True}  # fmt: skip
+    assert _post(f"{url}/compatibility/subjects/{subject}/versions/latest", {"schema": V2_BREAKING}).json() == {
+        "is_compatible": True
+    }
     registered = _post(f"{url}/subjects/{subject}/versions", {"schema": V2_BREAKING})
     assert registered.status_code == 200, registered.text
     assert requests.get(f"{url}/subjects/{subject}/versions", timeout=30).json() == [1, 2, 3]
@@ -97,8 +109,7 @@ def test_transitive_levels_compare_with_every_version(registry: RegistryProcess)
 def test_soft_and_hard_delete(registry: RegistryProcess) -> None:
     url, subject = registry.url, _subject()
     schema_id = _post(f"{url}/subjects/{subject}/versions", {"schema": V1}).json()["id"]
-    assert _code(requests.delete(f"{url}/subjects/{subject}/versions/1", params={"permanent": "true"})) == (
-        404, 40407)  # fmt: skip
+    assert _code(requests.delete(f"{url}/subjects/{subject}/versions/1", params={"permanent": "true"})) == (404, 40407)
     assert requests.delete(f"{url}/subjects/{subject}", timeout=30).json() == [1]
     assert _code(requests.get(f"{url}/subjects/{subject}/versions", timeout=30)) == (404, 40401)
     assert subject not in requests.get(f"{url}/subjects", timeout=30).json()
@@ -115,13 +126,17 @@ def test_soft_and_hard_delete(registry: RegistryProcess) -> None:
     assert _code(requests.get(f"{url}/subjects/{subject}/versions", params={"deleted": "true"})) == (404, 40401)
 
 
-def test_a_restarted_registry_and_a_second_instance_agree_on_ids(stack: Stack, sandbox: Path, schemas_topic: str,
-                                                                  registry: RegistryProcess) -> None:  # fmt: skip
+def test_a_restarted_registry_and_a_second_instance_agree_on_ids(
+    stack: Stack, sandbox: Path, schemas_topic: str, registry: RegistryProcess
+) -> None:
     subject = _subject()
-    schemas = [json.dumps({"type": "record", "name": f"R{i}", "fields": [{"name": "a", "type": "int"}]})
-               for i in range(3)]  # fmt: skip
-    ids = [_post(f"{registry.url}/subjects/{subject}-{i}/versions", {"schema": s}).json()["id"]
-           for i, s in enumerate(schemas)]  # fmt: skip
+    schemas = [
+        json.dumps({"type": "record", "name": f"R{i}", "fields": [{"name": "a", "type": "int"}]}) for i in range(3)
+    ]
+    ids = [
+        _post(f"{registry.url}/subjects/{subject}-{i}/versions", {"schema": s}).json()["id"]
+        for i, s in enumerate(schemas)
+    ]
     requests.put(f"{registry.url}/config/{subject}-0", json={"compatibility": "FULL"}, timeout=30)
 
     restarted = start_registry(stack.bootstrap_servers, schemas_topic, sandbox / "registry-logs")
@@ -133,7 +148,8 @@ def test_a_restarted_registry_and_a_second_instance_agree_on_ids(stack: Stack, s
                 found = _post(f"{instance.url}/subjects/{subject}-{i}", {"schema": schema}).json()
                 assert (found["id"], found["version"]) == (schema_id, 1)
             assert requests.get(f"{instance.url}/config/{subject}-0", timeout=30).json() == {
-                "compatibilityLevel": "FULL"}  # fmt: skip
+                "compatibilityLevel": "FULL"
+            }
         # The same new schema through two instances, one after the other and under two subjects: one id.
         new = json.dumps({"type": "record", "name": "Fresh", "fields": [{"name": "b", "type": "long"}]})
         via_second = _post(f"{second.url}/subjects/{subject}-x/versions", {"schema": new}).json()["id"]
@@ -149,8 +165,7 @@ def test_a_restarted_registry_and_a_second_instance_agree_on_ids(stack: Stack, s
         second.stop()
 
 
-def test_two_instances_racing_agree(stack: Stack, sandbox: Path, schemas_topic: str,
-                                    registry: RegistryProcess) -> None:  # fmt: skip
+def test_two_instances_racing_agree(stack: Stack, sandbox: Path, schemas_topic: str, registry: RegistryProcess) -> None:
     """Different schemas registered at the same moment through two instances: every
     instance ends with the same id for each schema, and no id serves two schemas."""
     from concurrent.futures import ThreadPoolExecutor
@@ -158,14 +173,15 @@ def test_two_instances_racing_agree(stack: Stack, sandbox: Path, schemas_topic: 
     second = start_registry(stack.bootstrap_servers, schemas_topic, sandbox / "registry-logs")
     try:
         subject = _subject()
-        schemas = [json.dumps({"type": "record", "name": f"Race{i}", "fields": [{"name": "a", "type": "int"}]})
-                   for i in range(8)]  # fmt: skip
+        schemas = [
+            json.dumps({"type": "record", "name": f"Race{i}", "fields": [{"name": "a", "type": "int"}]})
+            for i in range(8)
+        ]
         targets = [(registry if i % 2 else second, f"{subject}-{i % 3}", s) for i, s in enumerate(schemas)]
         for name in {t[1] for t in targets}:
             requests.put(f"{registry.url}/config/{name}", json={"compatibility": "NONE"}, timeout=30)
         with ThreadPoolExecutor(8) as pool:
-            answers = list(pool.map(lambda t: _post(f"{t[0].url}/subjects/{t[1]}/versions", {"schema": t[2]}),
-                                    targets))  # fmt: skip
+            answers = list(pool.map(lambda t: _post(f"{t[0].url}/subjects/{t[1]}/versions", {"schema": t[2]}), targets))
         assert [a.status_code for a in answers] == [200] * len(schemas), [a.text for a in answers]
         ids = [a.json()["id"] for a in answers]
         assert len(set(ids)) == len(schemas)
@@ -228,15 +244,22 @@ HOSTILE: list[tuple[str, str, Any, tuple[int, int]]] = [
 ]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "expected"), HOSTILE,
-                         ids=[f"{m} {p[:40]} {str(b)[:30]}" for m, p, b, _ in HOSTILE])  # fmt: skip
-def test_hostile_requests_get_upstream_errors(registry: RegistryProcess, method: str, path: str, body: Any,
-                                              expected: tuple[int, int]) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "path", "body", "expected"), HOSTILE, ids=[f"{m} {p[:40]} {str(b)[:30]}" for m, p, b, _ in HOSTILE]
+)
+def test_hostile_requests_get_upstream_errors(
+    registry: RegistryProcess, method: str, path: str, body: Any, expected: tuple[int, int]
+) -> None:
     subject = "hostile-value"
     _post(f"{registry.url}/subjects/{subject}/versions", {"schema": '"string"'})
     data = body if isinstance(body, bytes) else None if body is None else json.dumps(body).encode()
-    answer = requests.request(method, registry.url + path.replace("{s}", subject), data=data, timeout=60,
-                              headers={"Content-Type": REGISTRY_V1})  # fmt: skip
+    answer = requests.request(
+        method,
+        registry.url + path.replace("{s}", subject),
+        data=data,
+        timeout=60,
+        headers={"Content-Type": REGISTRY_V1},
+    )
     assert _code(answer) == expected, answer.text[:300]
     assert registry.alive()
 
@@ -248,22 +271,28 @@ def test_media_types_and_limits(registry: RegistryProcess) -> None:
     assert plain.headers["content-type"] == "application/json" and sorted(plain.json()) == ["AVRO", "JSON", "PROTOBUF"]
     assert _code(requests.get(f"{url}/", headers={"Accept": "text/html"}, timeout=30)) == (406, 406)
     assert _code(requests.post(f"{url}/subjects/x/versions", data=b"{}", headers={"Content-Type": "text/xml"})) == (
-        415, 415)  # fmt: skip
+        415,
+        415,
+    )
     huge = {"schema": json.dumps({"type": "string", "doc": "x" * (9 * 1024 * 1024)})}
     assert _code(_post(f"{url}/subjects/x/versions", huge)) == (413, 413)
     assert registry.alive()
 
 
-def test_a_registration_that_loses_a_race_adopts_the_winners_outcome(stack: Stack, schemas_topic: str,
-                                                                     registry: RegistryProcess) -> None:  # fmt: skip
+def test_a_registration_that_loses_a_race_adopts_the_winners_outcome(
+    stack: Stack, schemas_topic: str, registry: RegistryProcess
+) -> None:
     """Force the race two instances can run: a rival record lands just before ours, with
     the id we picked (another schema) and on our subject version. Ours is ignored by
     every reader, the winner's record is written again over our key, and the
     registration retries and gets the next id; the process registry agrees."""
     from workbench.registry.store import SchemaStore, SchemaVersion
 
-    store = SchemaStore({"bootstrap.servers": stack.bootstrap_servers, "allow.auto.create.topics": False},
-                        topic=schemas_topic, timeout_s=30)  # fmt: skip
+    store = SchemaStore(
+        {"bootstrap.servers": stack.bootstrap_servers, "allow.auto.create.topics": False},
+        topic=schemas_topic,
+        timeout_s=30,
+    )
     store.start()
     try:
         subject = _subject()
@@ -288,8 +317,9 @@ def test_a_registration_that_loses_a_race_adopts_the_winners_outcome(stack: Stac
         expected = [(injected[0], rival_schema), (got, mine)]
         deadline = time.monotonic() + 10  # the process reads the topic in the background
         while True:
-            versions = [requests.get(f"{registry.url}/subjects/{subject}/versions/{n}", timeout=30).json()
-                        for n in (1, 2)]  # fmt: skip
+            versions = [
+                requests.get(f"{registry.url}/subjects/{subject}/versions/{n}", timeout=30).json() for n in (1, 2)
+            ]
             if [(v.get("id"), v.get("schema")) for v in versions] == expected or time.monotonic() > deadline:
                 break
             time.sleep(0.1)

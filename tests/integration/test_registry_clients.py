@@ -20,10 +20,17 @@ from registry_processes import RegistryProcess, start_registry
 from workbench import kafka
 from workbench.stack import Stack
 
-AVRO_V1 = json.dumps({"type": "record", "name": "Reading", "namespace": "wb",
-                      "fields": [{"name": "device", "type": "string"}, {"name": "t", "type": "double"}]})  # fmt: skip
-JSON_SCHEMA = json.dumps({"type": "object", "properties": {"device": {"type": "string"}, "t": {"type": "number"}},
-                          "required": ["device"]})  # fmt: skip
+AVRO_V1 = json.dumps(
+    {
+        "type": "record",
+        "name": "Reading",
+        "namespace": "wb",
+        "fields": [{"name": "device", "type": "string"}, {"name": "t", "type": "double"}],
+    }
+)
+JSON_SCHEMA = json.dumps(
+    {"type": "object", "properties": {"device": {"type": "string"}, "t": {"type": "number"}}, "required": ["device"]}
+)
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +56,9 @@ def client(registry: RegistryProcess) -> Iterator[Any]:
 Serialize = Callable[[Any, Any], bytes]
 
 
-def _roundtrip(stack: Stack, topic: str, serialize: Serialize, deserialize: Callable[[bytes | None, Any], Any],
-               values: list[Any]) -> tuple[list[bytes | None], list[Any]]:  # fmt: skip
+def _roundtrip(
+    stack: Stack, topic: str, serialize: Serialize, deserialize: Callable[[bytes | None, Any], Any], values: list[Any]
+) -> tuple[list[bytes | None], list[Any]]:
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     ctx = SerializationContext(topic, MessageField.VALUE)
@@ -106,8 +114,9 @@ def _reading_class() -> Any:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     name = f"reading_{uuid.uuid4().hex[:8]}"
-    file = descriptor_pb2.FileDescriptorProto(name=f"{name}.proto", package=name, syntax="proto3",
-                                              dependency=["google/protobuf/timestamp.proto"])  # fmt: skip
+    file = descriptor_pb2.FileDescriptorProto(
+        name=f"{name}.proto", package=name, syntax="proto3", dependency=["google/protobuf/timestamp.proto"]
+    )
     message = file.message_type.add(name="Reading")
     message.field.add(name="device", number=1, type=9, label=1)
     message.field.add(name="at", number=2, type=11, label=1, type_name=".google.protobuf.Timestamp")
@@ -143,10 +152,15 @@ def test_protobuf_text_schema_with_a_reference(registry: RegistryProcess) -> Non
     common = 'syntax = "proto3";\npackage common;\nmessage Unit { string name = 1; }\n'
     first = requests.post(f"{url}/subjects/common-{suffix}/versions", json={"schema": common, "schemaType": "PROTOBUF"})
     assert first.status_code == 200, first.text
-    main = ('syntax = "proto3";\npackage app;\nimport "common.proto";\n'
-            "message Reading { string device = 1; common.Unit unit = 2; }\n")  # fmt: skip
-    body = {"schema": main, "schemaType": "PROTOBUF",
-            "references": [{"name": "common.proto", "subject": f"common-{suffix}", "version": 1}]}  # fmt: skip
+    main = (
+        'syntax = "proto3";\npackage app;\nimport "common.proto";\n'
+        "message Reading { string device = 1; common.Unit unit = 2; }\n"
+    )
+    body = {
+        "schema": main,
+        "schemaType": "PROTOBUF",
+        "references": [{"name": "common.proto", "subject": f"common-{suffix}", "version": 1}],
+    }
     answer = requests.post(f"{url}/subjects/app-{suffix}/versions", json=body)
     assert answer.status_code == 200, answer.text
     fetched = requests.get(f"{url}/schemas/ids/{answer.json()['id']}").json()

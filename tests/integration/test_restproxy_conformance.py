@@ -42,16 +42,24 @@ def test_commit_of_a_partition_the_instance_does_not_own_is_accepted(
     base, name = instance
     answer = post(http, f"{base}/offsets", {"offsets": [{"topic": name, "partition": 1, "offset": 4}]})
     assert answer.status_code == 200, answer.text
-    got = http.request("GET", f"{base}/offsets", data=orjson.dumps({"partitions": [{"topic": name, "partition": 1}]}),
-                       headers={"Content-Type": V2}, timeout=30)  # fmt: skip
+    got = http.request(
+        "GET",
+        f"{base}/offsets",
+        data=orjson.dumps({"partitions": [{"topic": name, "partition": 1}]}),
+        headers={"Content-Type": V2},
+        timeout=30,
+    )
     assert got.json()["offsets"] == [{"topic": name, "partition": 1, "offset": 5, "metadata": ""}]
 
 
 def test_commit_to_a_missing_topic_or_partition_is_404(http: requests.Session, instance: tuple[str, str]) -> None:
     """Was 409; upstream (Karapace, and Confluent's test expectations) answer 40401 / 40402."""
     base, name = instance
-    error(post(http, f"{base}/offsets", {"offsets": [{"topic": f"absent-{name}", "partition": 0, "offset": 1}]}),
-          404, 40401)  # fmt: skip
+    error(
+        post(http, f"{base}/offsets", {"offsets": [{"topic": f"absent-{name}", "partition": 0, "offset": 1}]}),
+        404,
+        40401,
+    )
     error(post(http, f"{base}/offsets", {"offsets": [{"topic": name, "partition": 7, "offset": 1}]}), 404, 40402)
 
 
@@ -74,8 +82,11 @@ def test_schema_checks_come_before_the_registry_answer(
     """Were all 42205; upstream checks the topic (40401), then the schemas (42201 key, 42202 value)."""
     name = topic()
     error(post(http, f"{proxy}/topics/absent-{name}", {"records": [{"value": 1}]}, AVRO_V2), 404, 40401)
-    error(post(http, f"{proxy}/topics/{name}", {"records": [{"key": 1, "value": 1}], "value_schema": '"int"'},
-               AVRO_V2), 422, 42201)  # fmt: skip
+    error(
+        post(http, f"{proxy}/topics/{name}", {"records": [{"key": 1, "value": 1}], "value_schema": '"int"'}, AVRO_V2),
+        422,
+        42201,
+    )
     error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": 1}]}, AVRO_V2), 422, 42202)
     # Then, without a registry, 42205 (the stack's proxies have one: test_restproxy_schema_formats.py).
 
@@ -92,8 +103,9 @@ def test_v3_topic_config_writes(http: requests.Session, v3: str, topic: Callable
     assert http.delete(f"{config}/retention.ms", timeout=30).status_code == 204
     error(http.put(f"{config}/bad%00name", json={"value": "1"}, timeout=30), 400, 400)
     error(http.post(f"{config}:alter", json={"data": []}, timeout=30), 422, 42206)
-    error(http.put(f"{v3}/topics/absent-{name}/configs/cleanup.policy", json={"value": "compact"}, timeout=30),
-          404, 40403)  # fmt: skip
+    error(
+        http.put(f"{v3}/topics/absent-{name}/configs/cleanup.policy", json={"value": "compact"}, timeout=30), 404, 40403
+    )
 
 
 def test_v3_topic_lifecycle_settles(http: requests.Session, v3: str, proxy: str) -> None:
@@ -111,8 +123,9 @@ def test_v3_topic_lifecycle_settles(http: requests.Session, v3: str, proxy: str)
         assert time.monotonic() - started < 60, "a hang, not a speed bound: each call answers at once"
 
 
-def test_v3_charset_is_honoured_or_refused(http: requests.Session, v3: str, stack: Stack,
-                                           topic: Callable[..., str]) -> None:  # fmt: skip
+def test_v3_charset_is_honoured_or_refused(
+    http: requests.Session, v3: str, stack: Stack, topic: Callable[..., str]
+) -> None:
     """Was: every body read as UTF-8 with bad bytes replaced. Now ISO-8859-1 is decoded as
     such, invalid UTF-8 is a 400 result, other charsets a 400 answer."""
     name = topic()
@@ -123,8 +136,9 @@ def test_v3_charset_is_honoured_or_refused(http: requests.Session, v3: str, stac
     broken = b'{"value": {"type": "STRING", "data": "caf\xe9"}}'
     answer = http.post(url, data=broken, headers={"Content-Type": "application/json; charset=UTF-8"}, timeout=30)
     assert orjson.loads(answer.text.split("\r\n")[0])["error_code"] == 400
-    error(http.post(url, data=latin, headers={"Content-Type": "application/json; charset=UTF-16"}, timeout=30),
-          400, 400)  # fmt: skip
+    error(
+        http.post(url, data=latin, headers={"Content-Type": "application/json; charset=UTF-16"}, timeout=30), 400, 400
+    )
     values = [r.value for r in kafka.read_records(stack.kafka_config("consumer"), name)]
     assert values == ["café".encode()], "the Latin-1 record is stored as UTF-8 text; the broken one is not stored"
 
@@ -132,8 +146,9 @@ def test_v3_charset_is_honoured_or_refused(http: requests.Session, v3: str, stac
 def test_v3_validate_only_writes_nothing(http: requests.Session, v3: str, stack: Stack) -> None:
     """Tansu creates a topic even on validate_only; the proxy answers 200 and leaves no topic behind."""
     name = f"validate-{uuid.uuid4().hex[:8]}"
-    answer = http.post(f"{v3}/topics", json={"topic_name": name, "partitions_count": 3, "validate_only": True},
-                       timeout=30)  # fmt: skip
+    answer = http.post(
+        f"{v3}/topics", json={"topic_name": name, "partitions_count": 3, "validate_only": True}, timeout=30
+    )
     assert answer.status_code == 200, answer.text
     assert answer.json()["partitions_count"] == 3
     assert name not in kafka.list_topics(stack.kafka_config("admin"))

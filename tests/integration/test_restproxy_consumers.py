@@ -40,8 +40,9 @@ def create(http: requests.Session, proxy: str, group: str, **config: Any) -> str
     return str(body["base_uri"])
 
 
-def fetch_until(http: requests.Session, base: str, count: int, accept: str = JSON_V2, limit: float = 60.0,
-                **params: Any) -> list[dict[str, Any]]:  # fmt: skip
+def fetch_until(
+    http: requests.Session, base: str, count: int, accept: str = JSON_V2, limit: float = 60.0, **params: Any
+) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = []
     deadline = time.monotonic() + limit
     while len(records) < count and time.monotonic() < deadline:
@@ -60,12 +61,19 @@ def group() -> str:
     return f"g-{uuid.uuid4().hex[:10]}"
 
 
-def test_consumer_flow_resumes_after_the_committed_offset(http: requests.Session, proxy: str,
-                                                         topic: Callable[..., str]) -> None:  # fmt: skip
+def test_consumer_flow_resumes_after_the_committed_offset(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name, gid = topic(partitions=2), group()
     produce(http, proxy, name, [{"n": i} for i in range(50)])
-    base = create(http, proxy, gid, name="first", format="json", **{"auto.offset.reset": "earliest",
-                                                                    "auto.commit.enable": "false"})  # fmt: skip
+    base = create(
+        http,
+        proxy,
+        gid,
+        name="first",
+        format="json",
+        **{"auto.offset.reset": "earliest", "auto.commit.enable": "false"},
+    )
     assert post(http, f"{base}/subscription", {"topics": [name]}).status_code == 204
     assert http.get(f"{base}/subscription").json() == {"topics": [name]}
     records = fetch_until(http, base, 50)
@@ -75,9 +83,11 @@ def test_consumer_flow_resumes_after_the_committed_offset(http: requests.Session
 
     commit = post(http, f"{base}/offsets")  # empty body: everything returned so far
     assert commit.status_code == 200
-    committed = http.get(f"{base}/offsets", data=orjson.dumps(
-        {"partitions": [{"topic": name, "partition": 0}, {"topic": name, "partition": 1}]}),
-        headers={"Content-Type": V2}).json()["offsets"]  # fmt: skip
+    committed = http.get(
+        f"{base}/offsets",
+        data=orjson.dumps({"partitions": [{"topic": name, "partition": 0}, {"topic": name, "partition": 1}]}),
+        headers={"Content-Type": V2},
+    ).json()["offsets"]
     ends: dict[int, int] = {}
     for record in records:
         ends[record["partition"]] = max(ends.get(record["partition"], 0), record["offset"] + 1)
@@ -93,13 +103,17 @@ def test_consumer_flow_resumes_after_the_committed_offset(http: requests.Session
     assert http.delete(again).status_code == 204
 
 
-def test_binary_consumer_with_assignment_and_seeks(http: requests.Session, proxy: str,
-                                                   topic: Callable[..., str]) -> None:  # fmt: skip
+def test_binary_consumer_with_assignment_and_seeks(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=2)
     values = [f"v{i}".encode() for i in range(20)]
-    response = post(http, f"{proxy}/topics/{name}/partitions/1",
-                    {"records": [{"key": base64.b64encode(b"k").decode(), "value": base64.b64encode(v).decode()}
-                                 for v in values]}, BINARY_V2)  # fmt: skip
+    response = post(
+        http,
+        f"{proxy}/topics/{name}/partitions/1",
+        {"records": [{"key": base64.b64encode(b"k").decode(), "value": base64.b64encode(v).decode()} for v in values]},
+        BINARY_V2,
+    )
     assert response.status_code == 200
     base = create(http, proxy, group(), **{"auto.offset.reset": "smallest"})
     assign(http, base, name, [1])
@@ -210,9 +224,11 @@ def test_explicit_commit_and_committed_offsets(http: requests.Session, proxy: st
     assign(http, base, name, [0, 1])
     offsets = {"offsets": [{"topic": name, "partition": 0, "offset": 4, "metadata": "m"}]}
     assert post(http, f"{base}/offsets/", offsets).status_code == 200
-    committed = http.get(f"{base}/offsets", data=orjson.dumps({"partitions": [{"topic": name, "partition": 0},
-                                                                             {"topic": name, "partition": 1}]}),
-                         headers={"Content-Type": V2}).json()  # fmt: skip
+    committed = http.get(
+        f"{base}/offsets",
+        data=orjson.dumps({"partitions": [{"topic": name, "partition": 0}, {"topic": name, "partition": 1}]}),
+        headers={"Content-Type": V2},
+    ).json()
     # the committed position is offset + 1; Tansu does not keep commit metadata, Kafka does
     assert [(o["topic"], o["partition"], o["offset"]) for o in committed["offsets"]] == [(name, 0, 5)]
     assert committed["offsets"][0]["metadata"] in ("m", "")
@@ -248,8 +264,9 @@ def test_consumer_bad_input(http: requests.Session, proxy: str, topic: Callable[
     assert http.delete(base).status_code == 204
 
 
-def test_pattern_subscription_and_empty_body_create(http: requests.Session, proxy: str,
-                                                    topic: Callable[..., str]) -> None:  # fmt: skip
+def test_pattern_subscription_and_empty_body_create(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     prefix = f"pat{uuid.uuid4().hex[:6]}"
     first, second = topic(prefix=prefix), topic(prefix=prefix)
     produce(http, proxy, first, [1, 2])
@@ -258,8 +275,12 @@ def test_pattern_subscription_and_empty_body_create(http: requests.Session, prox
     assert response.status_code == 200, "an empty body creates a consumer with the defaults"
     base = response.json()["base_uri"]
     assert response.json()["instance_id"].startswith("rest-consumer-")
-    assert http.post(f"{base}/subscription", data=orjson.dumps({"topic_pattern": f"{prefix}-.*"}),
-                     headers={"Content-Type": V2}).status_code == 204  # fmt: skip
+    assert (
+        http.post(
+            f"{base}/subscription", data=orjson.dumps({"topic_pattern": f"{prefix}-.*"}), headers={"Content-Type": V2}
+        ).status_code
+        == 204
+    )
     assert post(http, f"{base}/positions/beginning", {"partitions": []}).status_code == 204
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len(http.get(f"{base}/subscription").json()["topics"]) < 2:

@@ -353,9 +353,12 @@ class Load:
         is Tansu's fault, not the proxy's, and not what this load is for."""
         for partition in range(partitions):
             value = orjson.dumps({"prime": partition})
-            response = requests.post(f"{self.url}/topics/{self.topic}/partitions/{partition}",
-                                     data=b'{"records":[{"value":' + value + b"}]}",
-                                     headers={"Content-Type": JSON_V2}, timeout=30)  # fmt: skip
+            response = requests.post(
+                f"{self.url}/topics/{self.topic}/partitions/{partition}",
+                data=b'{"records":[{"value":' + value + b"}]}",
+                headers={"Content-Type": JSON_V2},
+                timeout=30,
+            )
             assert response.status_code == 200, response.text
             (offset,) = response.json()["offsets"]
             self.acknowledged.append((offset["partition"], offset["offset"], value))
@@ -477,8 +480,10 @@ def _what_the_log_holds(stack: Stack, topic: str, records: list[Any], missing: s
     read = Counter(r.partition for r in records)
     first = {p: min(r.offset for r in records if r.partition == p) for p in read}
     found = [(r.partition, r.offset, r.value) for r in records if r.value in missing][:3]
-    return (f"log (earliest, end) {dict(sorted(ranges.items()))}; read per partition {dict(sorted(read.items()))}, "
-            f"first offsets read {first}; missing values found at {found or 'no offset'}")  # fmt: skip
+    return (
+        f"log (earliest, end) {dict(sorted(ranges.items()))}; read per partition {dict(sorted(read.items()))}, "
+        f"first offsets read {first}; missing values found at {found or 'no offset'}"
+    )
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

@@ -40,8 +40,9 @@ def test_commit_metadata_with_nul_is_a_422_not_a_500(target: tuple[str, dict[str
     name = _topic(conf)
     http = requests.Session()
     group = f"found-{uuid.uuid4().hex[:8]}"
-    created = http.post(f"{proxy}/consumers/{group}", data=orjson.dumps({"format": "json"}),
-                        headers={"Content-Type": V2})  # fmt: skip
+    created = http.post(
+        f"{proxy}/consumers/{group}", data=orjson.dumps({"format": "json"}), headers={"Content-Type": V2}
+    )
     base = created.json()["base_uri"]
     try:
         body = {"offsets": [{"topic": name, "partition": 0, "offset": 0, "metadata": "a\u0000b"}]}

@@ -36,8 +36,12 @@ def start_proxy(stack: Stack, tmp_path: Path) -> Iterator[Callable[..., tuple[st
     def start(**env: str) -> tuple[str, subprocess.Popen[bytes]]:
         port = process.free_port("127.0.0.1")
         log = (tmp_path / f"proxy-{port}.log").open("wb")
-        proc = subprocess.Popen(proxy_command(stack.bootstrap_servers, port), stdout=log, stderr=subprocess.STDOUT,
-                                env={**os.environ, **env})  # fmt: skip
+        proc = subprocess.Popen(
+            proxy_command(stack.bootstrap_servers, port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **env},
+        )
         log.close()
         started.append(proc)
         url = f"http://127.0.0.1:{port}"
@@ -80,9 +84,13 @@ def test_wrong_typed_property_refuses_to_start_in_one_line(stack: Stack, tmp_pat
 def test_unknown_properties_are_named_in_a_warning(stack: Stack, tmp_path: Path) -> None:
     odd = tmp_path / "odd.properties"
     odd.write_text("listeners=http://127.0.0.1:1\nfrobnicate.level=3\n")
-    bad_rdkafka = subprocess.run([*proxy_command(stack.bootstrap_servers, process.free_port("127.0.0.1"), odd)],
-                                 capture_output=True, text=True, timeout=60,
-                                 env={**os.environ, "KAFKA_REST_PRODUCER_LINGER_MS": "often"})  # fmt: skip
+    bad_rdkafka = subprocess.run(
+        [*proxy_command(stack.bootstrap_servers, process.free_port("127.0.0.1"), odd)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KAFKA_REST_PRODUCER_LINGER_MS": "often"},
+    )
     assert "frobnicate.level" in bad_rdkafka.stderr
     assert bad_rdkafka.returncode == 1 and "producer" in bad_rdkafka.stderr, "librdkafka's refusal is one line too"
     assert "Traceback" not in bad_rdkafka.stderr
@@ -97,8 +105,9 @@ def test_basic_auth(start_proxy: Callable[..., tuple[str, subprocess.Popen[bytes
     assert requests.get(f"{url}/topics", auth=("alice", "s3cret")).status_code == 200
 
 
-def test_idle_consumer_instances_expire(start_proxy: Callable[..., tuple[str, subprocess.Popen[bytes]]],
-                                        topic: Callable[..., str]) -> None:  # fmt: skip
+def test_idle_consumer_instances_expire(
+    start_proxy: Callable[..., tuple[str, subprocess.Popen[bytes]]], topic: Callable[..., str]
+) -> None:
     url, _ = start_proxy(KAFKA_REST_CONSUMER_INSTANCE_TIMEOUT_MS="2000")
     http = requests.Session()
     group = f"g-{uuid.uuid4().hex[:8]}"
@@ -196,8 +205,11 @@ def test_two_instances_behind_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         name = kafka.create_topic(stack.kafka_config("admin"), f"lb-{uuid.uuid4().hex[:8]}", 2)
         http = requests.Session()
         for i in range(10):
-            response = http.post(f"{balancer}/topics/{name}", data=orjson.dumps({"records": [{"value": i}] * 10}),
-                                 headers={"Content-Type": JSON_V2})  # fmt: skip
+            response = http.post(
+                f"{balancer}/topics/{name}",
+                data=orjson.dumps({"records": [{"value": i}] * 10}),
+                headers={"Content-Type": JSON_V2},
+            )
             assert response.status_code == 200
         assert kafka.total_records(stack.kafka_config("admin"), name) == 100
         served = [
@@ -221,8 +233,11 @@ def test_two_instances_behind_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 def _count(metrics: str, needle: str) -> int:
-    return sum(int(float(line.rsplit(" ", 1)[1])) for line in metrics.splitlines()
-               if needle in line and line.startswith("kafka_rest_requests_total"))  # fmt: skip
+    return sum(
+        int(float(line.rsplit(" ", 1)[1]))
+        for line in metrics.splitlines()
+        if needle in line and line.startswith("kafka_rest_requests_total")
+    )
 
 
 def test_body_over_request_max_bytes_is_413(
@@ -248,8 +263,18 @@ def test_body_over_request_max_bytes_is_413(
 def test_kafka_not_answering_is_a_one_line_error(tmp_path: Path) -> None:
     port = process.free_port("127.0.0.1")
     dead = process.free_port("127.0.0.1")  # nothing listens there
-    command = [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(PROPERTIES), "--port", str(port),
-               "--bootstrap-servers", f"127.0.0.1:{dead}"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "workbench.cli",
+        "proxy",
+        "--config",
+        str(PROPERTIES),
+        "--port",
+        str(port),
+        "--bootstrap-servers",
+        f"127.0.0.1:{dead}",
+    ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 1
     assert f"error: Kafka at 127.0.0.1:{dead} does not answer" in result.stderr

@@ -135,8 +135,14 @@ class Target:
     @property
     def real(self) -> dict[str, Any]:
         """Path parameter values that name existing things."""
-        return {"cluster": self.cluster, "topic": self.topic, "partition": 0, "group": self.group,
-                "instance": self.instance, "name": "cleanup.policy"}  # fmt: skip
+        return {
+            "cluster": self.cluster,
+            "topic": self.topic,
+            "partition": 0,
+            "group": self.group,
+            "instance": self.instance,
+            "name": "cleanup.policy",
+        }
 
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -184,8 +190,12 @@ def _ok(response: requests.Response, *statuses: int) -> Any:
 def _make_instance(target: Target) -> None:
     """The consumer instance fuzzed requests reach: json format, partition 0 assigned, offset 0 committed."""
     body = {"name": target.instance, "format": "json", "auto.offset.reset": "earliest"}
-    created = requests.post(f"{target.url}/consumers/{target.group}", data=orjson.dumps(body),
-                            headers={"Content-Type": V2}, timeout=REQUEST_TIMEOUT_S)  # fmt: skip
+    created = requests.post(
+        f"{target.url}/consumers/{target.group}",
+        data=orjson.dumps(body),
+        headers={"Content-Type": V2},
+        timeout=REQUEST_TIMEOUT_S,
+    )
     _ok(created, 200)
     _assign(target)
 
@@ -219,8 +229,16 @@ def fuzz_target(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Itera
     try:
         cluster = requests.get(f"{url}/v3/clusters", timeout=REQUEST_TIMEOUT_S).json()["data"][0]["cluster_id"]
         suffix = uuid.uuid4().hex[:8]
-        target = Target(url=url, proc=proc, log=log, admin=admin, topic=f"fuzz-{suffix}", cluster=cluster,
-                        group=f"fuzz-group-{suffix}", instance="fuzz-instance")  # fmt: skip
+        target = Target(
+            url=url,
+            proc=proc,
+            log=log,
+            admin=admin,
+            topic=f"fuzz-{suffix}",
+            cluster=cluster,
+            group=f"fuzz-group-{suffix}",
+            instance="fuzz-instance",
+        )
         _make_topic(target)
         _make_instance(target)
         yield target
@@ -270,8 +288,9 @@ OPERATIONS = sorted((method.upper(), path) for method, path in _documented(opena
 
 
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
-def test_fuzz(method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuzz_target: Target,
-              http: requests.Session) -> None:  # fmt: skip
+def test_fuzz(
+    method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuzz_target: Target, http: requests.Session
+) -> None:
     """Valid and invalid cases of one operation: each distinct 5xx or unanswered request is
     collected (not raised, so hypothesis goes on and all of them are found), then reported."""
     assert fuzz_target.proc.poll() is None, f"the proxy died before this operation:\n{fuzz_target.log_tail()}"
@@ -279,8 +298,14 @@ def test_fuzz(method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuz
     failures: dict[tuple[str, ...], str] = {}
     for mode in (schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE):
 
-        @settings(max_examples=MAX_EXAMPLES, derandomize=True, database=None, deadline=None,
-                  phases=[Phase.generate], suppress_health_check=list(HealthCheck))  # fmt: skip
+        @settings(
+            max_examples=MAX_EXAMPLES,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
         @given(case=operation.as_strategy(mode))
         def send(case: schemathesis.Case[Any]) -> None:
             _send(case, fuzz_target, http, failures)
@@ -294,8 +319,9 @@ def test_fuzz(method: str, path: str, proxy_schema: schemathesis.BaseSchema, fuz
     assert not failures, f"{len(failures)} distinct failures:\n{report}"
 
 
-def _send(case: schemathesis.Case[Any], target: Target, http: requests.Session, failures: dict[tuple[str, ...], str]
-          ) -> None:  # fmt: skip
+def _send(
+    case: schemathesis.Case[Any], target: Target, http: requests.Session, failures: dict[tuple[str, ...], str]
+) -> None:
     label = case.operation.label
     curl = case.as_curl_command()
     try:

@@ -22,12 +22,26 @@ from proxy_processes import ProxyProcess, start_proxy
 from workbench import kafka
 from workbench.stack import Stack
 
-AVRO = json.dumps({"type": "record", "name": "Reading", "namespace": "wb", "fields": [
-    {"name": "device", "type": "string"}, {"name": "t", "type": "double"},
-    {"name": "unit", "type": ["null", "string"], "default": None}]})  # fmt: skip
+AVRO = json.dumps(
+    {
+        "type": "record",
+        "name": "Reading",
+        "namespace": "wb",
+        "fields": [
+            {"name": "device", "type": "string"},
+            {"name": "t", "type": "double"},
+            {"name": "unit", "type": ["null", "string"], "default": None},
+        ],
+    }
+)
 KEY_AVRO = json.dumps({"type": "string"})
-JSON_SCHEMA = json.dumps({"type": "object", "properties": {"device": {"type": "string"}, "t": {"type": "number"}},
-                          "required": ["device", "t"]})  # fmt: skip
+JSON_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {"device": {"type": "string"}, "t": {"type": "number"}},
+        "required": ["device", "t"],
+    }
+)
 PROTO = 'syntax = "proto3";\npackage wbtest;\nmessage Reading { string device = 1; double t = 2; }\n'
 
 
@@ -47,8 +61,12 @@ def registry_client(stack: Stack) -> Iterator[Any]:
     client.close()
 
 
-def native_values(stack: Stack, topic: str, deserialize: Callable[[bytes | None, Any], Any],
-                  key_deserialize: Callable[[bytes | None, Any], Any] | None = None) -> list[Any]:  # fmt: skip
+def native_values(
+    stack: Stack,
+    topic: str,
+    deserialize: Callable[[bytes | None, Any], Any],
+    key_deserialize: Callable[[bytes | None, Any], Any] | None = None,
+) -> list[Any]:
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     rows = []
@@ -86,15 +104,22 @@ def wire_id(payload: bytes | None) -> int:
     return int.from_bytes(payload[1:5], "big")
 
 
-def test_avro_through_the_proxy_is_read_natively(stack: Stack, http: requests.Session, proxy: str,
-                                                 topic: Callable[..., str], registry_client: Any) -> None:  # fmt: skip
+def test_avro_through_the_proxy_is_read_natively(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
+) -> None:
     from confluent_kafka.schema_registry.avro import AvroDeserializer
 
     name = topic()
-    records = [{"key": f"d{i}", "value": {"device": f"d{i}", "t": i / 4, "unit": {"string": "C"} if i % 2 else None}}
-               for i in range(6)]  # fmt: skip
-    answer = post(http, f"{proxy}/topics/{name}", {"key_schema": KEY_AVRO, "value_schema": AVRO, "records": records},
-                  media("avro"))  # fmt: skip
+    records = [
+        {"key": f"d{i}", "value": {"device": f"d{i}", "t": i / 4, "unit": {"string": "C"} if i % 2 else None}}
+        for i in range(6)
+    ]
+    answer = post(
+        http,
+        f"{proxy}/topics/{name}",
+        {"key_schema": KEY_AVRO, "value_schema": AVRO, "records": records},
+        media("avro"),
+    )
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert all(o["error_code"] is None for o in body["offsets"])
@@ -126,9 +151,11 @@ def test_native_serializers_are_read_by_proxy_consumers(
 
     reading = _reading_class()  # device, temp, hum, seq, note
     protobuf = ProtobufSerializer(reading, registry_client, {"use.deprecated.format": False})
-    for fmt, serializer in (("avro", AvroSerializer(registry_client, AVRO)),
-                            ("jsonschema", JSONSerializer(JSON_SCHEMA, registry_client)),
-                            ("protobuf", lambda v, ctx: protobuf(reading(**v), ctx))):  # fmt: skip
+    for fmt, serializer in (
+        ("avro", AvroSerializer(registry_client, AVRO)),
+        ("jsonschema", JSONSerializer(JSON_SCHEMA, registry_client)),
+        ("protobuf", lambda v, ctx: protobuf(reading(**v), ctx)),
+    ):
         name = topic()
         ctx = SerializationContext(name, MessageField.VALUE)
         values: list[dict[str, Any]] = [{"device": f"d{i}", "t": float(i)} for i in range(4)]
@@ -144,8 +171,9 @@ def test_native_serializers_are_read_by_proxy_consumers(
         assert {wire_id(p) for p in payloads} == {latest}, fmt
 
 
-def test_jsonschema_through_the_proxy(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str],
-                                      registry_client: Any) -> None:  # fmt: skip
+def test_jsonschema_through_the_proxy(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
+) -> None:
     from confluent_kafka.schema_registry.json_schema import JSONDeserializer
 
     name = topic()
@@ -156,8 +184,12 @@ def test_jsonschema_through_the_proxy(stack: Stack, http: requests.Session, prox
     assert answer.json()["value_schema_id"] == registry_client.get_latest_version(f"{name}-value").schema_id
     assert native_values(stack, name, JSONDeserializer(None, schema_registry_client=registry_client)) == values
     # Data that does not fit: 400, and nothing is written.
-    bad = post(http, f"{proxy}/topics/{name}", {"value_schema": JSON_SCHEMA, "records": [{"value": {"device": 1}}]},
-               media("jsonschema"))  # fmt: skip
+    bad = post(
+        http,
+        f"{proxy}/topics/{name}",
+        {"value_schema": JSON_SCHEMA, "records": [{"value": {"device": 1}}]},
+        media("jsonschema"),
+    )
     assert "does not fit" in error(bad, 400, 400)
     assert len(list(kafka.read_records(stack.kafka_config("consumer"), name))) == len(values)
 
@@ -170,8 +202,12 @@ def test_protobuf_through_the_proxy_is_read_natively(
 
     name = topic()
     values = [{"device": f"d{i}", "t": i + 0.5} for i in range(4)]
-    answer = post(http, f"{proxy}/topics/{name}", {"value_schema": PROTO, "records": [{"value": v} for v in values]},
-                  media("protobuf"))  # fmt: skip
+    answer = post(
+        http,
+        f"{proxy}/topics/{name}",
+        {"value_schema": PROTO, "records": [{"value": v} for v in values]},
+        media("protobuf"),
+    )
     assert answer.status_code == 200, answer.text
     schema_id = answer.json()["value_schema_id"]
     # The message class a native consumer would have from protoc, built from the registered descriptor.
@@ -192,12 +228,16 @@ def test_protobuf_through_the_proxy_is_read_natively(
     assert [r["value"] for r in rows] == values
 
 
-def test_schema_errors_follow_upstream(stack: Stack, http: requests.Session, proxy: str,
-                                       topic: Callable[..., str]) -> None:  # fmt: skip
+def test_schema_errors_follow_upstream(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic()
     url = f"{proxy}/topics/{name}"
-    error(post(http, f"{proxy}/topics/absent-{name}", {"value_schema": AVRO, "records": [{"value": 1}]},
-               media("avro")), 404, 40401)  # fmt: skip
+    error(
+        post(http, f"{proxy}/topics/absent-{name}", {"value_schema": AVRO, "records": [{"value": 1}]}, media("avro")),
+        404,
+        40401,
+    )
     error(post(http, url, {"value_schema": AVRO, "records": [{"key": 1, "value": 1}]}, media("avro")), 422, 42201)
     error(post(http, url, {"records": [{"value": 1}]}, media("avro")), 422, 42202)
     error(post(http, url, {"value_schema": '{"type": "nope"}', "records": [{"value": 1}]}, media("avro")), 422, 42205)
@@ -210,7 +250,8 @@ def test_schema_errors_follow_upstream(stack: Stack, http: requests.Session, pro
     kafka.produce(stack.kafka_config("producer"), name, [(None, b"plain bytes")])
     group = f"g-{uuid.uuid4().hex[:10]}"
     base = post(http, f"{proxy}/consumers/{group}", {"format": "avro", "auto.offset.reset": "earliest"}, V2).json()[
-        "base_uri"]  # fmt: skip
+        "base_uri"
+    ]
     try:
         assert post(http, f"{base}/assignments", {"partitions": [{"topic": name, "partition": 0}]}, V2).ok
         message = error(http.get(f"{base}/records", headers={"Accept": media("avro")}, timeout=60), 422, 422)
@@ -228,36 +269,51 @@ def bare_proxy(stack: Stack, sandbox: Path) -> Iterator[ProxyProcess]:
 
 
 @pytest.mark.parametrize("fmt", ["avro", "jsonschema", "protobuf"])
-def test_without_a_registry_the_formats_answer_42205(http: requests.Session, bare_proxy: ProxyProcess,
-                                                     topic: Callable[..., str], fmt: str) -> None:  # fmt: skip
+def test_without_a_registry_the_formats_answer_42205(
+    http: requests.Session, bare_proxy: ProxyProcess, topic: Callable[..., str], fmt: str
+) -> None:
     name, url = topic(), bare_proxy.url
     error(post(http, f"{url}/topics/absent-{name}", {"records": [{"value": 1}]}, media(fmt)), 404, 40401)
-    error(post(http, f"{url}/topics/{name}", {"records": [{"key": 1, "value": 1}], "value_schema": '"int"'},
-               media(fmt)), 422, 42201)  # fmt: skip
+    error(
+        post(http, f"{url}/topics/{name}", {"records": [{"key": 1, "value": 1}], "value_schema": '"int"'}, media(fmt)),
+        422,
+        42201,
+    )
     error(post(http, f"{url}/topics/{name}", {"records": [{"value": 1}]}, media(fmt)), 422, 42202)
-    message = error(post(http, f"{url}/topics/{name}", {"value_schema": '{"type": "int"}', "records": [{"value": 1}]},
-                         media(fmt)), 422, 42205)  # fmt: skip
+    message = error(
+        post(http, f"{url}/topics/{name}", {"value_schema": '{"type": "int"}', "records": [{"value": 1}]}, media(fmt)),
+        422,
+        42205,
+    )
     assert "Schema Registry" in message
     error(post(http, f"{url}/consumers/g-{uuid.uuid4().hex[:8]}", {"format": fmt}, V2), 422, 42205)
 
 
-def test_an_unreachable_registry_is_408_40801(stack: Stack, http: requests.Session, sandbox: Path,
-                                              topic: Callable[..., str]) -> None:  # fmt: skip
+def test_an_unreachable_registry_is_408_40801(
+    stack: Stack, http: requests.Session, sandbox: Path, topic: Callable[..., str]
+) -> None:
     from workbench.stack import process
 
     nowhere = f"http://127.0.0.1:{process.free_port('127.0.0.1')}"
-    started = start_proxy(stack.bootstrap_servers, sandbox / "schema-format-proxies",
-                          KAFKA_REST_SCHEMA_REGISTRY_URL=nowhere)  # fmt: skip
+    started = start_proxy(
+        stack.bootstrap_servers, sandbox / "schema-format-proxies", KAFKA_REST_SCHEMA_REGISTRY_URL=nowhere
+    )
     try:
         name = topic()
-        error(post(http, f"{started.url}/topics/{name}", {"value_schema": AVRO, "records": [{"value": 1}]},
-                   media("avro")), 408, 40801)  # fmt: skip
+        error(
+            post(
+                http, f"{started.url}/topics/{name}", {"value_schema": AVRO, "records": [{"value": 1}]}, media("avro")
+            ),
+            408,
+            40801,
+        )
     finally:
         started.stop()
 
 
-def test_v3_produce_with_schemas(stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str],
-                                 registry_client: Any) -> None:  # fmt: skip
+def test_v3_produce_with_schemas(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
+) -> None:
     """v3 records: a raw schema with its type, then `schema_id`, `schema_version`, and the
     subject's latest when no type is given; each result names subject, id and version."""
     from confluent_kafka.schema_registry.avro import AvroDeserializer
@@ -275,8 +331,11 @@ def test_v3_produce_with_schemas(stack: Stack, http: requests.Session, proxy: st
         {"value": {"type": "JSON", "schema_id": 1, "data": 1}},  # a plain type with a schema field: 400
     ]
     body = b"".join(orjson_line(r) for r in records)
-    results = [json.loads(line) for line in http.post(url, data=body, headers={"Content-Type": "application/json"},
-                                                      timeout=60).iter_lines() if line]  # fmt: skip
+    results = [
+        json.loads(line)
+        for line in http.post(url, data=body, headers={"Content-Type": "application/json"}, timeout=60).iter_lines()
+        if line
+    ]
     assert [r["error_code"] for r in results] == [200, 200, 200, 400, 422, 400], results
     assert "42205" in results[4]["message"]
     schema_id = registry_client.get_latest_version(f"{name}-value").schema_id

@@ -90,8 +90,9 @@ def test_produce_json_records(stack: Stack, http: requests.Session, proxy: str, 
         assert record.key == (None if sent.get("key") is None else orjson.dumps(sent["key"]))
 
 
-def test_keyed_records_land_where_librdkafka_puts_them(stack: Stack, http: requests.Session, proxy: str,
-                                                      topic: Callable[..., str]) -> None:  # fmt: skip
+def test_keyed_records_land_where_librdkafka_puts_them(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=4)
     keys = [f"device-{i}" for i in range(40)]
     result = post(http, f"{proxy}/topics/{name}", {"records": [{"key": k, "value": 1} for k in keys]}, JSON_V2).json()
@@ -103,18 +104,21 @@ def test_keyed_records_land_where_librdkafka_puts_them(stack: Stack, http: reque
 
     producer = Producer(stack.kafka_config("producer"))
     for key in keys:
-        producer.produce(name, b"v", orjson.dumps(key),
-                         on_delivery=lambda _e, m: native.__setitem__(m.key(), m.partition()))  # fmt: skip
+        producer.produce(
+            name, b"v", orjson.dumps(key), on_delivery=lambda _e, m: native.__setitem__(m.key(), m.partition())
+        )
     producer.flush(30)
     assert all(by_key[k] == {native[orjson.dumps(k)]} for k in keys)
 
 
-def test_produce_binary_to_a_partition(stack: Stack, http: requests.Session, proxy: str,
-                                       topic: Callable[..., str]) -> None:  # fmt: skip
+def test_produce_binary_to_a_partition(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=2)
     payloads = [b"\x00\x01binary", b"", b"x" * 100]
-    body = {"records": [{"value": base64.b64encode(p).decode(), "key": base64.b64encode(b"k").decode()}
-                        for p in payloads]}  # fmt: skip
+    body = {
+        "records": [{"value": base64.b64encode(p).decode(), "key": base64.b64encode(b"k").decode()} for p in payloads]
+    }
     result = post(http, f"{proxy}/topics/{name}/partitions/1", body, BINARY_V2).json()
     assert [o["partition"] for o in result["offsets"]] == [1, 1, 1]
     assert [o["offset"] for o in result["offsets"]] == [0, 1, 2]
@@ -123,22 +127,33 @@ def test_produce_binary_to_a_partition(stack: Stack, http: requests.Session, pro
 
 @pytest.mark.parametrize(
     "content_type",
-    ["application/vnd.kafka.binary.v1+json", "application/vnd.kafka.v2+json", "application/json",
-     "application/octet-stream", "application/vnd.kafka+json"],
-)  # fmt: skip
-def test_loose_content_types_mean_binary(stack: Stack, http: requests.Session, proxy: str,
-                                         topic: Callable[..., str], content_type: str) -> None:  # fmt: skip
+    [
+        "application/vnd.kafka.binary.v1+json",
+        "application/vnd.kafka.v2+json",
+        "application/json",
+        "application/octet-stream",
+        "application/vnd.kafka+json",
+    ],
+)
+def test_loose_content_types_mean_binary(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], content_type: str
+) -> None:
     name = topic()
     response = post(http, f"{proxy}/topics/{name}/", {"records": [{"value": "aGVsbG8="}]}, content_type)
     assert response.status_code == 200, response.text
     assert [r.value for r in records_in(stack, name)] == [b"hello"]
 
 
-def test_json_v1_alias_and_trailing_slash(stack: Stack, http: requests.Session, proxy: str,
-                                          topic: Callable[..., str]) -> None:  # fmt: skip
+def test_json_v1_alias_and_trailing_slash(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic()
-    response = post(http, f"{proxy}/topics/{name}/partitions/0/", {"records": [{"value": {"v": 1}}]},
-                    "application/vnd.kafka.json.v1+json")  # fmt: skip
+    response = post(
+        http,
+        f"{proxy}/topics/{name}/partitions/0/",
+        {"records": [{"value": {"v": 1}}]},
+        "application/vnd.kafka.json.v1+json",
+    )
     assert response.status_code == 200
     assert [r.value for r in records_in(stack, name)] == [b'{"v":1}']
 
@@ -207,8 +222,9 @@ def test_invalid_base64(stack: Stack, http: requests.Session, proxy: str, topic:
     assert records_in(stack, name) == []
 
 
-def test_record_over_message_max_bytes(stack: Stack, http: requests.Session, proxy: str,
-                                       topic: Callable[..., str]) -> None:  # fmt: skip
+def test_record_over_message_max_bytes(
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
     name = topic()
     big = base64.b64encode(b"x" * 1_100_000).decode()
     message = error(post(http, f"{proxy}/topics/{name}", {"records": [{"value": big}]}, BINARY_V2), 413, 413)

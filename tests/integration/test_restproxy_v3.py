@@ -71,21 +71,30 @@ def test_topic_lifecycle(stack: Stack, http: requests.Session, proxy: str, clust
     error(http.delete(f"{base}/{name}"), 404, 40403)
 
 
-def test_streaming_produce_returns_one_result_per_record(stack: Stack, http: requests.Session, proxy: str,
-                                                         cluster: str, topic: Callable[..., str]) -> None:  # fmt: skip
+def test_streaming_produce_returns_one_result_per_record(
+    stack: Stack, http: requests.Session, proxy: str, cluster: str, topic: Callable[..., str]
+) -> None:
     name = topic(partitions=2)
     n = 300
     lines: list[dict[str, Any]] = [{"value": {"type": "JSON", "data": {"i": i}}} for i in range(n)]
-    lines[5] = {"key": {"type": "STRING", "data": "k"}, "value": {"type": "BINARY", "data": "aGk="},
-                "partition_id": 1, "headers": [{"name": "h", "value": "dg=="}]}  # fmt: skip
+    lines[5] = {
+        "key": {"type": "STRING", "data": "k"},
+        "value": {"type": "BINARY", "data": "aGk="},
+        "partition_id": 1,
+        "headers": [{"name": "h", "value": "dg=="}],
+    }
 
     def chunks() -> Iterator[bytes]:  # a chunked upload, several objects per chunk, split mid-object too
         body = b"\n".join(orjson.dumps(line) for line in lines)
         for start in range(0, len(body), 777):
             yield body[start : start + 777]
 
-    response = http.post(f"{proxy}/v3/clusters/{cluster}/topics/{name}/records", data=chunks(),
-                         headers={"Content-Type": "application/json"}, stream=True)  # fmt: skip
+    response = http.post(
+        f"{proxy}/v3/clusters/{cluster}/topics/{name}/records",
+        data=chunks(),
+        headers={"Content-Type": "application/json"},
+        stream=True,
+    )
     assert response.status_code == 200
     results = [orjson.loads(line) for line in response.iter_lines() if line.strip()]
     assert len(results) == n
@@ -103,12 +112,18 @@ def test_streaming_produce_errors(http: requests.Session, proxy: str, cluster: s
     error(http.post(url, data=b"  ", headers=json_type), 422, 42206)
     error(http.post(url, data=b"{}", headers={"Content-Type": "text/plain"}), 415, 415)
     error(http.post(f"{proxy}/v3/clusters/{cluster}/topics/missing/records", data=b"{}", headers=json_type), 404, 40401)
-    body = b"".join(orjson.dumps(r) for r in [
-        {"value": {"type": "BINARY", "data": "%%%"}},
-        {"value": {"type": "JSON", "data": 1}, "partition_id": 4},
-        {"value": {"type": "AVRO", "data": 1}},
-        {"value": {"type": "JSON", "data": 2}},
-    ]) + b'{"value": nonsense} {"value": {"type": "JSON", "data": 3}}'  # fmt: skip
+    body = (
+        b"".join(
+            orjson.dumps(r)
+            for r in [
+                {"value": {"type": "BINARY", "data": "%%%"}},
+                {"value": {"type": "JSON", "data": 1}, "partition_id": 4},
+                {"value": {"type": "AVRO", "data": 1}},
+                {"value": {"type": "JSON", "data": 2}},
+            ]
+        )
+        + b'{"value": nonsense} {"value": {"type": "JSON", "data": 3}}'
+    )
     results = [orjson.loads(line) for line in http.post(url, data=body, headers=json_type).iter_lines() if line]
     assert [r["error_code"] for r in results] == [400, 40402, 422, 200, 400], "a parse error ends the stream"
 
@@ -116,12 +131,19 @@ def test_streaming_produce_errors(http: requests.Session, proxy: str, cluster: s
 def test_consumer_groups_and_lag(http: requests.Session, proxy: str, cluster: str, topic: Callable[..., str]) -> None:
     name, group = topic(partitions=1), f"g-{uuid.uuid4().hex[:8]}"
     v2 = {"Content-Type": V2}
-    produced = http.post(f"{proxy}/topics/{name}", data=orjson.dumps({"records": [{"value": i} for i in range(30)]}),
-                         headers={"Content-Type": JSON_V2})  # fmt: skip
+    produced = http.post(
+        f"{proxy}/topics/{name}",
+        data=orjson.dumps({"records": [{"value": i} for i in range(30)]}),
+        headers={"Content-Type": JSON_V2},
+    )
     assert produced.status_code == 200
     base = http.post(f"{proxy}/consumers/{group}", data=b"{}", headers=v2).json()["base_uri"]
-    assert http.post(f"{base}/assignments", data=orjson.dumps({"partitions": [{"topic": name, "partition": 0}]}),
-                     headers=v2).status_code == 204  # fmt: skip
+    assert (
+        http.post(
+            f"{base}/assignments", data=orjson.dumps({"partitions": [{"topic": name, "partition": 0}]}), headers=v2
+        ).status_code
+        == 204
+    )
     commit = {"offsets": [{"topic": name, "partition": 0, "offset": 9}]}
     assert http.post(f"{base}/offsets", data=orjson.dumps(commit), headers=v2).status_code == 200
 

@@ -14,8 +14,13 @@ from workbench.stack import Stack
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
-                          timeout=180, env={**os.environ, "COLUMNS": "250"})  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "COLUMNS": "250"},
+    )
 
 
 def _bench(profile: Profile, repeat: int = 3) -> str:

@@ -57,8 +57,13 @@ def test_up_status_down_round_trip_leaves_no_process(tmp_path: Path) -> None:
 
 
 def test_keep_data_keeps_the_logs_for_the_next_up(tmp_path: Path) -> None:
-    env = {**os.environ, "WORKBENCH_RUN_DIR": str(tmp_path / "run"), "WORKBENCH_BROKER__PORT": "0",
-           "WORKBENCH_BROKER__KEEP_DATA": "true", "WORKBENCH_SCHEMA_REGISTRY__ENABLED": "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORKBENCH_RUN_DIR": str(tmp_path / "run"),
+        "WORKBENCH_BROKER__PORT": "0",
+        "WORKBENCH_BROKER__KEEP_DATA": "true",
+        "WORKBENCH_SCHEMA_REGISTRY__ENABLED": "false",
+    }
     try:
         assert cli("up", env=env).returncode == 0
         first = json.loads(cli("status", "--json", env=env).stdout)["services"]["broker"]
@@ -126,8 +131,17 @@ def test_status_of_a_cluster_profile_checks_every_named_service(foreign_cluster:
     status = json.loads(result.stdout)
     services = status["services"]
     assert status["embedded"] is False and status["proxy"] == profile["proxy"]["urls"]
-    assert set(services) == {"broker", "proxy-0", "proxy-1", "proxy-2", "proxy-unbuffered-0",
-                             "proxy-buffered-500ms-0", "balancer", "spark-master", "schema-registry"}  # fmt: skip
+    assert set(services) == {
+        "broker",
+        "proxy-0",
+        "proxy-1",
+        "proxy-2",
+        "proxy-unbuffered-0",
+        "proxy-buffered-500ms-0",
+        "balancer",
+        "spark-master",
+        "schema-registry",
+    }
     healthy = {name for name, row in services.items() if row["healthy"]}
     assert healthy == {"broker", "proxy-0", "proxy-1", "proxy-unbuffered-0", "proxy-buffered-500ms-0", "balancer"}
     assert services["broker"]["address"] == foreign_cluster.bootstrap_servers

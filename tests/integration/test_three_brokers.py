@@ -55,8 +55,9 @@ def test_a_killed_leader_loses_no_acknowledged_record_with_acks_all_and_idempote
 
 
 def test_leader_failover_rows_keep_the_contract(three_brokers: Stack) -> None:
-    rows = sweep("leader_failover", [CHEAP["leader_failover"]], repeat=2, stack=three_brokers, record=False,
-                 progress=False)  # fmt: skip
+    rows = sweep(
+        "leader_failover", [CHEAP["leader_failover"]], repeat=2, stack=three_brokers, record=False, progress=False
+    )
     check_contract("leader_failover", rows)
 
 
@@ -68,12 +69,21 @@ def test_leader_failover_says_plainly_what_a_single_node_cannot_do(stack: Stack)
 def test_up_and_down_from_the_command_line_start_and_stop_every_node(tmp_path: Path) -> None:
     """`workbench up --profile local-3` starts three nodes; `down` stops all three, frees their
     ports and wipes their data."""
-    env = {**os.environ, "WORKBENCH_RUN_DIR": str(tmp_path / "run"), "WORKBENCH_BROKER__PORT": "0",
-           "WORKBENCH_SCHEMA_REGISTRY__ENABLED": "false"}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORKBENCH_RUN_DIR": str(tmp_path / "run"),
+        "WORKBENCH_BROKER__PORT": "0",
+        "WORKBENCH_SCHEMA_REGISTRY__ENABLED": "false",
+    }
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "workbench.cli", *args, "--profile", "local-3"],
-                              capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "workbench.cli", *args, "--profile", "local-3"],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+        )
 
     try:
         assert cli("up").returncode == 0

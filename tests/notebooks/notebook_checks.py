@@ -127,8 +127,11 @@ def _partition_sizing(report: Report, profile: Profile) -> None:
     assert ((doubling["moved_fraction"] - 0.5).abs() < 0.02).all()
     live = results.load("partition_growth_live", run_id=report.run_id, profile=profile)
     assert [(o, n) for o, n in zip(live["old_partitions"], live["new_partitions"], strict=True)] == [
-        (4, 5), (4, 8), (6, 12), (12, 16)
-    ]  # fmt: skip
+        (4, 5),
+        (4, 8),
+        (6, 12),
+        (12, 16),
+    ]
     assert (live["keys"] == 2_000).all() and (live["records_read"] == 4_000).all()
     assert (live["moved"] == live["computed_moved"]).all() and (live["disagreeing"] == 0).all()
     assert (live["misplaced"] == 0).all() and live["agrees"].all()

@@ -41,8 +41,12 @@ def test_quickstart_runs_and_records_its_results(stack: Stack, sandbox: Path, mo
     assert "Pass" in html and "<summary>course_progress (" in report.index.read_text()
     shown = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "course", "--learner", "ada"],
-        capture_output=True, text=True, timeout=60, check=False, env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert shown.returncode == 0, shown.stderr
     assert "00.1" in shown.stdout and "pass (1/1) [solution]" in shown.stdout
     assert "ada: 1 of 18 exercises passed" in shown.stdout
@@ -55,15 +59,22 @@ def test_a_wrong_answer_fails_with_a_hint_and_no_traceback(
     cell = next(c for c in notebook.cells if "exercise" in c.metadata.get("tags", []))
     cell.source = cell.source.replace("answer = ...", 'answer = "a lot"', 1)  # what a learner might type
     nbformat.write(notebook, tmp_path / "00_quickstart.ipynb")
-    for name, value in {"WORKBENCH_PROFILE": str(stack.profile.source or stack.profile.name),
-                        "WORKBENCH_RUN_ID": "wrong-answer", "WORKBENCH_LEARNER": "grace"}.items():  # fmt: skip
+    for name, value in {
+        "WORKBENCH_PROFILE": str(stack.profile.source or stack.profile.name),
+        "WORKBENCH_RUN_ID": "wrong-answer",
+        "WORKBENCH_LEARNER": "grace",
+    }.items():
         monkeypatch.setenv(name, value)
     import papermill
 
     papermill.execute_notebook(
-        str(tmp_path / "00_quickstart.ipynb"), str(tmp_path / "executed.ipynb"), parameters={"quick": True},
-        kernel_name=ensure_kernel(), cwd=str(notebooks_dir()), progress_bar=False,
-    )  # fmt: skip
+        str(tmp_path / "00_quickstart.ipynb"),
+        str(tmp_path / "executed.ipynb"),
+        parameters={"quick": True},
+        kernel_name=ensure_kernel(),
+        cwd=str(notebooks_dir()),
+        progress_bar=False,
+    )
 
     executed = nbformat.read(tmp_path / "executed.ipynb", as_version=4)
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]

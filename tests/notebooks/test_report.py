@@ -36,8 +36,12 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
             "03_hangs": ["quick = False", "print('before the hang')", "import time\ntime.sleep(600)"],
         },
     )
-    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_REPORTS_DIR": str(project / "r"),
-           "WORKBENCH_CELL_TIMEOUT": "10"}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORKBENCH_CONF_DIR": str(project / "conf"),
+        "WORKBENCH_REPORTS_DIR": str(project / "r"),
+        "WORKBENCH_CELL_TIMEOUT": "10",
+    }
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "report", "--quick", "--output", str(project / "out")],
         capture_output=True,

@@ -23,8 +23,10 @@ def _project(tmp_path: Path) -> Path:
     shutil.copytree(conf_dir(), tmp_path / "conf")
     (tmp_path / "notebooks").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("quick = False\ncentre = 1000.0", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell(RECORD)]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell("quick = False\ncentre = 1000.0", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(RECORD),
+    ]
     nbformat.write(nb, tmp_path / "notebooks" / "01_gate.ipynb")
     return tmp_path
 
@@ -32,11 +34,16 @@ def _project(tmp_path: Path) -> Path:
 def _report(project: Path, out: str, centre: float, *extra: str) -> subprocess.CompletedProcess[str]:
     params = project / f"{out}.yaml"
     params.write_text(f"defaults: {{centre: {centre}}}\n")
-    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_RESULTS_DIR": str(project / "res"),
-           "WORKBENCH_REPORTS_DIR": str(project / "r")}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORKBENCH_CONF_DIR": str(project / "conf"),
+        "WORKBENCH_RESULTS_DIR": str(project / "res"),
+        "WORKBENCH_REPORTS_DIR": str(project / "r"),
+    }
     command = ["report", "--params", str(params), "--output", str(project / out), *extra]
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *command], capture_output=True, text=True,
-                          timeout=300, env=env)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *command], capture_output=True, text=True, timeout=300, env=env
+    )
 
 
 def test_compare_to_last_and_fail_on_regression(tmp_path: Path) -> None:

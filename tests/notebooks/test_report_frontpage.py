@@ -26,9 +26,12 @@ def _project(tmp_path: Path) -> Path:
     shutil.copytree(conf_dir(), tmp_path / "conf")
     (tmp_path / "notebooks").mkdir()
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("quick = False\ncentre = 1000.0", metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell(RECORD), nbformat.v4.new_markdown_cell("## What the run says"),
-                nbformat.v4.new_code_cell(SAYS)]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell("quick = False\ncentre = 1000.0", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell(RECORD),
+        nbformat.v4.new_markdown_cell("## What the run says"),
+        nbformat.v4.new_code_cell(SAYS),
+    ]
     nbformat.write(nb, tmp_path / "notebooks" / "01_gate.ipynb")
     return tmp_path
 
@@ -36,11 +39,16 @@ def _project(tmp_path: Path) -> Path:
 def _report(project: Path, out: str, centre: float) -> str:
     params = project / f"{out}.yaml"
     params.write_text(f"defaults: {{centre: {centre}}}\n")
-    env = {**os.environ, "WORKBENCH_CONF_DIR": str(project / "conf"), "WORKBENCH_RESULTS_DIR": str(project / "res"),
-           "WORKBENCH_REPORTS_DIR": str(project / "r")}  # fmt: skip
+    env = {
+        **os.environ,
+        "WORKBENCH_CONF_DIR": str(project / "conf"),
+        "WORKBENCH_RESULTS_DIR": str(project / "res"),
+        "WORKBENCH_REPORTS_DIR": str(project / "r"),
+    }
     command = ["report", "--params", str(params), "--output", str(project / out)]
-    result = subprocess.run([sys.executable, "-m", "workbench.cli", *command], capture_output=True, text=True,
-                            timeout=300, env=env)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "workbench.cli", *command], capture_output=True, text=True, timeout=300, env=env
+    )
     assert result.returncode == 0, result.stderr
     return (project / out / "index.html").read_text()
 

@@ -23,8 +23,9 @@ def test_producer_tuning_kills_a_leader_on_three_brokers(three_brokers: Stack, m
     what happened: with acks=all + idempotence nothing acknowledged is lost or doubled."""
     # The kernels load the profile from its file: the run directory must be the three nodes'.
     monkeypatch.setenv("WORKBENCH_RUN_DIR", str(three_brokers.profile.run_dir))
-    report = run_report(three_brokers.profile, notebooks=["02_producer_tuning"],
-                        overrides={"quick": True, "solutions": True})  # fmt: skip
+    report = run_report(
+        three_brokers.profile, notebooks=["02_producer_tuning"], overrides={"quick": True, "solutions": True}
+    )
     check_quick_run(report, three_brokers.profile, "02_producer_tuning")
     rows = results.load("leader_failover", report.run_id, three_brokers.profile)
     assert sorted(rows["acks"].astype(str)) == ["1", "all"]

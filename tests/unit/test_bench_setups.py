@@ -14,11 +14,15 @@ from workbench.stack import Stack
 
 
 def _cluster(**proxy: object) -> Stack:
-    profile = Profile.model_validate({
-        "name": "theirs", "embedded": False, "kafka": {"bootstrap.servers": "kafka:9092"},
-        "proxy": {"urls": ["http://a", "http://b", "http://c"], **proxy},
-        "balancer": {"url": "http://lb"},
-    })  # fmt: skip
+    profile = Profile.model_validate(
+        {
+            "name": "theirs",
+            "embedded": False,
+            "kafka": {"bootstrap.servers": "kafka:9092"},
+            "proxy": {"urls": ["http://a", "http://b", "http://c"], **proxy},
+            "balancer": {"url": "http://lb"},
+        }
+    )
     return Stack(profile)
 
 
@@ -34,10 +38,12 @@ def test_scale_out_measures_one_to_n_of_the_listed_urls() -> None:
 
 
 def test_a_variant_stands_in_for_proxies_started_with_other_settings() -> None:
-    active = _cluster(variants={
-        "mapr-unbuffered": {"urls": ["http://u"], "properties": {"streams.buffer.max.time.ms": 0}},
-        "large": {"urls": ["http://l"], "properties": {"producer.message.max.bytes": 10_000_000}},
-    })  # fmt: skip
+    active = _cluster(
+        variants={
+            "mapr-unbuffered": {"urls": ["http://u"], "properties": {"streams.buffer.max.time.ms": 0}},
+            "large": {"urls": ["http://l"], "properties": {"producer.message.max.bytes": 10_000_000}},
+        }
+    )
     with proxy_setup(active, {"producer.linger.ms": 0}) as unbuffered:  # MapR's name matches upstream's
         assert unbuffered.stack.proxy_urls == ["http://u"] and unbuffered.note is None
     with proxy_setup(active, {"producer.message.max.bytes": 8_000_000}) as large:  # a larger limit will do

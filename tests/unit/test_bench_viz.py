@@ -64,8 +64,9 @@ def test_panel_has_a_control_per_knob_and_a_run_button() -> None:
 def test_panel_table_writes_numbers_as_the_workbench_does() -> None:
     from workbench.viz.widgets import _recent_runs
 
-    frame = pd.DataFrame({"records_per_call": [500], "msg_s": [11373.014577], "latency_p50_ms": [0.014196],
-                          "records": [20_000]})  # fmt: skip
+    frame = pd.DataFrame(
+        {"records_per_call": [500], "msg_s": [11373.014577], "latency_p50_ms": [0.014196], "records": [20_000]}
+    )
     shown = _recent_runs(frame, ["records_per_call", "msg_s", "latency_p50_ms", "records"]).to_html()
     assert "11,373" in shown and "0.0142" in shown and "20,000" in shown
     assert "11373.0" not in shown and "0.014196" not in shown

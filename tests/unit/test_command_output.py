@@ -43,8 +43,9 @@ def profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Profile:
         began = start + dt.timedelta(days=number)
         ended = None if number == 2 else began + dt.timedelta(seconds=1234.5 * (number + 1))
         facts = {"git_revision": "c5eb49e-dirty", "load_avg_1m": 12.345 + number, "broker": "kafka 4.4.0"}
-        entry = catalog.RunEntry(run_id, "bench", "native_produce,proxy_produce", "cluster.example", began, ended,
-                                 facts=facts)  # fmt: skip
+        entry = catalog.RunEntry(
+            run_id, "bench", "native_produce,proxy_produce", "cluster.example", began, ended, facts=facts
+        )
         catalog.record_run(entry, chosen)
     return chosen
 
@@ -115,16 +116,26 @@ def test_runs_show_as_json_is_one_object_and_as_csv_one_row(cli: Cli, profile: P
 
 def _results(path: Path, msg_s: list[float]) -> str:
     n = len(msg_s)
-    pd.DataFrame({"experiment": ["native_produce"] * n, "records": [1_000_000] * n, "params": ["records"] * n,
-                  "msg_s": msg_s, "seconds": [1.0] * n, "client_cpu_s": [0.5] * n,
-                  "cpu_cores": [2] * n}).to_parquet(path)  # fmt: skip
+    pd.DataFrame(
+        {
+            "experiment": ["native_produce"] * n,
+            "records": [1_000_000] * n,
+            "params": ["records"] * n,
+            "msg_s": msg_s,
+            "seconds": [1.0] * n,
+            "client_cpu_s": [0.5] * n,
+            "cpu_cores": [2] * n,
+        }
+    ).to_parquet(path)
     return str(path)
 
 
 @pytest.fixture
 def two_runs(tmp_path: Path) -> tuple[str, str]:
-    return (_results(tmp_path / "a.parquet", [2_012_345.0, 2_012_346, 2_012_344, 2_012_345, 2_012_347]),
-            _results(tmp_path / "b.parquet", [1_609_876.0, 1_609_875, 1_609_877, 1_609_876, 1_609_874]))  # fmt: skip
+    return (
+        _results(tmp_path / "a.parquet", [2_012_345.0, 2_012_346, 2_012_344, 2_012_345, 2_012_347]),
+        _results(tmp_path / "b.parquet", [1_609_876.0, 1_609_875, 1_609_877, 1_609_876, 1_609_874]),
+    )
 
 
 def test_compare_at_80_columns_shows_numbers_and_verdict_whole(cli: Cli, two_runs: tuple[str, str]) -> None:
@@ -156,9 +167,17 @@ def test_compare_as_json_writes_nan_as_null(cli: Cli, tmp_path: Path) -> None:
 
 
 def _bench_rows() -> pd.DataFrame:
-    return pd.DataFrame({"linger.ms": [5, 5], "repeat": [0, 1], "records": [2_000_000, 2_000_000],
-                         "msg_s": [20_123_456.7, 19_876_543.2], "mb_s": [1_234.5, 1_220.1],
-                         "latency_p99_ms": [12.5, float("nan")], "run_id": RUN_IDS[:2]})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "linger.ms": [5, 5],
+            "repeat": [0, 1],
+            "records": [2_000_000, 2_000_000],
+            "msg_s": [20_123_456.7, 19_876_543.2],
+            "mb_s": [1_234.5, 1_220.1],
+            "latency_p99_ms": [12.5, float("nan")],
+            "run_id": RUN_IDS[:2],
+        }
+    )
 
 
 def test_bench_results_at_80_columns_show_every_number_whole(
@@ -194,11 +213,22 @@ def test_bench_list_as_json_names_every_experiment(cli: Cli) -> None:
 
 def test_status_at_80_columns_shows_what_each_service_runs_whole(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     services = {
-        "kafka": {"address": "127.0.0.1:39092", "pid": 123456, "healthy": True, "restarts": 0,
-                  "broker": "kafka", "version": "4.4.0"},
-        "restproxy-1": {"url": "http://127.0.0.1:38082", "pid": 123457, "healthy": False, "restarts": 2,
-                        "reason": "GET / answered 503 after 5 s: the proxy is starting or its broker is away"},
-    }  # fmt: skip
+        "kafka": {
+            "address": "127.0.0.1:39092",
+            "pid": 123456,
+            "healthy": True,
+            "restarts": 0,
+            "broker": "kafka",
+            "version": "4.4.0",
+        },
+        "restproxy-1": {
+            "url": "http://127.0.0.1:38082",
+            "pid": 123457,
+            "healthy": False,
+            "restarts": 2,
+            "reason": "GET / answered 503 after 5 s: the proxy is starting or its broker is away",
+        },
+    }
     monkeypatch.setattr("workbench.stack.status", lambda profile: {"profile": "local", "services": services})
     result = cli("status", columns=80)
     assert result.exit_code == 0, result.stderr

@@ -83,10 +83,20 @@ def test_metric_directions() -> None:
 
 def _rows(msg_s: list[float], linger: int = 0, **extra: list[float]) -> pd.DataFrame:
     n = len(msg_s)
-    return pd.DataFrame({"experiment": ["native_produce"] * n, "linger.ms": [linger] * n,
-                         "records": [1000] * n, "params": ["records,linger.ms"] * n, "msg_s": msg_s,
-                         "latency_p50_ms": [2.0] * n, "seconds": [1.0] * n, "cpu_cores": [2] * n,
-                         "repeat": list(range(n)), **extra})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "experiment": ["native_produce"] * n,
+            "linger.ms": [linger] * n,
+            "records": [1000] * n,
+            "params": ["records,linger.ms"] * n,
+            "msg_s": msg_s,
+            "latency_p50_ms": [2.0] * n,
+            "seconds": [1.0] * n,
+            "cpu_cores": [2] * n,
+            "repeat": list(range(n)),
+            **extra,
+        }
+    )
 
 
 def test_rows_are_compared_per_common_point_and_metric() -> None:

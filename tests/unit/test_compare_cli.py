@@ -11,9 +11,17 @@ from typer.testing import Result
 
 def _write(path: Path, msg_s: list[float]) -> Path:
     n = len(msg_s)
-    pd.DataFrame({"experiment": ["native_produce"] * n, "records": [1000] * n, "params": ["records"] * n,
-                  "msg_s": msg_s, "seconds": [1.0] * n, "client_cpu_s": [0.5] * n,
-                  "cpu_cores": [2] * n}).to_parquet(path)  # fmt: skip
+    pd.DataFrame(
+        {
+            "experiment": ["native_produce"] * n,
+            "records": [1000] * n,
+            "params": ["records"] * n,
+            "msg_s": msg_s,
+            "seconds": [1.0] * n,
+            "client_cpu_s": [0.5] * n,
+            "cpu_cores": [2] * n,
+        }
+    ).to_parquet(path)
     return path
 
 

@@ -108,8 +108,15 @@ def test_an_unknown_workbench_variable_is_an_error_naming_it(monkeypatch: pytest
 
 
 def test_the_environment_is_read_and_checked_in_one_place() -> None:
-    env = environment({"WORKBENCH_RUN_ID": "r1", "WORKBENCH_CELL_TIMEOUT": "90", "WORKBENCH_BROKER__PORT": "0",
-                       "JAVA_HOME": "/opt/java", "HOME": "/root"})  # fmt: skip
+    env = environment(
+        {
+            "WORKBENCH_RUN_ID": "r1",
+            "WORKBENCH_CELL_TIMEOUT": "90",
+            "WORKBENCH_BROKER__PORT": "0",
+            "JAVA_HOME": "/opt/java",
+            "HOME": "/root",
+        }
+    )
     assert (env.run_id, env.cell_timeout_s, str(env.java_home)) == ("r1", 90.0, "/opt/java")
     assert env.overrides == {"WORKBENCH_BROKER__PORT": "0"} and env.profile is None
     with pytest.raises(ConfigError, match=r"WORKBENCH_CELL_TIMEOUT: expected a positive number of seconds, got 'soon'"):

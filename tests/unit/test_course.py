@@ -28,30 +28,52 @@ def _grid(keys: list[str], points: list[tuple[Any, ...]], metrics: list[str]) ->
     return pd.DataFrame([dict(zip([*keys, *metrics], p, strict=True)) for p in points])
 
 
-PER_CALL = _grid(["records_per_call", "concurrency", "mb_s"], [(1, 1, 0.1), (10, 1, 0.8), (100, 1, 3.0),
-                                                               (500, 1, 5.0), (1000, 1, 5.2)], [])  # fmt: skip
-THREADS = _grid(["records_per_call", "concurrency", "mb_s"], [(100, 1, 3.0), (100, 2, 4.5), (100, 4, 5.5),
-                                                              (100, 8, 5.6)], [])  # fmt: skip
-BATCHING = _grid(["linger.ms", "batch.size"], [(0, 16_384, 100_000, 10.0), (5, 1_000_000, 300_000, 20.0),
-                                               (20, 1_000_000, 320_000, 45.0), (100, 1_000_000, 350_000, 120.0)],
-                 ["msg_s", "latency_p99_ms"])  # fmt: skip
-FETCHES = _grid(["max.partition.fetch.bytes", "fetch.min.bytes"],
-                [(16_384, 1, 40_000), (1_048_576, 1, 95_000), (8_388_608, 1_000_000, 100_000)], ["msg_s"])  # fmt: skip
-VIA_PROXY = _grid(["max_bytes", "fetch_min_bytes"], [(65_536, -1, 900), (1_048_576, 1, 20_000),
-                                                     (16_777_216, 1, 21_000)], ["msg_s"])  # fmt: skip
+PER_CALL = _grid(
+    ["records_per_call", "concurrency", "mb_s"],
+    [(1, 1, 0.1), (10, 1, 0.8), (100, 1, 3.0), (500, 1, 5.0), (1000, 1, 5.2)],
+    [],
+)
+THREADS = _grid(
+    ["records_per_call", "concurrency", "mb_s"], [(100, 1, 3.0), (100, 2, 4.5), (100, 4, 5.5), (100, 8, 5.6)], []
+)
+BATCHING = _grid(
+    ["linger.ms", "batch.size"],
+    [
+        (0, 16_384, 100_000, 10.0),
+        (5, 1_000_000, 300_000, 20.0),
+        (20, 1_000_000, 320_000, 45.0),
+        (100, 1_000_000, 350_000, 120.0),
+    ],
+    ["msg_s", "latency_p99_ms"],
+)
+FETCHES = _grid(
+    ["max.partition.fetch.bytes", "fetch.min.bytes"],
+    [(16_384, 1, 40_000), (1_048_576, 1, 95_000), (8_388_608, 1_000_000, 100_000)],
+    ["msg_s"],
+)
+VIA_PROXY = _grid(
+    ["max_bytes", "fetch_min_bytes"], [(65_536, -1, 900), (1_048_576, 1, 20_000), (16_777_216, 1, 21_000)], ["msg_s"]
+)
 PROXIED = _grid(["record_bytes"], [(100, 1.0), (10_000, 15.0), (1_000_000, 20.0)], ["mb_s"])
 TOPICS = pd.DataFrame({"topics": [1, 10, 100], "metadata_bytes": [200, 1_100, 10_100], "create_s": [0.01, 0.05, 0.5]})
-READS = pd.DataFrame([{"method": m, "records_per_device": n, "devices": 10, "partitions": 8, "scanned": s}
-                      for n in (20, 200) for m, s in (("own topic", n), ("keyed: its partition", 2 * n),
-                                                       ("keyed: whole topic", 10 * n))])  # fmt: skip
-LIMITED = pd.DataFrame({"max_offsets_per_trigger": [None, 5_000], "max_batch_rows": [20_000, 5_000],
-                        "median_batch_ms": [1_700.0, 650.0]})  # fmt: skip
+READS = pd.DataFrame(
+    [
+        {"method": m, "records_per_device": n, "devices": 10, "partitions": 8, "scanned": s}
+        for n in (20, 200)
+        for m, s in (("own topic", n), ("keyed: its partition", 2 * n), ("keyed: whole topic", 10 * n))
+    ]
+)
+LIMITED = pd.DataFrame(
+    {"max_offsets_per_trigger": [None, 5_000], "max_batch_rows": [20_000, 5_000], "median_batch_ms": [1_700.0, 650.0]}
+)
 SHUFFLES = _grid(["shuffle_partitions"], [(1, 5_000.0), (8, 3_000.0)], ["msg_s"])
-FORMATS = pd.DataFrame({
-    "point_label": [f"native · {f}" for f in ("binary", "json", "avro", "jsonschema", "protobuf")],
-    "wire_bytes": [200, 200, 120, 205, 110],
-    "steady_msg_s": [50e3, 48e3, 30e3, 20e3, 35e3],
-})  # fmt: skip
+FORMATS = pd.DataFrame(
+    {
+        "point_label": [f"native · {f}" for f in ("binary", "json", "avro", "jsonschema", "protobuf")],
+        "wire_bytes": [200, 200, 120, 205, 110],
+        "steady_msg_s": [50e3, 48e3, 30e3, 20e3, 35e3],
+    }
+)
 KEYS = [f"device-{i}" for i in range(3_000)]
 
 #: (notebook, exercise, measured inputs, reference answer, a wrong answer, words the failure must say)

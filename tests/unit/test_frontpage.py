@@ -67,12 +67,26 @@ def test_every_declared_headline_is_taken_at_a_stated_point() -> None:
 
 def _sweep() -> pd.DataFrame:
     """An end-to-end sweep: native at 200 msg/s is the least latency; the proxy at 1,000 is the stated point."""
-    points = [("native", 200, [10.0, 11, 12]), ("native", 1000, [12.0, 13, 14]), ("proxy", 200, [15.0, 16, 17]),
-              ("proxy", 1000, [18.0, 19, 90])]  # fmt: skip
+    points = [
+        ("native", 200, [10.0, 11, 12]),
+        ("native", 1000, [12.0, 13, 14]),
+        ("proxy", 200, [15.0, 16, 17]),
+        ("proxy", 1000, [18.0, 19, 90]),
+    ]
     return pd.DataFrame(
-        [{"experiment": "end_to_end_latency", "params": "path,offered_msg_s", "path": path, "offered_msg_s": rate,
-          "latency_p99_ms": value, "msg_s": rate * 0.99} for path, rate, values in points for value in values]
-    )  # fmt: skip
+        [
+            {
+                "experiment": "end_to_end_latency",
+                "params": "path,offered_msg_s",
+                "path": path,
+                "offered_msg_s": rate,
+                "latency_p99_ms": value,
+                "msg_s": rate * 0.99,
+            }
+            for path, rate, values in points
+            for value in values
+        ]
+    )
 
 
 def test_a_latency_headline_is_the_median_at_its_point_not_the_least_over_the_sweep() -> None:

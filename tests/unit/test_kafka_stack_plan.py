@@ -66,8 +66,9 @@ def test_a_cluster_id_is_kafkas_form() -> None:
 
 def test_the_data_fate_says_what_down_does_and_did() -> None:
     def record(**extra: object) -> ServiceRecord:
-        return ServiceRecord(name="broker", kind="broker", pid=1, create_time=0.0, address="h:1", log="l",
-                             extra=dict(extra))  # fmt: skip
+        return ServiceRecord(
+            name="broker", kind="broker", pid=1, create_time=0.0, address="h:1", log="l", extra=dict(extra)
+        )
 
     assert "wiped by `down`" in data_fate(record(broker="kafka", data_dir="/d"))
     assert data_fate(record(broker="kafka", data_dir="/d"), stopped=True).startswith("wiped from /d")
@@ -77,14 +78,30 @@ def test_the_data_fate_says_what_down_does_and_did() -> None:
 
 def test_the_failover_conclusion_is_computed_from_the_rows() -> None:
     rows = [
-        {"acks": "1", "idempotence": False, "stall_ms": 812.0, "new_leader_ms": 640.0, "lost": 37, "duplicates": 0,
-         "failed": 0},
-        {"acks": "all", "idempotence": True, "stall_ms": 1210.4, "new_leader_ms": 655.0, "lost": 0, "duplicates": 0,
-         "failed": 2},
-    ]  # fmt: skip
+        {
+            "acks": "1",
+            "idempotence": False,
+            "stall_ms": 812.0,
+            "new_leader_ms": 640.0,
+            "lost": 37,
+            "duplicates": 0,
+            "failed": 0,
+        },
+        {
+            "acks": "all",
+            "idempotence": True,
+            "stall_ms": 1210.4,
+            "new_leader_ms": 655.0,
+            "lost": 0,
+            "duplicates": 0,
+            "failed": 2,
+        },
+    ]
     first, second = failover_conclusion(rows).splitlines()
-    assert first == ("- acks=1: the producer's acknowledgements stopped for up to 812 ms after the kill (a new leader "
-                     "showed in the metadata after 640 ms); 37 acknowledged records were missing from the log, "
-                     "none twice.")  # fmt: skip
+    assert first == (
+        "- acks=1: the producer's acknowledgements stopped for up to 812 ms after the kill (a new leader "
+        "showed in the metadata after 640 ms); 37 acknowledged records were missing from the log, "
+        "none twice."
+    )
     assert second.startswith("- acks=all + idempotence: the producer's acknowledgements stopped for up to 1,210 ms")
     assert "every acknowledged record was read back, none twice; 2 were reported failed to the producer." in second

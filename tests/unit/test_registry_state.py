@@ -61,17 +61,29 @@ def test_soft_delete_hard_delete_config_and_unknown_records() -> None:
 
 
 AVRO_OLD = json.dumps({"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]})
-AVRO_ADD_REQUIRED = json.dumps({"type": "record", "name": "R", "fields": [
-    {"name": "a", "type": "int"}, {"name": "b", "type": "string"}]})  # fmt: skip
-AVRO_ADD_DEFAULT = json.dumps({"type": "record", "name": "R", "fields": [
-    {"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": ""}]})  # fmt: skip
+AVRO_ADD_REQUIRED = json.dumps(
+    {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string"}]}
+)
+AVRO_ADD_DEFAULT = json.dumps(
+    {
+        "type": "record",
+        "name": "R",
+        "fields": [{"name": "a", "type": "int"}, {"name": "b", "type": "string", "default": ""}],
+    }
+)
 
 
-@pytest.mark.parametrize(("level", "new", "compatible"), [
-    ("BACKWARD", AVRO_ADD_REQUIRED, False), ("BACKWARD", AVRO_ADD_DEFAULT, True),
-    ("FORWARD", AVRO_ADD_REQUIRED, True), ("FULL", AVRO_ADD_REQUIRED, False), ("FULL", AVRO_ADD_DEFAULT, True),
-    ("NONE", AVRO_ADD_REQUIRED, True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("level", "new", "compatible"),
+    [
+        ("BACKWARD", AVRO_ADD_REQUIRED, False),
+        ("BACKWARD", AVRO_ADD_DEFAULT, True),
+        ("FORWARD", AVRO_ADD_REQUIRED, True),
+        ("FULL", AVRO_ADD_REQUIRED, False),
+        ("FULL", AVRO_ADD_DEFAULT, True),
+        ("NONE", AVRO_ADD_REQUIRED, True),
+    ],
+)
 def test_avro_levels(level: str, new: str, compatible: bool) -> None:
     problems = incompatibilities(level, parse_schema("AVRO", new), [parse_schema("AVRO", AVRO_OLD)])
     assert (problems == []) is compatible, problems
@@ -79,8 +91,12 @@ def test_avro_levels(level: str, new: str, compatible: bool) -> None:
 
 def test_json_schema_rules() -> None:
     old = parse_schema("JSON", json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}}))
-    requires_b = parse_schema("JSON", json.dumps({"type": "object", "properties": {
-        "a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]}))  # fmt: skip
+    requires_b = parse_schema(
+        "JSON",
+        json.dumps(
+            {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["b"]}
+        ),
+    )
     retyped = parse_schema("JSON", json.dumps({"type": "object", "properties": {"a": {"type": "string"}}}))
     widened = parse_schema("JSON", json.dumps({"type": "object", "properties": {"a": {"type": "number"}}}))
     assert incompatibilities("BACKWARD", requires_b, [old])

@@ -103,8 +103,11 @@ def producer() -> StandInProducer:
 @pytest.fixture
 def client(producer: StandInProducer) -> Iterator[TestClient]:
     settings = RestProxySettings(bootstrap_servers="stand-in:9092", max_records_per_request=1000)
-    app = create_app(settings, producer_factory=lambda _: cast(AsyncProducer, producer),
-                     metadata_factory=lambda _: cast(Metadata, StandInMetadata()))  # fmt: skip
+    app = create_app(
+        settings,
+        producer_factory=lambda _: cast(AsyncProducer, producer),
+        metadata_factory=lambda _: cast(Metadata, StandInMetadata()),
+    )
     with TestClient(app) as test_client:
         yield test_client
 
@@ -134,8 +137,11 @@ def test_an_illegal_topic_name_names_no_topic(client: TestClient, name: str) -> 
 
     path = quote(name, safe="").replace(".", "%2E")  # clients drop literal dot segments
     error(client.get(f"/topics/{path}"), 404, 40401)
-    error(client.post(f"/topics/{path}", content=b'{"records":[{"value":1}]}', headers={"Content-Type": JSON_V2}),
-          404, 40401)  # fmt: skip
+    error(
+        client.post(f"/topics/{path}", content=b'{"records":[{"value":1}]}', headers={"Content-Type": JSON_V2}),
+        404,
+        40401,
+    )
     error(client.get(f"/v3/clusters/stand-in/topics/{path}"), 404, 40403)
 
 

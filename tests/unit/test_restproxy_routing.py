@@ -13,17 +13,22 @@ async def _handler() -> None:
     return None
 
 
-ROUTER = Router([
-    Route("GET", "/topics/{topic}", _handler),
-    Route("POST", "/topics/{topic}", _handler),
-    Route("GET", "/topics/{topic}/partitions/{partition}", _handler),
-])  # fmt: skip
+ROUTER = Router(
+    [
+        Route("GET", "/topics/{topic}", _handler),
+        Route("POST", "/topics/{topic}", _handler),
+        Route("GET", "/topics/{topic}/partitions/{partition}", _handler),
+    ]
+)
 
 
 def test_segments_are_decoded_after_splitting() -> None:
     assert split_path(b"/topics/%2Fstreams%2Ftest%3Atopic1/partitions/0/") == [
-        "topics", "/streams/test:topic1", "partitions", "0"
-    ]  # fmt: skip
+        "topics",
+        "/streams/test:topic1",
+        "partitions",
+        "0",
+    ]
     route, params = ROUTER.match("GET", split_path(b"/topics/%2Fs%3At/"))
     assert route.template == "/topics/{topic}" and params == {"topic": "/s:t"}
 
@@ -40,10 +45,16 @@ def test_unknown_path_and_method() -> None:
 
 @pytest.mark.parametrize(
     ("content_type", "fmt"),
-    [("application/vnd.kafka.json.v2+json", "json"), ("application/vnd.kafka.json.v1+json", "json"),
-     ("application/vnd.kafka.binary.v2+json; charset=utf-8", "binary"), ("application/vnd.kafka.v2+json", "binary"),
-     ("application/vnd.kafka+json", "binary"), ("application/json", "binary"), ("application/octet-stream", "binary")],
-)  # fmt: skip
+    [
+        ("application/vnd.kafka.json.v2+json", "json"),
+        ("application/vnd.kafka.json.v1+json", "json"),
+        ("application/vnd.kafka.binary.v2+json; charset=utf-8", "binary"),
+        ("application/vnd.kafka.v2+json", "binary"),
+        ("application/vnd.kafka+json", "binary"),
+        ("application/json", "binary"),
+        ("application/octet-stream", "binary"),
+    ],
+)
 def test_produce_formats(content_type: str, fmt: str) -> None:
     assert produce_format(content_type) == fmt
 
@@ -52,9 +63,13 @@ def test_schema_formats_are_answered_after_the_topic_and_schema_checks() -> None
     assert produce_format("application/vnd.kafka.avro.v2+json") == "avro"
 
 
-@pytest.mark.parametrize(("content_type", "status", "code"), [
-    (None, 415, 415), ("text/plain", 415, 415),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("content_type", "status", "code"),
+    [
+        (None, 415, 415),
+        ("text/plain", 415, 415),
+    ],
+)
 def test_produce_format_errors(content_type: str | None, status: int, code: int) -> None:
     with pytest.raises(RestError) as raised:
         produce_format(content_type)

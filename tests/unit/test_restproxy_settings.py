@@ -79,10 +79,15 @@ def test_unknown_properties_warn_by_name(tmp_path: Path, caplog: pytest.LogCaptu
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("consumer.request.timeout.ms=abc", "consumer.request.timeout.ms"), ("api.v3.enable=yes", "api.v3.enable"),
-     ("fetch.min.bytes=20000000", "fetch.min.bytes"), ("listeners=https://h:1", "listeners"),
-     ("authentication.method=BASIC", "authentication.basic.users"), ("port=x", "port")],
-)  # fmt: skip
+    [
+        ("consumer.request.timeout.ms=abc", "consumer.request.timeout.ms"),
+        ("api.v3.enable=yes", "api.v3.enable"),
+        ("fetch.min.bytes=20000000", "fetch.min.bytes"),
+        ("listeners=https://h:1", "listeners"),
+        ("authentication.method=BASIC", "authentication.basic.users"),
+        ("port=x", "port"),
+    ],
+)
 def test_wrong_values_are_one_line_errors(tmp_path: Path, text: str, key: str) -> None:
     path = write(tmp_path, text + "\n")
     with pytest.raises(ConfigError) as raised:

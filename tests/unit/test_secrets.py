@@ -21,12 +21,15 @@ def test_client_conf_is_a_plain_dict_that_prints_a_mask() -> None:
 
 
 def test_proxy_settings_hide_basic_auth_and_client_passwords() -> None:
-    settings = load_restproxy_settings(None, environ={
-        "KAFKA_REST_BOOTSTRAP_SERVERS": "h:9092",
-        "KAFKA_REST_AUTHENTICATION_METHOD": "BASIC",
-        "KAFKA_REST_AUTHENTICATION_BASIC_USERS": f"alice:{PASSWORD}",
-        "KAFKA_REST_CLIENT_SASL_PASSWORD": PASSWORD,
-    })  # fmt: skip
+    settings = load_restproxy_settings(
+        None,
+        environ={
+            "KAFKA_REST_BOOTSTRAP_SERVERS": "h:9092",
+            "KAFKA_REST_AUTHENTICATION_METHOD": "BASIC",
+            "KAFKA_REST_AUTHENTICATION_BASIC_USERS": f"alice:{PASSWORD}",
+            "KAFKA_REST_CLIENT_SASL_PASSWORD": PASSWORD,
+        },
+    )
     assert PASSWORD not in repr(settings) and PASSWORD not in str(settings)
     assert isinstance(settings.basic_auth["alice"], SecretStr)
     assert settings.basic_auth["alice"].get_secret_value() == PASSWORD
@@ -42,12 +45,15 @@ def test_a_profile_hides_sasl_passwords_but_hands_them_to_clients(monkeypatch: p
 
 
 def test_source_options_hide_the_jaas_password() -> None:
-    options = parse_options({
-        "kafka.bootstrap.servers": "h:9092",
-        "subscribe": "t",
-        "kafka.sasl.jaas.config": f'org.apache.kafka.common.security.plain.PlainLoginModule required '
-                                  f'username="bob" password="{PASSWORD}";',
-    }, streaming=True)  # fmt: skip
+    options = parse_options(
+        {
+            "kafka.bootstrap.servers": "h:9092",
+            "subscribe": "t",
+            "kafka.sasl.jaas.config": f"org.apache.kafka.common.security.plain.PlainLoginModule required "
+            f'username="bob" password="{PASSWORD}";',
+        },
+        streaming=True,
+    )
     assert options.kafka["sasl.password"] == PASSWORD
     assert PASSWORD not in repr(options)
 
@@ -74,8 +80,11 @@ def test_one_table_translates_java_names_for_the_proxy_and_the_spark_source(
             "KAFKA_REST_CONSUMER_" + java.upper().replace(".", "_"): value,
         },
     )
-    source = parse_options({"kafka.bootstrap.servers": "h:9092", "subscribe": "t", f"kafka.{java}": value},
-                           streaming=True) if java != "key.serializer" else None  # fmt: skip
+    source = (
+        parse_options({"kafka.bootstrap.servers": "h:9092", "subscribe": "t", f"kafka.{java}": value}, streaming=True)
+        if java != "key.serializer"
+        else None
+    )
     if expected is None:
         assert java not in settings.consumer
     else:

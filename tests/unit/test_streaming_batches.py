@@ -18,8 +18,15 @@ RANGE = OffsetRange("t", 3, 10, 20)
 def _message(
     offset: int, key: bytes | None = None, kind: int = 1, headers: list[tuple[str, str | bytes | None]] | None = None
 ) -> Message:
-    return Message(topic="t", partition=3, offset=offset, key=key, value=b"v%d" % offset,
-                   timestamp=(kind, 1_700_000_000_000 + offset), headers=headers)  # fmt: skip
+    return Message(
+        topic="t",
+        partition=3,
+        offset=offset,
+        key=key,
+        value=b"v%d" % offset,
+        timestamp=(kind, 1_700_000_000_000 + offset),
+        headers=headers,
+    )
 
 
 def _batch(messages: list[Message], headers: bool = False) -> pa.RecordBatch:

@@ -16,11 +16,20 @@ NAN = float("nan")
 
 def _sweep(broker: float = 0.4) -> pd.DataFrame:
     common = {"topic_partitions": 1, "records": 1_000_000, "min_partitions": NAN}
-    return pd.DataFrame([
-        {**common, "sink": "noop", "wall_s": 2.0, "spark_jvm_cpu_s": 0.8, "spark_python_cpu_s": 1.3,
-         "broker_cpu_s": broker, "client_cpu_s": 0.01},
-        {**common, "sink": "plain consumer, GC paused", "wall_s": 1.0, "client_cpu_s": 0.6, "broker_cpu_s": broker},
-    ])  # fmt: skip
+    return pd.DataFrame(
+        [
+            {
+                **common,
+                "sink": "noop",
+                "wall_s": 2.0,
+                "spark_jvm_cpu_s": 0.8,
+                "spark_python_cpu_s": 1.3,
+                "broker_cpu_s": broker,
+                "client_cpu_s": 0.01,
+            },
+            {**common, "sink": "plain consumer, GC paused", "wall_s": 1.0, "client_cpu_s": 0.6, "broker_cpu_s": broker},
+        ]
+    )
 
 
 def test_cpu_per_row_charges_each_read_with_its_own_processes() -> None:

@@ -20,20 +20,30 @@ def test_keys_are_case_insensitive_and_defaults_follow_the_mode() -> None:
 
 
 def test_offsets_json_keeps_the_earliest_and_latest_sentinels() -> None:
-    options = parse_options({**BASE, "assign": '{"t":[1,0]}', "startingOffsets": '{"t":{"0":-2,"1":-1}}'},
-                            streaming=True)  # fmt: skip
+    options = parse_options(
+        {**BASE, "assign": '{"t":[1,0]}', "startingOffsets": '{"t":{"0":-2,"1":-1}}'}, streaming=True
+    )
     assert options.strategy == ("assign", {"t": [0, 1]})
     assert options.starting == {("t", 0): EARLIEST, ("t", 1): LATEST}
 
 
 def test_java_names_are_translated_for_librdkafka() -> None:
     options = parse_options(
-        {**BASE, "subscribe": "a", "kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "5",
-         "kafka.sasl.jaas.config": 'org.apache...PlainLoginModule required username="u" password="p";'},
+        {
+            **BASE,
+            "subscribe": "a",
+            "kafka.fetch.max.wait.ms": "10",
+            "kafka.max.poll.records": "5",
+            "kafka.sasl.jaas.config": 'org.apache...PlainLoginModule required username="u" password="p";',
+        },
         streaming=True,
-    )  # fmt: skip
-    assert options.kafka == {"bootstrap.servers": "host:9092", "fetch.wait.max.ms": 10,
-                             "sasl.username": "u", "sasl.password": "p"}  # fmt: skip
+    )
+    assert options.kafka == {
+        "bootstrap.servers": "host:9092",
+        "fetch.wait.max.ms": 10,
+        "sasl.username": "u",
+        "sasl.password": "p",
+    }
 
 
 def test_a_given_group_id_is_used_else_one_is_generated_from_the_prefix() -> None:

@@ -45,8 +45,14 @@ def test_device_topics_name_one_topic_per_device() -> None:
 
 
 def _reading(device: str, event_ms: int, temperature: float = 20.0) -> dict[str, Any]:
-    return {"device_id": device, "event_ms": event_ms, "seq": 0, "temperature": temperature, "humidity": 50.0,
-            "battery": 90.0}  # fmt: skip
+    return {
+        "device_id": device,
+        "event_ms": event_ms,
+        "seq": 0,
+        "temperature": temperature,
+        "humidity": 50.0,
+        "battery": 90.0,
+    }
 
 
 def test_the_model_emits_closed_windows_and_drops_late_readings() -> None:

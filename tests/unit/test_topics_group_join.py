@@ -39,8 +39,14 @@ def test_an_unknown_protocol_is_refused_in_one_line() -> None:
 
 
 def _row(protocol: str, first: float, second: float, leave: float, heartbeat: float, outcome: str = "joined") -> Any:
-    return {"protocol": protocol, "first_join_s": first, "second_join_s": second, "leave_s": leave,
-            "heartbeat_ms": heartbeat, "outcome": outcome}  # fmt: skip
+    return {
+        "protocol": protocol,
+        "first_join_s": first,
+        "second_join_s": second,
+        "leave_s": leave,
+        "heartbeat_ms": heartbeat,
+        "outcome": outcome,
+    }
 
 
 def test_the_verdict_names_the_faster_protocol_per_moment_from_the_medians() -> None:

@@ -49,8 +49,11 @@ def test_the_ordering_note_gives_the_numbers() -> None:
 def test_growth_table_has_one_row_per_change_and_partitioner() -> None:
     rows = growth_table([f"k{i}" for i in range(1_000)], [(4, 5), (4, 8)], ["murmur2", "consistent"])
     assert [(r["partitioner"], r["old_partitions"], r["new_partitions"]) for r in rows] == [
-        ("murmur2", 4, 5), ("murmur2", 4, 8), ("consistent", 4, 5), ("consistent", 4, 8),
-    ]  # fmt: skip
+        ("murmur2", 4, 5),
+        ("murmur2", 4, 8),
+        ("consistent", 4, 5),
+        ("consistent", 4, 8),
+    ]
     assert all(r["keys"] == 1_000 for r in rows)
 
 

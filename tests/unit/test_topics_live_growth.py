@@ -15,10 +15,17 @@ from workbench.topics.live_growth import GrowthRun, LiveGrowth, grow_live
 
 def _growth(**changes: object) -> LiveGrowth:
     values: dict[str, object] = {
-        "old_partitions": 4, "new_partitions": 5, "partitioner": "murmur2_random", "keys": 200,
-        "records_read": 400, "moved": 160, "computed_moved": 160, "disagreeing": 0, "misplaced": 0,
+        "old_partitions": 4,
+        "new_partitions": 5,
+        "partitioner": "murmur2_random",
+        "keys": 200,
+        "records_read": 400,
+        "moved": 160,
+        "computed_moved": 160,
+        "disagreeing": 0,
+        "misplaced": 0,
         "create_partitions_s": 0.1,
-    }  # fmt: skip
+    }
     values.update(changes)
     return LiveGrowth(**values)  # type: ignore[arg-type]
 
@@ -59,8 +66,9 @@ def test_impossible_growths_are_refused_before_anything_is_created(
 
 def test_the_summary_states_each_change_from_its_numbers_and_a_refusal_in_one_line() -> None:
     agreeing = _growth(create_partitions_s=0.125)
-    differing = _growth(old_partitions=4, new_partitions=8, moved=99, computed_moved=100, disagreeing=1,
-                        records_read=399)  # fmt: skip
+    differing = _growth(
+        old_partitions=4, new_partitions=8, moved=99, computed_moved=100, disagreeing=1, records_read=399
+    )
     assert GrowthRun((agreeing, differing), "no CreatePartitions here").summary() == [
         "4 → 5: 160 of 200 keys (80.0%) changed partition on the broker, exactly the keys the partitioner computes; "
         "every record read back, 0 misplaced; the new count reached every broker's metadata 0.12 s after "

@@ -39,11 +39,14 @@ def test_exact_ratios_are_not_rounded_up_by_float_noise() -> None:
     assert partitions_needed(1, 3, 3).minimum == 1
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ((0, 1, 1), "target must be a positive number, got 0"),
-    ((10, -1, 1), "produce_per_partition must be a positive number, got -1"),
-    ((10, 1, float("nan")), "consume_per_partition must be a positive number"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((0, 1, 1), "target must be a positive number, got 0"),
+        ((10, -1, 1), "produce_per_partition must be a positive number, got -1"),
+        ((10, 1, float("nan")), "consume_per_partition must be a positive number"),
+    ],
+)
 def test_bad_rates_are_clear_errors(args: tuple[float, float, float], message: str) -> None:
     with pytest.raises(TopicDesignError, match=message):
         partitions_needed(*args)
@@ -60,8 +63,10 @@ def test_file_handles_count_segment_and_index_per_replica_on_the_broker() -> Non
     # 3,000 partitions, 3 replicas over 3 brokers: 3,000 replicas each, 2 files each.
     assert open_file_handles(3_000, brokers=3, replication_factor=3).value == 6_000
     # 5 segments each, time index too: 1,000 partitions x 2 replicas / 4 brokers x 5 x 3.
-    assert open_file_handles(1_000, brokers=4, replication_factor=2, segments_per_partition=5,
-                             files_per_segment=3).value == 7_500  # fmt: skip
+    assert (
+        open_file_handles(1_000, brokers=4, replication_factor=2, segments_per_partition=5, files_per_segment=3).value
+        == 7_500
+    )
 
 
 def test_replication_latency_reproduces_the_20_ms_per_1000_partitions_reference() -> None:

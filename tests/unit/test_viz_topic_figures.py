@@ -10,8 +10,16 @@ from workbench import viz
 
 
 def test_growth_figure_puts_the_broker_s_share_next_to_the_computed_one() -> None:
-    computed = [{"old_partitions": 4, "new_partitions": 5, "partitioner": "murmur2", "keys": 10, "moved_fraction": 0.8,
-                 "expected_fraction": 0.8}]  # fmt: skip
+    computed = [
+        {
+            "old_partitions": 4,
+            "new_partitions": 5,
+            "partitioner": "murmur2",
+            "keys": 10,
+            "moved_fraction": 0.8,
+            "expected_fraction": 0.8,
+        }
+    ]
     live = [{"old_partitions": 4, "new_partitions": 5, "partitioner": "murmur2_random", "moved_fraction": 0.8}]
     names = [trace.name for trace in viz.growth_figure(computed, live).data]
     assert names == ["computed (murmur2)", "on the broker (murmur2_random)", "ideal hash: 1 - min/lcm"]

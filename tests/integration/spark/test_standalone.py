@@ -42,10 +42,17 @@ def test_standalone_cluster_runs_the_source_on_executors_and_restarts_exactly_on
         assert active.spark_master == f"spark://{daemons['spark-master'].address}"
 
         probe = subprocess.run(
-            [sys.executable, str(Path(__file__).with_name("standalone_probe.py")), str(profile_path),
-             str(tmp_path / "work")],
-            capture_output=True, text=True, timeout=540, env=os.environ.copy(),
-        )  # fmt: skip
+            [
+                sys.executable,
+                str(Path(__file__).with_name("standalone_probe.py")),
+                str(profile_path),
+                str(tmp_path / "work"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=540,
+            env=os.environ.copy(),
+        )
         assert probe.returncode == 0, probe.stderr[-3000:]
         result = json.loads(probe.stdout.strip().splitlines()[-1])
         spark_processes = [r.pid for r in daemons.values()] + [int(pid) for pid in result["executor_jvms"]]

@@ -151,9 +151,13 @@ def test_batch_read_honours_offsets_json_and_min_partitions(
     assert everything.rdd.getNumPartitions() == 6
 
     window = kafka_source(
-        spark, stack, streaming=False, subscribe=name,
-        startingOffsets={name: {"0": 10, "1": -2}}, endingOffsets={name: {"0": 20, "1": -1}},
-    )  # fmt: skip
+        spark,
+        stack,
+        streaming=False,
+        subscribe=name,
+        startingOffsets={name: {"0": 10, "1": -2}},
+        endingOffsets={name: {"0": 20, "1": -1}},
+    )
     assert window.count() == 10 + ends[(name, 1)]
 
 
