@@ -280,16 +280,11 @@ class SchemaRegistry(Service):
     def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
         bootstrap = self.profile.kafka.bootstrap_servers or broker_addresses(started)
         return [
-            sys.executable,
-            "-m",
-            "workbench.registry",
-            "--host",
-            host,
-            "--port",
-            str(port),
-            "--bootstrap-servers",
-            bootstrap,
-        ]
+            sys.executable, "-m", "workbench.registry",
+            "--host", host,
+            "--port", str(port),
+            "--bootstrap-servers", bootstrap,
+        ]  # fmt: skip
 
     def url(self, host: str, port: int) -> str | None:
         return f"http://{host}:{port}"
