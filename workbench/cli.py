@@ -33,6 +33,7 @@ class _Commands(TyperGroup):
     """
 
     def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context has no public name
+        _fit_consoles()
         try:
             return super().invoke(ctx)
         except WorkbenchError as exc:
@@ -50,6 +51,15 @@ app = typer.Typer(
 out = Console()
 #: Notes beside machine-readable output: with `--format json|csv`, stdout holds the rows alone.
 notes = Console(stderr=True)
+
+
+def _fit_consoles() -> None:
+    """Take `COLUMNS` as each command starts: a console reads it once, when it is made (at
+    import), and a command run in process later (the tests' `CliRunner`) would lay its
+    tables out for the width of that moment instead (80 where nothing was set)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        out.width = notes.width = int(columns)
 
 ProfileOption = Annotated[
     str | None,
