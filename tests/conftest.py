@@ -74,8 +74,10 @@ ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers"}
 
 #: Order in which units of work are handed to the workers, longest first, so that no
 #: worker picks up a minutes-long unit when the others are nearly done: the Spark tests
-#: (the standalone cluster, the shared session's tests, notebook 09), the notebooks, the rest.
+#: (the standalone cluster, the shared session's tests, notebook 09) and the three Kafka
+#: nodes' tests (a leader killed and restarted, notebook 02 on them), the notebooks, the rest.
 _RANK = {"spark": 0, "notebooks": 1, "integration": 2, "unit": 3}
+_LONG_GROUPS = ("spark", "three-brokers")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -91,8 +93,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = _group(item)
         if group is not None:
             groups[item.nodeid] = group
-        spark = group is not None and group.startswith("spark")
-        rank[item.nodeid] = _RANK.get("spark" if spark else (parts[0] if parts else ""), len(_RANK))
+        long = group is not None and group.startswith(_LONG_GROUPS)
+        rank[item.nodeid] = _RANK.get("spark" if long else (parts[0] if parts else ""), len(_RANK))
     items.sort(key=lambda item: rank[item.nodeid])  # stable: a module's tests stay in order
     if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":  # every worker collects the same tests
         path = Path(os.environ[_GROUPS_ENV])
