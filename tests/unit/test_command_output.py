@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from result_tables import results_file
 from rich.console import Console
 from rich.table import Column, Table
 from typer.testing import Result
@@ -115,19 +116,7 @@ def test_runs_show_as_json_is_one_object_and_as_csv_one_row(cli: Cli, profile: P
 
 
 def _results(path: Path, msg_s: list[float]) -> str:
-    n = len(msg_s)
-    pd.DataFrame(
-        {
-            "experiment": ["native_produce"] * n,
-            "records": [1_000_000] * n,
-            "params": ["records"] * n,
-            "msg_s": msg_s,
-            "seconds": [1.0] * n,
-            "client_cpu_s": [0.5] * n,
-            "cpu_cores": [2] * n,
-        }
-    ).to_parquet(path)
-    return str(path)
+    return str(results_file(path, msg_s, records=1_000_000))
 
 
 @pytest.fixture

@@ -5,29 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pandas as pd
+from result_tables import results_file
 from typer.testing import Result
 
 
-def _write(path: Path, msg_s: list[float]) -> Path:
-    n = len(msg_s)
-    pd.DataFrame(
-        {
-            "experiment": ["native_produce"] * n,
-            "records": [1000] * n,
-            "params": ["records"] * n,
-            "msg_s": msg_s,
-            "seconds": [1.0] * n,
-            "client_cpu_s": [0.5] * n,
-            "cpu_cores": [2] * n,
-        }
-    ).to_parquet(path)
-    return path
-
-
 def test_compare_two_result_files(cli: Callable[..., Result], tmp_path: Path) -> None:
-    a = _write(tmp_path / "a.parquet", [100.0, 101, 99, 100, 102])
-    b = _write(tmp_path / "b.parquet", [80.0, 79, 81, 80, 78])
+    a = results_file(tmp_path / "a.parquet", [100.0, 101, 99, 100, 102])
+    b = results_file(tmp_path / "b.parquet", [80.0, 79, 81, 80, 78])
     result = cli("compare", str(a), str(b))
     assert result.exit_code == 0, result.stderr
     line = next(x for x in result.stdout.splitlines() if "msg_s" in x)
@@ -37,7 +21,7 @@ def test_compare_two_result_files(cli: Callable[..., Result], tmp_path: Path) ->
 
 
 def test_unknown_run_is_one_line_on_stderr(cli: Callable[..., Result], tmp_path: Path) -> None:
-    result = cli("compare", "no-such-run", str(_write(tmp_path / "a.parquet", [1.0])))
+    result = cli("compare", "no-such-run", str(results_file(tmp_path / "a.parquet", [1.0])))
     assert result.exit_code == 1
     assert result.stderr.startswith("error: no result rows with run id 'no-such-run'")
     assert len(result.stderr.strip().splitlines()) == 1
