@@ -61,6 +61,7 @@ def _fit_consoles() -> None:
     if columns.isdigit() and int(columns) > 0:
         out.width = notes.width = int(columns)
 
+
 ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", "-p", help="profile in conf/ or a YAML path [env: WORKBENCH_PROFILE]"),

@@ -18,8 +18,8 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaException, Message, TopicPartition
 from confluent_kafka import KafkaError as RdKafkaError
@@ -216,29 +216,63 @@ class OffsetReader:
         return {p: ends[p] for p in partitions}
 
     def _list(self, wanted: Mapping[str, list[Partition]]) -> dict[str, dict[Partition, int]]:
-        """Several ListOffsets questions (`{"earliest": [...], "latest": [...]}`) in flight at once."""
+        """Several ListOffsets questions (`{"earliest": [...], "latest": [...]}`) in flight at once.
+
+        An answer that a partition's leadership is settling (`_SETTLING`: after its creation
+        or a leader's death) is asked again until the reader's timeout, since librdkafka's
+        admin call does not retry it (measured: a topic created a moment before once
+        answered NOT_LEADER_FOR_PARTITION for one of its seven partitions on one Kafka
+        node). An unknown topic still fails at once.
+        """
+        deadline = time.monotonic() + self.timeout
+        result: dict[str, dict[Partition, int]] = {which: {} for which in wanted}
+        pending = {which: list(partitions) for which, partitions in wanted.items() if partitions}
+        pause = 0.01
+        while pending:
+            retry: dict[str, list[Partition]] = {}
+            for which, (partition, answer) in self._ask(pending):
+                if isinstance(answer, int):
+                    result[which][partition] = answer
+                elif answer.name() in _SETTLING and time.monotonic() < deadline:
+                    retry.setdefault(which, []).append(partition)
+                else:
+                    raise KafkaError(
+                        f"cannot list offsets of {partition[0]}[{partition[1]}]: {answer.str()}", answer.name()
+                    )
+            pending = retry
+            if pending:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.2)
+        return result
+
+    def _ask(self, wanted: Mapping[str, list[Partition]]) -> Iterator[tuple[str, tuple[Partition, int | Any]]]:
+        """`(which, (partition, offset or librdkafka's error))` for each question, all sent at once."""
         specs = {"earliest": OffsetSpec.earliest(), "latest": OffsetSpec.latest()}
         client = self.admin  # must outlive the futures
         futures = {
             which: client.list_offsets(
                 {TopicPartition(t, p): specs[which] for t, p in partitions}, request_timeout=self.timeout
             )
-            if partitions
-            else {}
             for which, partitions in wanted.items()
         }
-        result: dict[str, dict[Partition, int]] = {}
         for which, answers in futures.items():
-            result[which] = {}
             for tp, future in answers.items():
                 try:
-                    result[which][(tp.topic, tp.partition)] = future.result().offset
+                    yield which, ((tp.topic, tp.partition), int(future.result().offset))
                 except KafkaException as exc:
-                    error = exc.args[0]
-                    raise KafkaError(
-                        f"cannot list offsets of {tp.topic}[{tp.partition}]: {error.str()}", error.name()
-                    ) from None
-        return result
+                    yield which, ((tp.topic, tp.partition), exc.args[0])
+
+
+#: ListOffsets answers that mean "ask again shortly": leadership is moving or settling.
+_SETTLING = frozenset(
+    {
+        "NOT_LEADER_FOR_PARTITION",
+        "LEADER_NOT_AVAILABLE",
+        "FENCED_LEADER_EPOCH",
+        "UNKNOWN_LEADER_EPOCH",
+        "OFFSET_NOT_AVAILABLE",
+    }
+)
 
 
 def _partitions(conf: KafkaConf, topics: str | Iterable[str] | Iterable[Partition], timeout: float) -> list[Partition]:
