@@ -244,10 +244,23 @@ def list_topics(conf: KafkaConf, *, internal: bool = False, timeout: float = 10.
 def describe_topic(conf: KafkaConf, name: str, *, timeout: float = 10.0) -> TopicInfo:
     """A topic's partitions with leader and replicas.
 
+    On a cluster of several brokers an unknown topic is asked about again for up to
+    `_LAGGING_BROKER_S`: each broker applies the controller's metadata log on its own, and
+    one that lags may not know a topic the others have (measured on three nodes: a topic
+    every broker had shown a moment before was unknown to the one asked). One broker
+    answers for itself, at once.
+
     Raises:
         KafkaError: the topic does not exist.
     """
-    topic = _metadata(conf, name, timeout).topics.get(name)
+    deadline = time.monotonic() + _LAGGING_BROKER_S
+    while True:
+        metadata = _metadata(conf, name, timeout)
+        topic = metadata.topics.get(name)
+        known = topic is not None and topic.error is None
+        if known or len(metadata.brokers) < 2 or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
     if topic is None or topic.error is not None:
         reason = topic.error.str() if topic is not None and topic.error else "unknown topic"
         raise KafkaError(f"cannot describe topic {name!r}: {reason}", "UNKNOWN_TOPIC_OR_PART")
@@ -256,6 +269,10 @@ def describe_topic(conf: KafkaConf, name: str, *, timeout: float = 10.0) -> Topi
         for p in sorted(topic.partitions.values(), key=lambda p: p.id)
     )
     return TopicInfo(name=name, partitions=partitions)
+
+
+#: Seconds `describe_topic` asks again about a topic unknown to a cluster of several brokers.
+_LAGGING_BROKER_S = 3.0
 
 
 def _metadata(conf: KafkaConf, topic: str | None, timeout: float):  # type: ignore[no-untyped-def]
