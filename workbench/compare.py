@@ -418,14 +418,24 @@ def regressions(table: pd.DataFrame) -> pd.DataFrame:
     return table[(table["verdict"] == SLOWER) & table["metric"].map(is_headline).astype(bool)]
 
 
+def _cells(row: Any) -> list[str]:
+    """One comparison line's cells before its verdict, as the page and the terminal show them."""
+    from workbench.numbers import format_number
+
+    def cell(value: float, digits: str = ".3f") -> str:
+        return "-" if value != value else format(value, digits)  # NaN: not measured
+
+    interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
+    return [
+        str(row["point"]), str(row["metric"]), str(row["n_a"]), str(row["n_b"]),
+        format_number(row["median_a"]), format_number(row["median_b"]),
+        cell(row["ratio"]), interval, cell(row["p_value"], ".3g"), str(row["load_a"]), str(row["load_b"]),
+    ]  # fmt: skip
+
+
 def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
     """A comparison as an HTML section for a report's index page: headline figures first, rule stated."""
     import html
-
-    from workbench.numbers import format_number
-
-    def cell(value: Any, digits: str = ".3f") -> str:
-        return "-" if isinstance(value, float) and math.isnan(value) else format(value, digits)
 
     head = (
         "point",
@@ -445,21 +455,8 @@ def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
     ordered = table.assign(_later=later).sort_values(["_later", "point"], kind="stable")
     rows = []
     for _, r in ordered.iterrows():
-        interval = "-" if math.isnan(r["ci_low"]) else f"{r['ci_low']:.3f} to {r['ci_high']:.3f}"
         verdict_class = {SLOWER: "failed", FASTER: "ok"}.get(r["verdict"], "")
-        values = (
-            r["point"],
-            r["metric"],
-            r["n_a"],
-            r["n_b"],
-            format_number(r["median_a"]),
-            format_number(r["median_b"]),
-            cell(r["ratio"]),
-            interval,
-            cell(r["p_value"], ".3g"),
-            r["load_a"],
-            r["load_b"],
-        )
+        values = _cells(r)
         cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in values)
         rows.append(f"<tr>{cells}<td class='{verdict_class}'>{html.escape(r['verdict'])}</td></tr>")
     header = "".join(f"<th>{h}</th>" for h in head)
@@ -479,8 +476,6 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
     """
     from rich.table import Column, Table
 
-    from workbench.numbers import format_number
-
     table = Table(
         "point",
         "metric",
@@ -497,21 +492,5 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
         title=f"{b} against {a}",
     )
     for _, row in frame.iterrows():
-        interval = "-" if row["ci_low"] != row["ci_low"] else f"{row['ci_low']:.3f} to {row['ci_high']:.3f}"
-        p_value = "-" if row["p_value"] != row["p_value"] else f"{row['p_value']:.3g}"
-        ratio = "-" if row["ratio"] != row["ratio"] else f"{row['ratio']:.3f}"
-        table.add_row(
-            row["point"],
-            row["metric"],
-            str(row["n_a"]),
-            str(row["n_b"]),
-            format_number(row["median_a"]),
-            format_number(row["median_b"]),
-            ratio,
-            interval,
-            p_value,
-            row["load_a"],
-            row["load_b"],
-            row["verdict"],
-        )
+        table.add_row(*_cells(row), row["verdict"])
     return table

@@ -27,6 +27,7 @@ __all__ = [
     "PartitionInfo",
     "TopicInfo",
     "admin_client",
+    "await_topics",
     "broker_answers",
     "broker_count",
     "create_partitions",
@@ -164,13 +165,31 @@ def delete_topics(conf: KafkaConf, names: Iterable[str], *, missing_ok: bool = T
         _settle(futures, "delete", "UNKNOWN_TOPIC_OR_PART" if missing_ok else None)
         # As on creation: the brokers learn of a deletion after the controller; a topic
         # created again under the same name before then would be refused as existing.
-        _await_metadata(
-            conf,
-            client,
-            lambda metadata: not set(names) & set(metadata.topics),
-            timeout,
-            f"deleted topics {_names(names)} to disappear",
-        )
+        _await_metadata(conf, client, _gone(names), timeout, f"deleted topics {_names(names)} to disappear")
+
+
+def await_topics(conf: KafkaConf, names: Iterable[str], *, present: bool, timeout: float = 30.0) -> None:
+    """Return once every broker's metadata shows each topic with all its partitions led
+    (`present`), or shows none of them: what `create_topics` and `delete_topics` wait for,
+    for a caller that created or deleted topics with a client of its own (the REST proxy).
+
+    Raises:
+        KafkaError: the metadata did not get there within `timeout`.
+    """
+    names = list(names)
+    what = f"topics {_names(names)} to {'appear' if present else 'disappear'}"
+    with admin_client(conf) as client:
+        _await_metadata(conf, client, _shown(names) if present else _gone(names), timeout, what)
+
+
+def _shown(names: Iterable[str]) -> Callable[[Any], bool]:
+    wanted = list(names)
+    return lambda metadata: all(_is_led(metadata.topics.get(n)) for n in wanted)
+
+
+def _gone(names: Iterable[str]) -> Callable[[Any], bool]:
+    wanted = set(names)
+    return lambda metadata: not wanted & set(metadata.topics)
 
 
 def _await_metadata(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import re
-import time
 from typing import Any
 from urllib.parse import quote
 
@@ -20,8 +19,10 @@ from confluent_kafka.admin import NewTopic
 from starlette.requests import Request
 from starlette.responses import Response
 
+from workbench.errors import KafkaError
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
+from workbench.kafka.admin import await_topics
 from workbench.restproxy.context import Context, empty_response, int_param, json_response, read_json
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.validation import check_topic
@@ -239,22 +240,16 @@ async def _handle_delete_topic(ctx: Context, request: Request, cluster: str, top
     return empty_response()
 
 
-def _await_topic(ctx: Context, topic: str, *, present: bool, timeout: float = 10.0) -> None:
-    """Return once the metadata shows the topic with every partition led (`present`), or
-    no longer shows it, for up to `timeout` s: the brokers learn of a creation or deletion
-    after the controller, and a GET right after a POST must find the topic (measured: the
-    created topic's own 201 answer was once a 404) and right after a DELETE must not."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            found = ctx.metadata.admin.list_topics(topic=topic, timeout=2.0).topics.get(topic)
-        except KafkaException:
-            return  # the change itself succeeded; the next call asks again
-        partitions = found.partitions if found is not None and found.error is None else None
-        led = bool(partitions) and all(p.leader >= 0 for p in (partitions or {}).values())
-        if (present and led) or (not present and partitions is None):
-            return
-        time.sleep(0.02)
+def _await_topic(ctx: Context, topic: str, *, present: bool) -> None:
+    """Return once every broker shows the topic created (or deleted), for up to 10 s: a GET
+    right after a POST must find it (the created topic's own 201 answer was once a 404 on
+    Kafka) and right after a DELETE must not. The change itself has succeeded, so a wait
+    that runs out is logged, not answered as an error."""
+    conf = {"bootstrap.servers": ctx.settings.bootstrap_servers, **ctx.settings.admin}
+    try:
+        await_topics(conf, [topic], present=present, timeout=10.0)
+    except KafkaError as exc:
+        log.warning("%s", exc)
 
 
 def _partition_body(ctx: Context, request: Request, topic: str, partition: Any) -> dict[str, Any]:
