@@ -18,9 +18,10 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	$(BIN)/python -c 'from workbench.report import ensure_kernel; ensure_kernel()'
-	@# Apache Kafka's jars, once, from Maven Central (the embedded broker); `workbench up`
-	@# tries again, and says how else to provide them, if this machine cannot reach it now.
-	$(BIN)/workbench jars || echo "the broker's jars could not be resolved now; \`workbench up\` will try again" >&2
+	@# Apache Kafka's jars (the embedded broker) and Spark's Kafka connector, once, from Maven
+	@# Central; `workbench up` and the first Spark session try again, and say how else to
+	@# provide them, if this machine cannot reach it now.
+	$(BIN)/workbench jars || echo "the jars could not be resolved now; \`workbench up\` and Spark will try again" >&2
 	touch $(STAMP)
 
 ## java: PySpark needs Java 17 or newer

@@ -149,18 +149,24 @@ STATUS_ONE_LINE = ("runs",)
 
 @app.command()
 def jars(profile: ProfileOption = None) -> None:
-    """Resolve, or check, the jars the profile's embedded broker needs (once, then offline)."""
+    """Resolve, or check, the jars the profile needs: its embedded broker's and Spark's Kafka connector."""
     from workbench.config import load_profile
     from workbench.maven import cache_dir
     from workbench.stack.kafka import kafka_classpath
+    from workbench.streaming.connector import connector_jars, installed_spark_version
 
     chosen = load_profile(_select(profile))
-    if not chosen.embedded or chosen.broker.kind != "kafka":
-        out.print(f"profile {chosen.name!r} runs no Kafka of its own: no jars to resolve")
+    if chosen.embedded and chosen.broker.kind == "kafka":
+        classpath, version = kafka_classpath(chosen)
+        where = classpath[0] if len(classpath) == 1 else f"{len(classpath)} jars in {cache_dir() / 'jars'}"
+        out.print(f"Apache Kafka {version}: {where}")
+    else:
+        out.print(f"profile {chosen.name!r} runs no Kafka of its own: no broker jars to resolve")
+    if chosen.spark.connector == "workbench":
+        out.print(f"profile {chosen.name!r} reads Kafka with the workbench's source: no connector jars to resolve")
         return
-    classpath, version = kafka_classpath(chosen)
-    where = classpath[0] if len(classpath) == 1 else f"{len(classpath)} jars in {cache_dir() / 'jars'}"
-    out.print(f"Apache Kafka {version}: {where}")
+    connector = connector_jars()
+    out.print(f"Spark {installed_spark_version()}'s Kafka connector: {len(connector)} jars in {connector[0].parent}")
 
 
 @app.command()

@@ -49,6 +49,7 @@ CENTRAL = "https://repo1.maven.org/maven2/"
 RESOLVE_TIMEOUT_S = 900.0
 
 _MANIFEST = "manifest.json"
+_ALONE = ' transitive="false"'
 
 
 class ResolutionError(StackError):
@@ -57,11 +58,16 @@ class ResolutionError(StackError):
 
 @dataclass(frozen=True)
 class Artifact:
-    """One Maven module, `group:name:version`."""
+    """One Maven module, `group:name:version`.
+
+    `transitive=False` takes the module's own jar only: for a plug-in whose dependencies
+    the host application (Spark's `jars/`) already ships, in the versions it was built with.
+    """
 
     group: str
     name: str
     version: str
+    transitive: bool = True
 
     def __post_init__(self) -> None:
         for part in (self.group, self.name, self.version):
@@ -220,10 +226,10 @@ def _cause(log: str) -> str:
 
 
 def _ivy_module(artifacts: Sequence[Artifact]) -> str:
-    """An Ivy module that depends on `artifacts` with their runtime closure (`default->default`)."""
+    """An Ivy module that depends on `artifacts`, each with its runtime closure (`default->default`) or alone."""
     deps = "\n".join(
         f"    <dependency org={quoteattr(a.group)} name={quoteattr(a.name)} rev={quoteattr(a.version)} "
-        'conf="default->default"/>'
+        f'conf="default->default"{_ALONE if not a.transitive else ""}/>'
         for a in artifacts
     )
     return (

@@ -1,4 +1,5 @@
-"""The broker's jars: resolved once, checked at every use, offline after, one line when they cannot be had.
+"""The broker's jars and Spark's Kafka connector: resolved once, checked at every use, offline
+after, one line when they cannot be had.
 
 The first resolution (by `make setup`) reaches Maven Central; these tests copy what it
 left in the cache and point the resolver at a repository that refuses every connection,
@@ -17,6 +18,7 @@ from workbench import maven
 from workbench.config import load_profile
 from workbench.errors import StackError
 from workbench.stack.kafka import kafka_classpath
+from workbench.streaming.connector import CONNECTOR_VERSIONS, connector_jars, installed_spark_version
 
 UNREACHABLE = "http://127.0.0.1:9/maven2/"
 
@@ -104,3 +106,58 @@ def test_a_folder_that_is_not_kafka_is_refused_in_one_line(tmp_path: Path, monke
 def _check_one_line(message: str) -> None:
     assert "\n" not in message and "Exception in thread" not in message and "at org.apache" not in message
     assert "KAFKA_HOME" in message and "WORKBENCH_MAVEN_REPOSITORY" in message
+
+
+# Spark's Kafka connector: four jars on top of PySpark's own, resolved the same way.
+
+
+def test_the_connector_is_four_jars_without_their_dependencies() -> None:
+    """PySpark ships everything else they need (snappy, lz4, zstd, SLF4J), in Spark's versions."""
+    version = installed_spark_version()
+    clients, pool = CONNECTOR_VERSIONS[version]
+    assert sorted(jar.name for jar in connector_jars()) == [
+        f"commons-pool2-{pool}.jar",
+        f"kafka-clients-{clients}.jar",
+        f"spark-sql-kafka-0-10_2.13-{version}.jar",
+        f"spark-token-provider-kafka-0-10_2.13-{version}.jar",
+    ]
+
+
+def test_an_unknown_spark_version_is_one_line() -> None:
+    with pytest.raises(maven.ResolutionError, match=r"no Kafka connector jars are known for PySpark 9\.9\.9") as caught:
+        connector_jars("9.9.9")
+    assert "\n" not in str(caught.value) and "spark.connector: workbench" in str(caught.value)
+
+
+def test_without_the_connector_kafka_is_refused_before_any_jvm_and_auto_falls_back(
+    offline: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An empty cache and no repository: `connector: kafka` is one line (and no JVM is
+    started for it); `auto` reads with the workbench's source and says why; `workbench`
+    needs no jar at all."""
+    from workbench.streaming.session import _with_connector
+
+    profile = load_profile()
+
+    def asking(connector: str) -> dict[str, str]:
+        chosen = profile.model_copy(update={"spark": profile.spark.model_copy(update={"connector": connector})})
+        return _with_connector(chosen, {})
+
+    with pytest.raises(maven.ResolutionError) as caught:
+        asking("kafka")
+    message = str(caught.value)
+    assert "\n" not in message and "spark-sql-kafka-0-10_2.13" in message and "spark.connector: workbench" in message
+    with caplog.at_level("WARNING", logger="workbench.streaming"):
+        assert asking("auto") == {}
+    assert "read with the workbench's source" in caplog.text
+    assert asking("workbench") == {}
+
+
+def test_the_jars_are_added_to_the_users_own(resolved: Path) -> None:
+    from workbench.streaming.session import _with_connector
+
+    profile = load_profile()
+    added = _with_connector(profile, {"spark.jars": "/opt/extra.jar"})["spark.jars"].split(",")
+    assert added[0] == "/opt/extra.jar" and [Path(jar) for jar in added[1:]] == connector_jars()
+    packages = {"spark.jars.packages": "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"}
+    assert _with_connector(profile, packages) == {}  # the user's own connector, left to them

@@ -14,6 +14,7 @@ from workbench.java import java_version
 
 MODULES = [
     "workbench.streaming",
+    "workbench.streaming.connector",
     "workbench.streaming.ingestion",
     "workbench.streaming.ingestion.aggregation",
     "workbench.streaming.ingestion.ceiling",

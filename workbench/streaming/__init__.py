@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from workbench.errors import ConfigError, StackError
 from workbench.streaming.options import KafkaOptionError, parse_options
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from workbench.stack import Stack
 
 __all__ = [
+    "Connector",
     "FORMAT_NAME",
     "KAFKA_FORMAT",
     "KafkaOptionError",
@@ -46,35 +47,50 @@ KAFKA_FORMAT = "kafka"
 FORMAT_NAME = "workbench_kafka"
 _OFFICIAL_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
 
+#: What `spark.connector` (or `kafka_source(connector=...)`) may name.
+Connector = Literal["auto", "kafka", "workbench"]
+
 
 def official_connector_available(spark: SparkSession) -> bool:
-    """True when Spark's own Kafka connector jar is on this session's classpath."""
+    """True when Spark's own Kafka connector is on this session's classpath.
+
+    Asked the way Spark itself looks a format up (`DataSource.lookupDataSource`, through
+    the context class loader that holds `spark.jars`); a plain `Class.forName` from py4j
+    does not see those jars.
+    """
     try:
-        spark._jvm.java.lang.Class.forName(_OFFICIAL_CLASS)  # type: ignore[union-attr]
-        return True
-    except Exception:  # py4j reports a missing class as a generic Py4JJavaError
+        jvm: Any = spark._jvm
+        found = jvm.org.apache.spark.sql.execution.datasources.DataSource.lookupDataSource(
+            KAFKA_FORMAT, spark._jsparkSession.sessionState().conf()
+        )
+        return str(found.getName()) == _OFFICIAL_CLASS
+    except Exception:  # py4j reports a missing format as a generic Py4JJavaError
         return False
 
 
-def choose_connector(spark: SparkSession, profile: Profile) -> tuple[str, str]:
+def choose_connector(spark: SparkSession, profile: Profile, connector: Connector | None = None) -> tuple[str, str]:
     """The format to read Kafka with, and why: `("kafka" | "workbench_kafka", reason)`.
 
-    `profile.spark.connector` decides: `kafka` requires the official jar, `workbench`
-    always takes ours, `auto` takes the official one when its jar is present.
+    `connector`, else `profile.spark.connector`, decides: `kafka` requires Spark's own
+    connector, `workbench` always takes ours, `auto` takes Spark's when it is present.
 
     Raises:
-        ConfigError: `connector: kafka` but the jar is not on the classpath.
+        ConfigError: `kafka` is asked for but the connector is not on the classpath.
     """
-    wanted = profile.spark.connector
+    wanted = connector or profile.spark.connector
     if wanted == "workbench":
-        return FORMAT_NAME, "profile spark.connector is 'workbench'"
+        return (
+            FORMAT_NAME,
+            "spark.connector is 'workbench'" if connector is None else "connector='workbench' was asked for",
+        )
     present = official_connector_available(spark)
     if wanted == "kafka" and not present:
         raise ConfigError(
             profile.source,
             "spark.connector",
-            "is 'kafka' but the spark-sql-kafka-0-10 jar is not on Spark's classpath; "
-            "add it with spark.jars.packages, or use 'auto'/'workbench'",
+            "is 'kafka' but Spark's Kafka connector is not on this session's classpath: the session "
+            "was started without it; stop it (streaming.stop_spark) and start it with "
+            "streaming.spark_session(profile), which adds the connector, or use 'auto'/'workbench'",
         )
     if present:
         return KAFKA_FORMAT, f"spark-sql-kafka-0-10 found on the classpath (spark.connector={wanted!r})"
@@ -93,13 +109,22 @@ def source_options(target: Profile | Stack, **options: Any) -> dict[str, str]:
     return {k: _option_text(v) for k, v in merged.items()}
 
 
-def kafka_source(spark: SparkSession, target: Profile | Stack, *, streaming: bool = True, **options: Any) -> DataFrame:
-    """A Kafka DataFrame from the official connector when configured and present, else ours.
+def kafka_source(
+    spark: SparkSession,
+    target: Profile | Stack,
+    *,
+    streaming: bool = True,
+    connector: Connector | None = None,
+    **options: Any,
+) -> DataFrame:
+    """A Kafka DataFrame from Spark's own connector or the workbench's source, as the profile says.
 
     Args:
         spark: the session (`spark_session(profile)`).
         target: the stack (or a profile whose stack is running) to read from.
         streaming: `readStream` (default) or a batch `read` of what is there now.
+        connector: `kafka` or `workbench` instead of the profile's `spark.connector`
+            (a notebook comparing the two reads the same topic with each).
         **options: the official source's options (`subscribe="t"`,
             `startingOffsets="earliest"`, `maxOffsetsPerTrigger=1000`, ...).
 
@@ -116,7 +141,7 @@ def kafka_source(spark: SparkSession, target: Profile | Stack, *, streaming: boo
     Usage: `kafka_source(spark, stack, subscribe="orders", startingOffsets="earliest")`.
     """
     stack = _stack(target)
-    fmt, reason = choose_connector(spark, stack.profile)
+    fmt, reason = choose_connector(spark, stack.profile, connector)
     merged = source_options(stack, **options)
     parse_options(merged, streaming=streaming)  # the official source's checks, whichever runs
     if fmt == FORMAT_NAME:

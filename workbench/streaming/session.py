@@ -105,6 +105,7 @@ def spark_session(
         **standalone,
         **profile.spark.conf,
         **(conf or {}),
+        **_with_connector(profile, {**profile.spark.conf, **(conf or {})}),
         "spark.sql.shuffle.partitions": str(shuffle_partitions or profile.spark.shuffle_partitions),
     }
     builder = SparkSession.builder.appName(app_name).master(chosen_master)
@@ -125,6 +126,36 @@ def spark_session(
         settings["spark.sql.shuffle.partitions"],
     )
     return spark
+
+
+def _with_connector(profile: Profile, given: dict[str, str]) -> dict[str, str]:
+    """`spark.jars` with Spark's Kafka connector added, unless the profile reads with ours.
+
+    `connector: kafka` needs the jars (a failure to resolve them is the session's error,
+    in one line); `auto` takes them when they resolve and reads with the workbench's
+    source otherwise. A connector the user's settings already bring (their own
+    `spark.jars.packages` or `spark.jars`) is left to them. The jars reach a standalone
+    cluster's executors from the driver, so the workers need no copy of their own.
+    """
+    wanted = profile.spark.connector
+    if wanted == "workbench" or any("spark-sql-kafka" in given.get(key, "") for key in _JAR_SETTINGS):
+        return {}
+    from workbench.maven import ResolutionError
+    from workbench.streaming.connector import connector_jars
+
+    try:
+        jars = connector_jars()
+    except ResolutionError as exc:
+        if wanted == "kafka":
+            raise
+        log.warning("Spark's Kafka connector is not available, so Kafka is read with the workbench's source: %s", exc)
+        return {}
+    listed = [entry for entry in given.get("spark.jars", "").split(",") if entry]
+    return {"spark.jars": ",".join([*listed, *map(str, jars)])}
+
+
+#: Settings through which a user's own profile may already bring the connector.
+_JAR_SETTINGS = ("spark.jars", "spark.jars.packages")
 
 
 def _master_of(profile: Profile) -> str:

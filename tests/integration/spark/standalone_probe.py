@@ -50,7 +50,12 @@ def main(profile_path: str, work_dir: str) -> None:
         executors = sorted(f"{i.host()}:{i.port()}" for i in tracker.getExecutorInfos())
         driver = f"{context.getConf().get('spark.driver.host')}:{context.getConf().get('spark.driver.port')}"
         jvms = _executor_jvms(active)
-        restart = ingestion.restart_check(spark, active, Path(work_dir), first=4_000, second=2_000)
+        restart = {
+            connector: ingestion.restart_check(
+                spark, active, Path(work_dir), first=4_000, second=2_000, connector=connector
+            )
+            for connector in ("kafka", "workbench")
+        }
         fmt, _ = streaming.choose_connector(spark, profile)
         result = {
             "master": context.master,

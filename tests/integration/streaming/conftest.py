@@ -12,10 +12,11 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from workbench.stack import Stack
+    from workbench.streaming import Connector
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # PySpark 4.3 warns at import that it has not been certified with pandas 3; the
+    # PySpark 4.2 warns at import that it has not been certified with pandas 3; the
     # workbench only moves small result frames through pandas.
     config.addinivalue_line("filterwarnings", "ignore:PySpark does not yet fully support pandas:FutureWarning")
 
@@ -38,6 +39,13 @@ def spark(stack: Stack) -> Iterator[SparkSession]:
     session = spark_session(stack.profile, master=master, shuffle_partitions=2, app_name="workbench-tests")
     yield session
     stop_spark(session)  # the JVM too: the suite leaves no process behind
+
+
+@pytest.fixture(params=["kafka", "workbench"])
+def connector(request: pytest.FixtureRequest) -> Connector:
+    """Spark's own Kafka connector, then the workbench's source: a test taking this runs with each."""
+    chosen: Connector = request.param
+    return chosen
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""The workbench Kafka source against the embedded broker and a real Spark: exact counts."""
+"""Both Kafka sources, Spark's own connector and the workbench's, against the embedded broker
+and a real Spark: exact counts. A test taking `connector` runs once with each, with the same
+assertions: where they differ, one of them is wrong."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pyspark.sql.streaming import StreamingQuery
 
 from workbench import kafka
 from workbench.stack import Stack
-from workbench.streaming import FORMAT_NAME, KafkaOptionError, kafka_source, source_options
+from workbench.streaming import FORMAT_NAME, KAFKA_FORMAT, Connector, KafkaOptionError, kafka_source, source_options
 from workbench.streaming.offsets import to_json
 from workbench.streaming.pipelines import stopping, write_memory, write_parquet
 from workbench.streaming.progress import offsets_behind
@@ -48,14 +50,14 @@ def _wait_for(condition: Callable[[], bool], what: str, query: StreamingQuery) -
 
 
 def test_available_now_reads_every_record_exactly_once(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     name = topic(partitions=3)
     before_ms = int(time.time() * 1000) - 1_000  # the producer's and this clock may differ by a tick
     _produce(stack, name, 6_000)
     after_ms = int(time.time() * 1000) + 1_000
-    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest")
-    assert frame.kafka_connector == "workbench"
+    frame = kafka_source(spark, stack, connector=connector, subscribe=name, startingOffsets="earliest")
+    assert frame.kafka_connector == connector
 
     with stopping(write_memory(frame, "available_now", checkpoint=checkpoint)) as query:
         query.awaitTermination()
@@ -74,12 +76,14 @@ def test_available_now_reads_every_record_exactly_once(
 
 
 def test_restart_from_checkpoint_neither_skips_nor_repeats(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], tmp_path: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], tmp_path: Path
 ) -> None:
     name = topic(partitions=2)
     _produce(stack, name, 3_000)
     output, checkpoint = tmp_path / "out", tmp_path / "checkpoint"
-    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=500)
+    frame = kafka_source(
+        spark, stack, connector=connector, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=500
+    )
     columns = frame.select("partition", "offset", "value")
 
     # Six batches of 500 are due; stop after two have committed: mid-stream.
@@ -99,13 +103,15 @@ def test_restart_from_checkpoint_neither_skips_nor_repeats(
 
 
 def test_max_offsets_per_trigger_bounds_each_batch(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     name = topic(partitions=2)
     for partition in (0, 1):
         records = ((None, f"v{partition}-{i}") for i in range(1_000))
         assert kafka.produce(stack.kafka_config("producer"), name, records, partition=partition).acknowledged == 1_000
-    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=300)
+    frame = kafka_source(
+        spark, stack, connector=connector, subscribe=name, startingOffsets="earliest", maxOffsetsPerTrigger=300
+    )
 
     with stopping(write_memory(frame, "bounded", checkpoint=checkpoint)) as query:
         query.awaitTermination()
@@ -117,12 +123,12 @@ def test_max_offsets_per_trigger_bounds_each_batch(
 
 
 def test_subscribe_pattern_picks_up_a_topic_created_after_the_start(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     prefix = f"pattern{time.monotonic_ns() % 1_000_000}"
     first = topic(partitions=2, prefix=prefix)
     _produce(stack, first, 100)
-    frame = kafka_source(spark, stack, subscribePattern=f"{prefix}-.*", startingOffsets="earliest")
+    frame = kafka_source(spark, stack, connector=connector, subscribePattern=f"{prefix}-.*", startingOffsets="earliest")
     table = "by_pattern"
 
     def rows() -> int:
@@ -140,19 +146,20 @@ def test_subscribe_pattern_picks_up_a_topic_created_after_the_start(
 
 
 def test_batch_read_honours_offsets_json_and_min_partitions(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str]
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str]
 ) -> None:
     name = topic(partitions=2)
     _produce(stack, name, 1_000)
     ends = kafka.end_offsets(stack.kafka_config("admin"), name)
 
-    everything = kafka_source(spark, stack, streaming=False, subscribe=name, minPartitions=6)
+    everything = kafka_source(spark, stack, connector=connector, streaming=False, subscribe=name, minPartitions=6)
     assert everything.count() == 1_000
     assert everything.rdd.getNumPartitions() == 6
 
     window = kafka_source(
         spark,
         stack,
+        connector=connector,
         streaming=False,
         subscribe=name,
         startingOffsets={name: {"0": 10, "1": -2}},
@@ -162,7 +169,7 @@ def test_batch_read_honours_offsets_json_and_min_partitions(
 
 
 def test_headers_round_trip_and_are_null_when_absent(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str]
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str]
 ) -> None:
     name = topic(partitions=1)
     client = kafka.producer(stack.kafka_config("producer"))
@@ -170,7 +177,7 @@ def test_headers_round_trip_and_are_null_when_absent(
     client.produce(name, value=b"without")
     assert client.flush(30) == 0
 
-    frame = kafka_source(spark, stack, streaming=False, subscribe=name, includeHeaders=True)
+    frame = kafka_source(spark, stack, connector=connector, streaming=False, subscribe=name, includeHeaders=True)
     assert frame.schema["headers"].dataType.simpleString() == "array<struct<key:string,value:binary>>"
     rows = {r.value: r.headers for r in frame.collect()}
     assert [(h.key, h.value) for h in rows[b"with"]] == [("source", b"sensor"), ("empty", None)]
@@ -205,10 +212,10 @@ def test_bad_options_fail_clearly_through_spark_itself(spark: SparkSession, stac
 
 
 def test_starting_offsets_must_name_every_partition(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     name = topic(partitions=2)
-    frame = kafka_source(spark, stack, subscribe=name, startingOffsets={name: {"0": 0}})
+    frame = kafka_source(spark, stack, connector=connector, subscribe=name, startingOffsets={name: {"0": 0}})
     query = write_memory(frame, "partial_offsets", checkpoint=checkpoint)
     with pytest.raises(PySparkException, match="you must specify all TopicPartitions"):
         query.awaitTermination()
@@ -216,17 +223,16 @@ def test_starting_offsets_must_name_every_partition(
 
 def test_the_connector_follows_the_profile_and_says_why(spark: SparkSession, stack: Stack) -> None:
     from workbench.config import SparkSettings
-    from workbench.errors import ConfigError
     from workbench.streaming import choose_connector
 
     def profile(connector: str):  # type: ignore[no-untyped-def]
         return stack.profile.model_copy(update={"spark": SparkSettings(connector=connector)})
 
     assert choose_connector(spark, profile("workbench"))[0] == FORMAT_NAME
-    fmt, reason = choose_connector(spark, profile("auto"))  # no spark-sql-kafka jar can be installed here
-    assert fmt == FORMAT_NAME and "not on the classpath" in reason
-    with pytest.raises(ConfigError, match="jar is not on Spark's classpath"):
-        choose_connector(spark, profile("kafka"))
+    fmt, reason = choose_connector(spark, profile("auto"))  # the session was started with the connector
+    assert fmt == KAFKA_FORMAT and "found on the classpath" in reason
+    assert choose_connector(spark, profile("kafka"))[0] == KAFKA_FORMAT
+    assert choose_connector(spark, profile("kafka"), "workbench")[0] == FORMAT_NAME  # a call's choice wins
 
 
 def test_one_consumer_reads_several_ranges_exactly(stack: Stack, topic: Callable[..., str]) -> None:
@@ -276,7 +282,7 @@ def _has_rows(spark: SparkSession, table: str, count: int) -> bool:
 
 
 def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
-    spark: SparkSession, stack: Stack, tmp_path: Path
+    spark: SparkSession, connector: Connector, stack: Stack, tmp_path: Path
 ) -> None:
     """Small live batches (one task, one consumer for all partitions) under a processing-time
     trigger, twice over a topic deleted and made again under the same name: every record of
@@ -286,7 +292,7 @@ def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
     try:
         for run, count in enumerate((900, 500)):
             stack.create_topics({name: 3})
-            frame = kafka_source(spark, stack, subscribe=name, startingOffsets="earliest")
+            frame = kafka_source(spark, stack, connector=connector, subscribe=name, startingOffsets="earliest")
             table = f"recreated_{run}"
             trigger = {"processingTime": "0 seconds"}
             with stopping(write_memory(frame, table, checkpoint=tmp_path / table, trigger=trigger)) as query:
@@ -304,7 +310,7 @@ def test_queries_on_a_topic_deleted_and_recreated_each_read_it_exactly(
 
 
 def test_latest_on_a_live_topic_starts_once_and_reads_on_from_there(
-    spark: SparkSession, stack: Stack, topic: Callable[..., str], checkpoint: Path
+    spark: SparkSession, connector: Connector, stack: Stack, topic: Callable[..., str], checkpoint: Path
 ) -> None:
     """`startingOffsets=latest` (the streaming default) while a producer writes: the query
     starts where `latest` was when it began and reads every record after it, once. Spark asks
@@ -325,7 +331,9 @@ def test_latest_on_a_live_topic_starts_once_and_reads_on_from_there(
 
     writer = threading.Thread(target=produce_live, daemon=True)
     writer.start()  # before the query: its start-up happens while the log grows
-    frame = kafka_source(spark, stack, subscribe=name, startingOffsets="latest").select("partition", "offset")
+    frame = kafka_source(spark, stack, connector=connector, subscribe=name, startingOffsets="latest").select(
+        "partition", "offset"
+    )
     trigger = {"processingTime": "100 milliseconds"}
     with stopping(write_memory(frame, "live_latest", checkpoint=checkpoint, trigger=trigger)) as query:
         try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import kafka
 from workbench.measure.contract import result_row
 from workbench.stack import Stack
-from workbench.streaming import kafka_source
+from workbench.streaming import Connector, kafka_source
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
 from workbench.streaming.pipelines import parse_readings, stopping, write_parquet
 from workbench.streaming.telemetry import generate_readings, produce_readings
@@ -23,14 +23,22 @@ __all__ = ["restart_check", "spark_restart"]
 
 
 def restart_check(
-    spark: SparkSession, stack: Stack, work_dir: Path, *, first: int, second: int, partitions: int = 4
+    spark: SparkSession,
+    stack: Stack,
+    work_dir: Path,
+    *,
+    first: int,
+    second: int,
+    partitions: int = 4,
+    connector: Connector | None = None,
 ) -> dict[str, Any]:
     """Stop a running ingestion mid-stream, produce more, restart from its checkpoint; count.
 
     The first run reads `first` records in batches of a quarter of them (processing-time
     trigger) and is stopped after two batches; then `second` more are produced and an
     AvailableNow run resumes from the checkpoint. The parquet output must hold every
-    (partition, offset) exactly once.
+    (partition, offset) exactly once. `connector` reads with Spark's (`kafka`) or the
+    workbench's source instead of the profile's choice.
     """
     conf = stack.kafka_config("producer")
     topic = f"spark-restart-{uuid.uuid4().hex[:8]}"
@@ -40,7 +48,14 @@ def restart_check(
             readings = generate_readings(devices=50, seconds=(first + second) // 50 + 1, seed=5)
             produce_readings(conf, readings[:first], topic)
             columns = parse_readings(
-                kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger=first // 4)
+                kafka_source(
+                    spark,
+                    stack,
+                    connector=connector,
+                    subscribe=topic,
+                    startingOffsets="earliest",
+                    maxOffsetsPerTrigger=first // 4,
+                )
             ).select("device_id", "seq", "event_time", "partition", "offset")
             query = write_parquet(columns, output, checkpoint, trigger={"processingTime": "500 milliseconds"})
             # Stopping mid-batch aborts that batch's write job, and Spark logs the interruption
