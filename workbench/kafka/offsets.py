@@ -215,6 +215,28 @@ class OffsetReader:
                 self._seen[p] = (earliest[p], reported, ends[p])
         return {p: ends[p] for p in partitions}
 
+    def by_timestamp(self, stamps: Mapping[Partition, int]) -> dict[Partition, int | None]:
+        """The first offset whose record timestamp is at or after each partition's `stamps` (ms).
+
+        ListOffsets by time, what Java's `offsetsForTimes` asks; None where the partition
+        holds no record that late.
+        """
+        if not stamps:
+            return {}
+        client = self.admin  # must outlive the futures
+        specs = {TopicPartition(t, p): OffsetSpec.for_timestamp(stamp) for (t, p), stamp in stamps.items()}
+        found: dict[Partition, int | None] = {}
+        for tp, future in client.list_offsets(specs, request_timeout=self.timeout).items():
+            try:
+                offset = int(future.result().offset)
+            except KafkaException as exc:
+                error = exc.args[0]
+                raise KafkaError(
+                    f"cannot list offsets of {tp.topic}[{tp.partition}] by timestamp: {error.str()}", error.name()
+                ) from None
+            found[(tp.topic, tp.partition)] = offset if offset >= 0 else None
+        return found
+
     def _list(self, wanted: Mapping[str, list[Partition]]) -> dict[str, dict[Partition, int]]:
         """Several ListOffsets questions (`{"earliest": [...], "latest": [...]}`) in flight at once.
 

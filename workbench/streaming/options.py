@@ -33,6 +33,7 @@ __all__ = [
     "PartitionOffsets",
     "SourceOptions",
     "Strategy",
+    "TimestampOffsets",
     "parse_options",
 ]
 
@@ -96,17 +97,32 @@ Strategy = tuple[Literal["subscribe", "subscribepattern", "assign"], Any]
 
 
 @dataclass(frozen=True)
+class TimestampOffsets:
+    """Offsets to be found by record timestamp, as `startingTimestamp` and kin ask.
+
+    `timestamps` is one timestamp (ms) for every partition (`startingTimestamp`) or one per
+    partition (`startingOffsetsByTimestamp` JSON). A partition holding no record at or after
+    its timestamp starts at its end when `no_match` is "latest" (always so for ending
+    offsets) and fails the query when it is "error", Spark's default.
+    """
+
+    option: str
+    timestamps: int | PartitionOffsets
+    no_match: Literal["error", "latest"]
+
+
+@dataclass(frozen=True)
 class SourceOptions:
     """Everything the source needs, parsed once; pickled to executors with the reader.
 
-    `starting` / `ending` are "earliest", "latest" or a `{(topic, partition): offset}`
-    dict in which -2 means earliest and -1 latest.
+    `starting` / `ending` are "earliest", "latest", a `{(topic, partition): offset}`
+    dict in which -2 means earliest and -1 latest, or offsets to find by timestamp.
     """
 
     strategy: Strategy
     kafka: ClientConf  # librdkafka settings; printing masks sasl.password and the like
-    starting: str | PartitionOffsets
-    ending: str | PartitionOffsets
+    starting: str | PartitionOffsets | TimestampOffsets
+    ending: str | PartitionOffsets | TimestampOffsets
     streaming: bool
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
@@ -154,17 +170,19 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
             raise KafkaOptionError("endingTimestamp", "ending timestamp not valid in streaming queries")
     strategy = _strategy(params)
     kafka = _kafka_settings(params)
-    for name in ("startingtimestamp", "startingoffsetsbytimestamp", "endingtimestamp", "endingoffsetsbytimestamp"):
-        if name in params:
-            raise KafkaOptionError(
-                name,
-                "offsets by timestamp are not supported by the workbench source yet; use startingOffsets/endingOffsets",
-            )
 
-    starting = _offsets_option(params, "startingoffsets", "latest" if streaming else "earliest")
-    ending = _offsets_option(params, "endingoffsets", "latest")
+    given_start = _offsets_option(params, "startingoffsets", "latest" if streaming else "earliest")
+    given_end = _offsets_option(params, "endingoffsets", "latest")
     if streaming is False:
-        _check_batch_offsets(starting, ending)
+        _check_batch_offsets(given_start, given_end)
+    no_match = params.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if no_match not in ("error", "latest"):
+        raise KafkaOptionError(
+            "startingOffsetsByTimestampStrategy",
+            f"Invalid value '{no_match}' for option 'startingOffsetsByTimestampStrategy', must be error or latest",
+        )
+    starting = _timestamps_option(params, "starting", no_match) or given_start
+    ending = _timestamps_option(params, "ending", "latest") or given_end
 
     max_offsets = _positive(params, "maxoffsetspertrigger")
     min_offsets = _positive(params, "minoffsetspertrigger")
@@ -292,6 +310,40 @@ def _offsets_option(params: Mapping[str, str], name: str, default: str) -> str |
         raise KafkaOptionError(
             shown, f"Expected 'earliest', 'latest' or e.g. {_OFFSETS_EXAMPLE}, got {value}"
         ) from None
+
+
+def _timestamps_option(
+    params: Mapping[str, str], side: Literal["starting", "ending"], no_match: str
+) -> TimestampOffsets | None:
+    """`<side>Timestamp` (one for all partitions), else `<side>OffsetsByTimestamp` (JSON), else None.
+
+    The same precedence as Spark's: the global timestamp wins over the per-partition one,
+    which wins over `<side>Offsets`.
+    """
+    name, value = f"{side}Timestamp", params.get(f"{side}timestamp")
+    if value is not None:
+        if not value.strip().isdigit():
+            raise KafkaOptionError(name, f"Invalid value '{value}' for option '{name}', must be a timestamp in ms")
+        return TimestampOffsets(name, int(value), "error" if no_match == "error" else "latest")
+    name, value = f"{side}OffsetsByTimestamp", params.get(f"{side}offsetsbytimestamp")
+    if value is None:
+        return None
+    example = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
+    try:
+        data = json.loads(value)
+        if not isinstance(data, dict) or not data:
+            raise ValueError
+        found: PartitionOffsets = {}
+        for topic, partitions in data.items():
+            if not isinstance(partitions, dict) or not partitions:
+                raise ValueError
+            for partition, stamp in partitions.items():
+                if not isinstance(stamp, int) or isinstance(stamp, bool) or stamp < 0:
+                    raise ValueError
+                found[(str(topic), int(partition))] = stamp
+    except ValueError:
+        raise KafkaOptionError(name, f"Expected e.g. {example}, got {value}") from None
+    return TimestampOffsets(name, found, "error" if no_match == "error" else "latest")
 
 
 def _check_batch_offsets(starting: str | PartitionOffsets, ending: str | PartitionOffsets) -> None:

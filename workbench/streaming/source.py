@@ -79,7 +79,14 @@ from workbench.streaming.offsets import (
     split_ranges,
     to_json,
 )
-from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, SourceOptions, parse_options
+from workbench.streaming.options import (
+    EARLIEST,
+    LATEST,
+    KafkaOptionError,
+    SourceOptions,
+    TimestampOffsets,
+    parse_options,
+)
 
 __all__ = [
     "FORMAT_NAME",
@@ -218,9 +225,14 @@ class _Broker:
         return self._retry("latest offsets", lambda: self.offsets.ends(partitions))
 
     def resolve(
-        self, wanted: str | Mapping[Partition, int], partitions: Sequence[Partition], option: str = "startingOffsets"
+        self,
+        wanted: str | Mapping[Partition, int] | TimestampOffsets,
+        partitions: Sequence[Partition],
+        option: str = "startingOffsets",
     ) -> dict[Partition, int]:
-        """`earliest`, `latest` or per-partition JSON (with -2/-1) as concrete offsets."""
+        """`earliest`, `latest`, per-partition JSON (with -2/-1) or timestamps as concrete offsets."""
+        if isinstance(wanted, TimestampOffsets):
+            return self._by_timestamp(wanted, partitions)
         if wanted == "earliest":
             return self.earliest(partitions)
         if wanted == "latest":
@@ -235,6 +247,31 @@ class _Broker:
         earliest = self.earliest([tp for tp, o in wanted.items() if o == EARLIEST])
         latest = self.latest([tp for tp, o in wanted.items() if o == LATEST])
         return {tp: earliest[tp] if o == EARLIEST else latest[tp] if o == LATEST else o for tp, o in wanted.items()}
+
+    def _by_timestamp(self, wanted: TimestampOffsets, partitions: Sequence[Partition]) -> dict[Partition, int]:
+        """The first offset at or after each partition's timestamp; where none is, the end or an error."""
+        stamps = wanted.timestamps
+        if isinstance(stamps, int):
+            stamps = dict.fromkeys(partitions, stamps)
+        elif set(stamps) != set(partitions):
+            position = "start" if wanted.option.startswith("starting") else "end"
+            raise KafkaOptionError(
+                wanted.option,
+                f"Partitions specified for Kafka timestamp based {position} offsets don't match what are assigned. "
+                "Maybe topic partitions are created or deleted while the query is running, or you didn't specify "
+                f"all the partitions. Specified: {sorted(stamps)} Assigned: {sorted(partitions)}",
+            )
+        found = self._retry("offsets by timestamp", lambda: self.offsets.by_timestamp(stamps))
+        unmatched = sorted(tp for tp, offset in found.items() if offset is None)
+        if unmatched and wanted.no_match == "error":
+            tp = unmatched[0]
+            raise KafkaOptionError(
+                wanted.option,
+                f"No offset matched from request of topic-partition {tp[0]}-{tp[1]} and timestamp {stamps[tp]}. "
+                "Set startingOffsetsByTimestampStrategy to latest to start such partitions at their end.",
+            )
+        ends = self.latest(unmatched)
+        return {tp: ends[tp] if offset is None else offset for tp, offset in found.items()}
 
     def _retry(self, what: str, call: Callable[[], _T]) -> _T:
         attempts = self.options.offset_fetch_retries + 1
