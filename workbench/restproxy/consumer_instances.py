@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from confluent_kafka import OFFSET_STORED, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_STORED, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from workbench._types import Partition
 from workbench.httpserver.errors import RestError
@@ -41,6 +41,8 @@ __all__ = [
     "assignment",
     "commit",
     "committed",
+    "lookup_failed",
+    "reassign_due",
     "seek",
     "seek_to_end",
     "seek_to_times",
@@ -62,6 +64,16 @@ _T = TypeVar("_T")
 #: idle instance fetches no more often.
 _CONSUMER_DEFAULTS = {"fetch.queue.backoff.ms": 10}
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest", "none": "error"}
+
+#: How librdkafka's consumer error event begins when the committed-offset lookup (OffsetFetch)
+#: of its assignment failed, for the whole request ("...offsets for 0 partition(s) in group")
+#: or for one partition ("...offset for group"): rd_kafka_assignment_handle_OffsetFetch and
+#: rd_kafka_assignment_apply_offsets in librdkafka's src/rdkafka_assignment.c.
+_LOOKUP_FAILED = "Failed to fetch committed offset"
+#: The first wait before an assignment whose lookup failed is made again, and the longest
+#: (doubling in between; librdkafka's own retry.backoff.ms and retry.backoff.max.ms).
+_REASSIGN_FIRST_S = 0.1
+_REASSIGN_MAX_S = 1.0
 
 
 @dataclass
@@ -89,6 +101,11 @@ class ConsumerInstance:
     known_topics: set[str] = field(default_factory=set)
     #: The registry client of a schema-format instance (None for binary and json).
     schemas: SchemaFormats | None = None
+    #: When its assignment is to be made again, after a failed committed-offset lookup
+    #: (`lookup_failed`); None when it is not.
+    reassign_at: float | None = None
+    #: Lookups failed in a row since records last came (the wait before the next grows).
+    lookup_failures: int = 0
 
 
 class ConsumerManager:
@@ -291,6 +308,7 @@ def _close(instance: ConsumerInstance) -> None:
 def _rebuild(instance: ConsumerInstance, gone: str) -> None:
     """A new librdkafka consumer for `instance`, without topic `gone` (see `releasing`)."""
     instance.consumer = Consumer(instance.conf)
+    instance.reassign_at, instance.lookup_failures = None, 0
     instance.known_topics.discard(gone)
     instance.pending.clear()
     instance.delivered = {tp: o for tp, o in instance.delivered.items() if tp[0] != gone}
@@ -370,6 +388,73 @@ def assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
     instance.manual = list(partitions)
     instance.known_topics.update(t for t, _ in partitions)
     instance.pending.clear()
+    instance.reassign_at, instance.lookup_failures = None, 0
+
+
+def lookup_failed(instance: ConsumerInstance, error: KafkaError) -> bool:
+    """True when consumer error `error` says the committed-offset lookup of
+    the instance's assignment failed; then its assignment is made again soon (`reassign_due`).
+
+    An assigned partition without a position starts fetching only once OffsetFetch has told
+    librdkafka the group's committed offset (or that there is none). When that request fails
+    as a whole (NOT_COORDINATOR: on a fresh broker the group's coordinator answers so for a
+    moment after FindCoordinator already named it; or a coordinator that moved), librdkafka
+    2.16 asks again for the coordinator but never for the offsets: the partition stays "being
+    queried" and is never fetched, and every records request answers empty, for as long as
+    the instance lives (confluentinc/librdkafka#5586; a failed lookup of one partition is left
+    the same way). Only a new assign() starts the lookup again. A subscribed instance's
+    assignment belongs to its group's rebalances, which an assign() of ours would fight, so
+    it is left to librdkafka: it joined through the same coordinator, so only a coordinator
+    that moves between its join and its lookup leaves it so.
+    """
+    if instance.manual is None or not error.str().startswith(_LOOKUP_FAILED):
+        return False
+    instance.lookup_failures += 1
+    now = time.monotonic()
+    if instance.reassign_at is None:  # else one is due already
+        instance.reassign_at = now + min(_REASSIGN_MAX_S, _REASSIGN_FIRST_S * 2 ** (instance.lookup_failures - 1))
+    log.info(
+        "consumer %s/%s: %s; assigning its %d partition(s) again in %.0f ms",
+        instance.group,
+        instance.name,
+        error.str(),
+        len(instance.manual),
+        (instance.reassign_at - now) * 1000,
+    )
+    return True
+
+
+def reassign_due(instance: ConsumerInstance) -> float | None:
+    """Make the instance's assignment again if `lookup_failed` asked for it and its time has
+    come: None when nothing is (any longer) waiting, else the seconds left until it is due.
+
+    Call it only while no record is taken but not yet delivered (`delivered` is then where
+    the client is): each partition starts again where the client is, at its last delivered
+    position, else at its first record still buffered, else at the group's committed offset
+    (looked up again), so the new assignment neither skips nor repeats a record.
+    """
+    if instance.reassign_at is None:
+        return None
+    left = instance.reassign_at - time.monotonic()
+    if left > 0:
+        return left
+    instance.reassign_at = None
+    first_buffered: dict[Partition, int] = {}
+    for message in instance.pending:
+        first_buffered.setdefault((message.topic(), message.partition()), message.offset())  # type: ignore[arg-type]
+    positions = [
+        TopicPartition(t, p, instance.delivered.get((t, p), first_buffered.get((t, p), OFFSET_STORED)))
+        for t, p in instance.manual or []
+    ]
+    instance.pending.clear()
+    try:
+        instance.consumer.assign(positions)
+    except KafkaException as exc:  # tried again after the next wait
+        instance.lookup_failures += 1
+        instance.reassign_at = time.monotonic() + _REASSIGN_MAX_S
+        log.warning("consumer %s/%s: assigning again failed: %s", instance.group, instance.name, exc)
+        return _REASSIGN_MAX_S
+    return None
 
 
 def assignment(instance: ConsumerInstance) -> list[Partition]:

@@ -26,7 +26,7 @@ from pybase64 import b64encode_as_string
 
 from workbench._types import Partition
 from workbench.httpserver.errors import RestError
-from workbench.restproxy.consumer_instances import ConsumerInstance
+from workbench.restproxy.consumer_instances import ConsumerInstance, lookup_failed, reassign_due
 
 __all__ = ["RecordsAnswer"]
 
@@ -189,6 +189,8 @@ def _fetch_piece(
     """Gather and render records into `gathered` until it is done or `deadline` passes;
     `started` when earlier pieces of the same answer already hold records (then a
     pause of `grace_s` ends the answer, and a poison record no longer fails it)."""
+    if not started and instance.reassign_at is not None:
+        reassign_due(instance)  # before the buffer is taken from: it may start there again
     pending = instance.pending
     while pending and gathered.offer(pending[0]):
         pending.popleft()
@@ -198,6 +200,12 @@ def _fetch_piece(
         if remaining <= 0:
             break
         holding = started or bool(gathered.rows)
+        if not holding and instance.reassign_at is not None:
+            # An assignment whose offset lookup failed is made again when due (see
+            # `lookup_failed`); nothing is taken yet, so `delivered` is where the client is.
+            left = reassign_due(instance)
+            if left is not None:
+                remaining = min(remaining, left)
         # librdkafka's consume returns when it has `max_records` or its timeout is up, so
         # the wait for a first record asks for one: it ends when that record comes, not
         # (at a few records a second) a whole request timeout later.
@@ -216,7 +224,8 @@ def _fetch_piece(
                 if error.code() != RdKafkaError._PARTITION_EOF:
                     if error.fatal():
                         raise RestError(500, 50002, f"consumer failed: {error.str()}")
-                    log.debug("consumer %s/%s: %s", instance.group, instance.name, error.str())
+                    if not lookup_failed(instance, error):
+                        log.debug("consumer %s/%s: %s", instance.group, instance.name, error.str())
                 continue
             if not gathered.offer(message):
                 pending.append(message)  # kept, in order, for the next call
@@ -264,6 +273,7 @@ def _advance(instance: ConsumerInstance, taken: list[Message]) -> None:
     returned, and no further."""
     if not taken:
         return
+    instance.lookup_failures = 0
     positions: dict[Partition, int] = {}
     for message in taken:
         positions[(message.topic(), message.partition())] = message.offset() + 1  # type: ignore[index,operator]
