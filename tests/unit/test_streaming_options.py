@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, parse_options
+from workbench.streaming.options import EARLIEST, LATEST, KafkaOptionError, TimestampOffsets, parse_options
 
 BASE = {"kafka.bootstrap.servers": "host:9092"}
 
@@ -25,6 +25,28 @@ def test_offsets_json_keeps_the_earliest_and_latest_sentinels() -> None:
     )
     assert options.strategy == ("assign", {"t": [0, 1]})
     assert options.starting == {("t", 0): EARLIEST, ("t", 1): LATEST}
+
+
+def test_timestamps_win_over_offsets_and_the_global_one_over_the_per_partition_one() -> None:
+    """Spark's precedence: `startingTimestamp`, then `startingOffsetsByTimestamp`, then
+    `startingOffsets`; a partition with no record that late fails unless the strategy says
+    latest, and an ending timestamp with no such record ends at the log's end."""
+    both = {"startingTimestamp": "1000", "startingOffsetsByTimestamp": '{"t":{"0":5}}', "startingOffsets": "earliest"}
+    options = parse_options({**BASE, "subscribe": "t", **both}, streaming=True)
+    assert options.starting == TimestampOffsets("startingTimestamp", 1000, "error")
+    per_partition = parse_options(
+        {
+            **BASE,
+            "subscribe": "t",
+            "startingOffsetsByTimestamp": '{"t":{"0":5,"1":7}}',
+            "startingOffsetsByTimestampStrategy": "LATEST",
+            "endingTimestamp": "9",
+        },
+        streaming=False,
+    )
+    stamps = {("t", 0): 5, ("t", 1): 7}
+    assert per_partition.starting == TimestampOffsets("startingOffsetsByTimestamp", stamps, "latest")
+    assert per_partition.ending == TimestampOffsets("endingTimestamp", 9, "latest")
 
 
 def test_java_names_are_translated_for_librdkafka() -> None:
@@ -83,6 +105,11 @@ def test_a_given_group_id_is_used_else_one_is_generated_from_the_prefix() -> Non
             "minOffsetPerTrigger\\(10\\) is higher than the maxOffsetsPerTrigger\\(5\\)",
         ),
         ({"subscribe": "a", "failOnDataLoss": "maybe"}, True, "must be true or false"),
+        ({"subscribe": "a", "endingTimestamp": "5"}, True, "ending timestamp not valid in streaming queries"),
+        ({"subscribe": "a", "startingTimestamp": "-5"}, True, "'startingTimestamp', must be a timestamp in ms"),
+        ({"subscribe": "a", "startingOffsetsByTimestamp": '{"a":{"0":-1}}'}, True, 'Expected e.g. {"topicA"'),
+        ({"subscribe": "a", "endingOffsetsByTimestamp": "[]"}, False, 'Expected e.g. {"topicA"'),
+        ({"subscribe": "a", "startingOffsetsByTimestampStrategy": "oldest"}, True, "must be error or latest"),
     ],
 )
 def test_bad_options_are_refused_with_the_official_message(

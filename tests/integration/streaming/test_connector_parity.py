@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,9 @@ def written(stack: Stack) -> Iterator[tuple[str, int]]:
     for i in range(PER_PARTITION):
         for p in range(PARTITIONS):
             n = i * PARTITIONS + p
-            headers = [("n", str(n).encode()), ("empty", None)] if n % 3 else None
+            headers: list[tuple[str, str | bytes | None]] | None = (
+                [("n", str(n).encode()), ("empty", None)] if n % 3 else None
+            )
             client.produce(
                 name,
                 key=None if n % 5 == 0 else f"k{n}",
@@ -135,7 +138,9 @@ def test_a_starting_timestamp_past_every_record(spark: SparkSession, stack: Stac
     A per-partition timestamp that leaves a partition out fails too; both say so in Spark's words."""
     name, base = written
     late = str(base + 3_600_000 * 2)
-    assert _both(spark, stack, subscribe=name, startingTimestamp=late, startingOffsetsByTimestampStrategy="latest") == []
+    assert (
+        _both(spark, stack, subscribe=name, startingTimestamp=late, startingOffsetsByTimestampStrategy="latest") == []
+    )
     for options, message in (
         ({"startingTimestamp": late}, "No offset matched from request of topic-partition"),
         (
@@ -154,7 +159,9 @@ def test_min_partitions_splits_into_the_same_tasks(spark: SparkSession, stack: S
     name, _ = written
     assert len(_both(spark, stack, subscribe=name, minPartitions=7)) == PARTITIONS * PER_PARTITION
     tasks = {
-        c: kafka_source(spark, stack, connector=c, streaming=False, subscribe=name, minPartitions=7).rdd.getNumPartitions()
+        c: kafka_source(
+            spark, stack, connector=c, streaming=False, subscribe=name, minPartitions=7
+        ).rdd.getNumPartitions()
         for c in CONNECTORS
     }
     assert tasks["kafka"] == tasks["workbench"] == 6  # each 20-record range in round(20 / 60 x 7) = 2 parts
@@ -175,9 +182,15 @@ def test_max_offsets_per_trigger_plans_the_same_batches(
     sizes = {}
     for connector in CONNECTORS:
         query, table = _stream(
-            spark, stack, connector, tmp_path, {"availableNow": True}, subscribe=name,
-            startingOffsets="earliest", maxOffsetsPerTrigger=25,
-        )  # fmt: skip
+            spark,
+            stack,
+            connector,
+            tmp_path,
+            {"availableNow": True},
+            subscribe=name,
+            startingOffsets="earliest",
+            maxOffsetsPerTrigger=25,
+        )
         with stopping(query):
             query.awaitTermination(PATIENCE_S)
         sizes[connector] = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
@@ -195,24 +208,35 @@ def test_a_partition_added_mid_stream_is_read_from_its_start(
     records = [(None, f"before-{i}") for i in range(40)]
     assert kafka.produce(producer, name, iter(records)).acknowledged == 40
     running = {
-        c: _stream(spark, stack, c, tmp_path, {"processingTime": "200 milliseconds"}, subscribe=name,
-                   startingOffsets="earliest")
+        c: _stream(
+            spark,
+            stack,
+            c,
+            tmp_path,
+            {"processingTime": "200 milliseconds"},
+            subscribe=name,
+            startingOffsets="earliest",
+        )
         for c in CONNECTORS
-    }  # fmt: skip
+    }
     try:
         for connector, (query, table) in running.items():
-            _wait(lambda t=table: spark.table(t).count() >= 40, query, f"{connector}: the first 40 rows")
+            _wait(partial(_holds, spark, table, 40), query, f"{connector}: the first 40 rows")
         create_partitions(stack.kafka_config("admin"), name, 3)
         added = [(None, f"after-{i}") for i in range(30)]
         assert kafka.produce(producer, name, iter(added), partition=2).acknowledged == 30
         for connector, (query, table) in running.items():
-            _wait(lambda t=table: spark.table(t).count() >= 70, query, f"{connector}: the new partition's rows")
+            _wait(partial(_holds, spark, table, 70), query, f"{connector}: the new partition's rows")
         seen = {c: sorted(map(tuple, spark.table(t).collect())) for c, (_, t) in running.items()}
     finally:
         for query, _ in running.values():
             query.stop()
     assert seen["kafka"] == seen["workbench"]
     assert [(o, v) for p, o, v in seen["kafka"] if p == 2] == [(i, f"after-{i}".encode()) for i in range(30)]
+
+
+def _holds(spark: SparkSession, table: str, rows: int) -> bool:
+    return spark.table(table).count() >= rows
 
 
 def _wait(condition: Callable[[], bool], query: Any, what: str) -> None:
