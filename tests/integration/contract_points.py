@@ -34,6 +34,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "spark_trigger_latency": {"offered_msg_s": 200, "produce_seconds": 1.0, "topic_partitions": 1},
     "spark_topic_layout": {"layout": "topic per device", "devices": 2, "readings_seconds": 20},
     "spark_restart": {"first": 400, "second": 200, "topic_partitions": 1},
+    "spark_real_time": {"offered_msg_s": 200, "produce_seconds": 6.0, "topic_partitions": 1},
 }
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.
@@ -44,6 +45,7 @@ NOT_MEASURED = {
     "device_read": ["latency_p99_ms"],
     "spark_aggregate": ["bytes", "mb_s", "latency_p50_ms"],
     "spark_restart": ["seconds", "msg_s", "mb_s", "latency_p99_ms", "client_cpu_s"],
+    "spark_real_time": ["bytes", "mb_s", "client_cpu_s"],
 }
 
 

@@ -28,6 +28,7 @@ from workbench.errors import BenchError
 from workbench.streaming.ingestion import (
     spark_aggregate,
     spark_ingest,
+    spark_real_time,
     spark_restart,
     spark_topic_layout,
     spark_trigger_latency,
@@ -209,6 +210,24 @@ EXPERIMENTS: dict[str, Experiment] = {
             spark_trigger_latency,
             "record latency of a processing-time query at a fixed offered rate, by trigger interval",
             needs="spark",
+        ),
+        Experiment(
+            "spark_real_time",
+            spark_real_time,
+            "end-to-end latency of a Kafka -> Kafka query in Spark's real-time mode against micro-batches",
+            needs="spark",
+            shown=(
+                "mode",
+                "trigger",
+                "offered_msg_s",
+                "latency_p50_ms",
+                "latency_p99_ms",
+                "delivered",
+                "missing",
+                "duplicates",
+                "schedule_slips",
+            ),
+            spread_of=("latency_p50_ms", "latency_p99_ms"),
         ),
         Experiment(
             "spark_topic_layout",

@@ -6,10 +6,29 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["LATENCY_COLUMNS", "latency_summary"]
+__all__ = ["LATENCY_COLUMNS", "WARM_UP_S", "after_warm_up", "latency_summary"]
 
 #: The latency columns every result row carries, in milliseconds.
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")
+
+#: Seconds at the start of an offered load whose records are left out of latency figures.
+WARM_UP_S = 5.0
+
+
+def after_warm_up(sent_s: Sequence[float] | np.ndarray, started_s: float, warm_up_s: float = WARM_UP_S) -> np.ndarray:
+    """Which samples count: those of records sent `warm_up_s` seconds or more after the load began.
+
+    The one warm-up rule for open-loop latency. The first seconds of a run measure what
+    is still starting (a query's first batches, a JIT compiling, connections, a consumer's
+    first fetch), not the steady state; Spark's own benchmark drops its first batch for the
+    same reason. The rule is by send time, not by sample count, so it leaves out the same
+    stretch at any offered rate.
+
+    Args:
+        sent_s: each record's send time, seconds on the clock of `started_s`.
+        started_s: when the offered load began.
+    """
+    return np.asarray(sent_s, dtype=float) >= started_s + warm_up_s
 
 
 def latency_summary(seconds: Sequence[float] | np.ndarray) -> dict[str, float]:

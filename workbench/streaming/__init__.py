@@ -31,10 +31,12 @@ __all__ = [
     "KAFKA_FORMAT",
     "KafkaOptionError",
     "choose_connector",
+    "connector_name",
     "kafka_source",
     "official_connector_available",
     "source_options",
     "spark_session",
+    "spark_version",
     "stop_spark",
     "to_pandas",
 ]
@@ -95,6 +97,22 @@ def choose_connector(spark: SparkSession, profile: Profile, connector: Connector
     if present:
         return KAFKA_FORMAT, f"spark-sql-kafka-0-10 found on the classpath (spark.connector={wanted!r})"
     return FORMAT_NAME, "spark.connector is 'auto' and the spark-sql-kafka-0-10 jar is not on the classpath"
+
+
+def connector_name(spark: SparkSession, profile: Profile, connector: Connector | None = None) -> str:
+    """`kafka` (Spark's connector) or `workbench` (ours): what `kafka_source` reads with here.
+
+    The name a result row records in its `connector` column.
+    """
+    fmt, _ = choose_connector(spark, profile, connector)
+    return KAFKA_FORMAT if fmt == KAFKA_FORMAT else "workbench"
+
+
+def spark_version() -> str:
+    """The installed PySpark's version, read without importing it."""
+    from importlib.metadata import version
+
+    return version("pyspark")
 
 
 def source_options(target: Profile | Stack, **options: Any) -> dict[str, str]:

@@ -6,11 +6,11 @@
     read_cpu         where a read's CPU went, per row and by process
     aggregation      the windowed aggregation by shuffle partitions (`spark_aggregate`)
     trigger_latency  record latency by trigger interval, and the floors (`spark_trigger_latency`)
-    real_time        whether real-time mode takes the source
+    real_time        real-time mode against micro-batches, end to end (`spark_real_time`), and which source it takes
     topic_layout     one topic per device against one shared topic (`spark_topic_layout`)
     restart          nothing lost or twice across a restart (`spark_restart`)
 
-Each returns tidy rows and deletes the topics it wrote. The five `spark_*` functions are
+Each returns tidy rows and deletes the topics it wrote. The six `spark_*` functions are
 the Spark experiments `workbench bench` and `sweep` run (`workbench.bench.experiments`):
 one point, one contract row. Importing this package imports no pyspark.
 
@@ -23,7 +23,7 @@ from workbench.streaming.ingestion.aggregation import shuffle_sweep, spark_aggre
 from workbench.streaming.ingestion.ceiling import consumer_ceiling, reader_alone, source_vs_ceiling
 from workbench.streaming.ingestion.read_cpu import cpu_per_row, cpu_sentence
 from workbench.streaming.ingestion.reads import PLAIN_SINKS, SINKS, parallelism_sweep, rate_limit_runs, spark_ingest
-from workbench.streaming.ingestion.real_time import real_time_refusal
+from workbench.streaming.ingestion.real_time import MODES, real_time_latency, real_time_refusal, spark_real_time
 from workbench.streaming.ingestion.restart import restart_check, spark_restart
 from workbench.streaming.ingestion.runs import bench_session, ingest, spark_row, telemetry_topic, warm_up
 from workbench.streaming.ingestion.topic_layout import LAYOUTS, per_device_topics, spark_topic_layout
@@ -31,6 +31,7 @@ from workbench.streaming.ingestion.trigger_latency import spark_trigger_latency,
 
 __all__ = [
     "LAYOUTS",
+    "MODES",
     "PLAIN_SINKS",
     "SINKS",
     "bench_session",
@@ -42,12 +43,14 @@ __all__ = [
     "per_device_topics",
     "rate_limit_runs",
     "reader_alone",
+    "real_time_latency",
     "real_time_refusal",
     "restart_check",
     "shuffle_sweep",
     "source_vs_ceiling",
     "spark_aggregate",
     "spark_ingest",
+    "spark_real_time",
     "spark_restart",
     "spark_row",
     "spark_topic_layout",

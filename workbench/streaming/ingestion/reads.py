@@ -16,7 +16,7 @@ import pandas as pd
 from workbench.errors import BenchError
 from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
-from workbench.streaming import kafka_source
+from workbench.streaming import Connector, connector_name, kafka_source
 from workbench.streaming.ingestion.ceiling import consumer_ceiling
 from workbench.streaming.ingestion.runs import bench_session, ingest, spark_row, telemetry_topic
 
@@ -39,6 +39,7 @@ def _read_point(
     work_dir: Path,
     topic: str,
     params: dict[str, Any],
+    connector: Connector | None = None,
 ) -> tuple[dict[str, Any], pd.DataFrame]:
     """One measured read of `topic` as `params` say (see `spark_ingest`): its row and progress."""
     sink = params["sink"]
@@ -53,6 +54,7 @@ def _read_point(
             value_bytes=params["value_bytes"],
             resources=monitor.columns(),
             extra={"spark_tasks": 1},
+            connector="none",
         )
         return row, pd.DataFrame()
     options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
@@ -60,9 +62,10 @@ def _read_point(
         options["minPartitions"] = params["min_partitions"]
     if params["max_offsets_per_trigger"]:
         options["maxOffsetsPerTrigger"] = params["max_offsets_per_trigger"]
-    tasks = kafka_source(spark, stack, streaming=False, **options).rdd.getNumPartitions()
+    tasks = kafka_source(spark, stack, streaming=False, connector=connector, **options).rdd.getNumPartitions()
     with ResourceMonitor(stack.services, spark=True) as monitor:
-        measured, progress = ingest(spark, kafka_source(spark, stack, **options), work_dir, sink=sink)
+        frame = kafka_source(spark, stack, connector=connector, **options)
+        measured, progress = ingest(spark, frame, work_dir, sink=sink)
     row = spark_row(
         stack,
         "spark_ingest",
@@ -71,6 +74,7 @@ def _read_point(
         value_bytes=params["value_bytes"],
         resources=monitor.columns(),
         extra={"spark_tasks": tasks},
+        connector=connector_name(spark, stack.profile, connector),
     )
     return row, progress
 
@@ -103,11 +107,14 @@ def parallelism_sweep(
     min_partitions: int | None = 8,
     sinks: Sequence[str] = ("noop", "parquet"),
     value_bytes: int = 200,
+    connectors: Sequence[Connector | None] = (None,),
 ) -> pd.DataFrame:
     """msg/s by topic partitions (= Spark tasks), by sink, against the plain consumer: `spark_ingest` rows.
 
     Call `warm_up` first, so no run pays for Python worker start-up. With
     `min_partitions`, the one-partition topic is also read split into that many tasks.
+    `connectors` reads each point with each source (`kafka`, `workbench`; None: the
+    profile's), one after the other over the same topic.
     """
     rows: list[dict[str, Any]] = []
     for count in partitions:
@@ -118,7 +125,8 @@ def parallelism_sweep(
             for split in variants:
                 for sink in sinks:
                     params = _ingest_params(records, count, value_bytes, sink, split)
-                    rows.append(_read_point(spark, stack, work_dir, topic, params)[0])
+                    for connector in connectors:
+                        rows.append(_read_point(spark, stack, work_dir, topic, params, connector)[0])
             for sink in PLAIN_SINKS:
                 rows.append(
                     _read_point(spark, stack, work_dir, topic, _ingest_params(records, count, value_bytes, sink))[0]
@@ -160,6 +168,7 @@ def spark_ingest(
     sink: str = "noop",
     min_partitions: int | None = None,
     max_offsets_per_trigger: int | None = None,
+    connector: Connector | None = None,
     topic_prefix: str = "spark-tele",
 ) -> dict[str, Any]:
     """Read a fresh telemetry topic once with Spark (AvailableNow) or one plain consumer; one row.
@@ -170,6 +179,7 @@ def spark_ingest(
         sink: `noop`, `parquet`, `memory`, or `plain consumer` / `plain consumer, GC paused`
             (no Spark: the ceiling of a reader in this process).
         min_partitions, max_offsets_per_trigger: the source options, when set.
+        connector: `kafka` (Spark's) or `workbench` (ours) instead of the profile's choice.
 
     Raises:
         BenchError: an unknown sink.
@@ -183,4 +193,4 @@ def spark_ingest(
     with telemetry_topic(
         stack, records=records, partitions=topic_partitions, value_bytes=value_bytes, prefix=topic_prefix
     ) as topic:
-        return _read_point(spark, stack, work, topic, params)[0]
+        return _read_point(spark, stack, work, topic, params, connector)[0]

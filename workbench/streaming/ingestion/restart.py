@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import kafka
 from workbench.measure.contract import result_row
 from workbench.stack import Stack
-from workbench.streaming import Connector, kafka_source
+from workbench.streaming import Connector, connector_name, kafka_source, spark_version
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
 from workbench.streaming.pipelines import parse_readings, stopping, write_parquet
 from workbench.streaming.telemetry import generate_readings, produce_readings
@@ -89,7 +89,13 @@ def restart_check(
 
 
 def spark_restart(
-    stack: Stack, *, first: int = 40_000, second: int = 20_000, topic_partitions: int = 4, topic_prefix: str = ""
+    stack: Stack,
+    *,
+    first: int = 40_000,
+    second: int = 20_000,
+    topic_partitions: int = 4,
+    connector: Connector | None = None,
+    topic_prefix: str = "",
 ) -> dict[str, Any]:
     """`restart_check` as a row: `records` produced and the counts that show nothing lost or twice.
 
@@ -98,9 +104,15 @@ def spark_restart(
     `topic_prefix` is unused (the check names its own topic).
     """
     spark, work = bench_session(stack)
-    counts = restart_check(spark, stack, work, first=first, second=second, partitions=topic_partitions)
-    exact = counts["rows"] == counts["distinct_offsets"] == counts["log_records"] == counts["produced"]
-    params = {"first": first, "second": second, "topic_partitions": topic_partitions}
-    return result_row(
-        stack, experiment="spark_restart", params=params, records=counts["produced"], extra={**counts, "exact": exact}
+    counts = restart_check(
+        spark, stack, work, first=first, second=second, partitions=topic_partitions, connector=connector
     )
+    exact = counts["rows"] == counts["distinct_offsets"] == counts["log_records"] == counts["produced"]
+    params = {
+        "first": first,
+        "second": second,
+        "topic_partitions": topic_partitions,
+        "connector": connector_name(spark, stack.profile, connector),
+    }
+    extra = {**counts, "exact": exact, "spark_version": spark_version()}
+    return result_row(stack, experiment="spark_restart", params=params, records=counts["produced"], extra=extra)

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from workbench.errors import BenchError
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.stack import Stack
-from workbench.streaming import kafka_source
+from workbench.streaming import connector_name, kafka_source, spark_version
 from workbench.streaming.pipelines import device_windows, parse_readings
 from workbench.streaming.progress import progress_frame
 from workbench.streaming.telemetry import generate_readings, produce_readings
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PATIENCE_S",
     "WARMED_CONF",
+    "active_connector",
     "bench_session",
     "ingest",
     "spark_row",
@@ -162,23 +164,38 @@ def spark_row(
     value_bytes: int | None = None,
     resources: Mapping[str, float] | None = None,
     extra: Mapping[str, Any] | None = None,
+    connector: str | None = None,
 ) -> dict[str, Any]:
     """A contract row (`workbench.measure.contract`) from `ingest`'s measures: `seconds` is `exec_s`.
 
     `mb_s` needs the padded record size (`value_bytes`); without it (unpadded JSON) it is NaN.
+    The row names the Kafka source that read (`connector`: `kafka`, `workbench`, or `none`
+    for a plain consumer; by default the one the active session reads with) among its
+    parameters, so that a comparison never pairs one source's figures with the other's,
+    and the Spark version beside them.
     """
     records = measured["records"]
     rest = {k: v for k, v in measured.items() if k not in ("records", "msg_s", "exec_s", *params)}
     return result_row(
         stack,
         experiment=experiment,
-        params=params,
+        params={**params, "connector": connector or active_connector(stack)},
         records=records,
         payload_bytes=records * value_bytes if value_bytes else NOT_MEASURED,
         seconds=measured["exec_s"],
         resources=resources,
-        extra={**rest, **(extra or {})},
+        extra={**rest, **(extra or {}), "spark_version": spark_version()},
     )
+
+
+def active_connector(stack: Stack) -> str:
+    """The Kafka source the active Spark session reads this stack's profile with."""
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise BenchError("no active Spark session: start one with streaming.spark_session(profile)")
+    return connector_name(spark, stack.profile)
 
 
 #: Set to "true" on a session `bench_session` has warmed up. The mark lives in the session's

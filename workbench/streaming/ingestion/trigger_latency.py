@@ -22,7 +22,7 @@ from workbench import kafka
 from workbench.kafka.producing import Outgoing, enqueue
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.stack import Stack
-from workbench.streaming import kafka_source, to_pandas
+from workbench.streaming import connector_name, kafka_source, spark_version, to_pandas
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session, wait_rows
 from workbench.streaming.pipelines import stopping
 from workbench.streaming.progress import DURATIONS, progress_frame
@@ -83,6 +83,7 @@ def _latency_point(
         # a Python source reading nothing about 1.5 x python_floor_over_floor.
         "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NOT_MEASURED,
         "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
+        "spark_version": spark_version(),
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
         "batches": len(busy),
         "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NOT_MEASURED,
@@ -95,7 +96,7 @@ def _latency_point(
     row = result_row(
         stack,
         experiment="spark_trigger_latency",
-        params=params,
+        params={**params, "connector": connector_name(spark, stack.profile)},
         records=len(records),
         seconds=produced[0] if produced else NOT_MEASURED,
         latencies=latency.to_numpy(),
