@@ -11,6 +11,7 @@ queries with DuckDB, pandas or Spark like the result tables beside it:
 | `status`, `error` | `ok` or `failed`, and why |
 | `profile`, `git_revision` | what ran, from which commit |
 | `workbench`, `confluent_kafka`, `librdkafka`, `pyspark`, `python`, `broker`, `proxy` | versions |
+| `spark_connector` | the Kafka source Spark reads with: `kafka` (Spark's connector), `workbench`, `auto` |
 | `hostname`, `cpu_cores`, `memory_gib`, `load_avg_1m` | the machine, load average taken before the run |
 | `parameters`, `output` | the run's parameters as JSON; where its report is |
 
@@ -121,11 +122,12 @@ def run_facts() -> dict[str, Any]:
 
 def _services(profile: Profile) -> dict[str, str]:
     """What serves Kafka and REST: the embedded stack's broker as it runs (`kafka 4.4.0 x3`);
-    a cluster's are not asked, but a profile that says its broker is Tansu is believed."""
+    a cluster's are not asked, but a profile that says its broker is Tansu is believed. And
+    which Kafka source Spark reads with (`spark.connector`; each Spark row names the one it used)."""
     from workbench.stack import broker_description
 
     proxy = f"workbench restproxy {workbench_version()}" if profile.embedded else "not asked"
-    return {"broker": broker_description(profile), "proxy": proxy}
+    return {"broker": broker_description(profile), "proxy": proxy, "spark_connector": profile.spark.connector}
 
 
 def _now() -> dt.datetime:

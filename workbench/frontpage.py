@@ -154,7 +154,25 @@ HEADLINES: dict[str, tuple[Headline, ...]] = {
         ),
     ),
     "09_spark_ingestion": (
-        Headline("spark_parallelism", "msg_s", "Spark read msg/s into the noop sink", {"sink": "noop"}),
+        Headline(
+            "spark_parallelism",
+            "msg_s",
+            "Spark read msg/s into the noop sink, Spark's Kafka connector",
+            {"sink": "noop", "connector": "kafka"},
+        ),
+        Headline(
+            "spark_parallelism",
+            "msg_s",
+            "Spark read msg/s into the noop sink, the workbench's source",
+            {"sink": "noop", "connector": "workbench"},
+        ),
+        Headline(
+            "spark_real_time",
+            "latency_p50_ms",
+            "end-to-end p50 ms, real-time mode, 1,000 records/s offered",
+            {"mode": "real-time", "trigger": "5 seconds", "offered_msg_s": 1000},
+            "lower",
+        ),
         Headline(
             "spark_trigger_latency",
             "latency_p95_ms",

@@ -9,7 +9,9 @@ the same on both (`local[2]` and `local[*]` are one thing on two cores). A noteb
 that does branch on the profile (01's buffer-time variants, 02's durability text, 05's
 scale-out, 10's Schema Registry, 00's learner and `workbench course`) runs on both, and
 so does one whose results depend on the broker: 06's KIP-848 group joins and 08's live
-partition growth happen on Kafka, and on Tansu (the foreign cluster) are refused.
+partition growth happen on Kafka, and on Tansu (the foreign cluster) are refused; 09 reads
+Kafka with Spark's connector and ours and runs real-time mode on Kafka, and only with ours
+on the foreign cluster.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ RUN_ONCE = frozenset(
         "03_consumer_tuning",
         "04_message_size",
         "07_per_device_topics",
-        "09_spark_ingestion",
     }
 )
 
@@ -51,6 +52,7 @@ TUNING = {
     "05_proxy_scale_out": ["proxy_scale_out"],
     "06_topics_vs_partitions": ["topics_vs_partitions", "group_join"],
     "08_partition_sizing": ["partition_sizing", "partition_growth", "partition_growth_live"],
+    "09_spark_ingestion": ["spark_parallelism", "spark_rate_limit", "spark_real_time", "spark_restart"],
     "10_schema_formats": ["format_produce", "registry_lookups"],
 }
 
@@ -141,10 +143,11 @@ def _partition_sizing(report: Report, profile: Profile) -> None:
 
 
 def _spark_ingestion(report: Report, profile: Profile) -> None:
+    _tuning("09_spark_ingestion")(report, profile)
     restart = results.load("spark_restart", run_id=report.run_id, profile=profile)
-    assert len(restart) == 1
-    row = restart.iloc[0]
-    assert row["rows"] == row["distinct_offsets"] == row["log_records"] == row["produced"] == 7_500
+    assert sorted(restart["connector"]) == ["kafka", "workbench"]  # each source restarted exactly once
+    assert (restart["rows"] == restart["distinct_offsets"]).all() and (restart["produced"] == 7_500).all()
+    assert (restart["rows"] == restart["log_records"]).all() and (restart["rows"] == restart["produced"]).all()
 
     limited = results.load("spark_rate_limit", run_id=report.run_id, profile=profile)
     assert (limited["records"] == 20_000).all()
@@ -156,12 +159,20 @@ def _spark_ingestion(report: Report, profile: Profile) -> None:
 
     sweep = results.load("spark_parallelism", run_id=report.run_id, profile=profile)
     spark_reads = sweep[~sweep["sink"].str.startswith("plain consumer")]
-    assert (spark_reads["spark_jvm_cpu_s"] > 0).all() and (spark_reads["spark_python_cpu_s"] > 0).all()
+    assert sorted(spark_reads["connector"].unique()) == ["kafka", "workbench"]
+    assert (spark_reads["spark_jvm_cpu_s"] > 0).all()
+    assert (spark_reads.loc[spark_reads["connector"] == "workbench", "spark_python_cpu_s"] > 0).all()
+    assert (spark_reads["spark_version"] == "4.2.0").all()
+
+    real_time = results.load("spark_real_time", run_id=report.run_id, profile=profile)
+    assert sorted(real_time["mode"]) == ["micro-batch", "real-time"]
+    assert (real_time["delivered"] == real_time["records"]).all() and (real_time["duplicates"] == 0).all()
 
     html = _html(report, "09_spark_ingestion")
     assert "nothing lost, nothing duplicated" in html
     assert "µs of CPU</strong>" in html and "of them busy" in html
-    assert "Kafka source: <code>workbench_kafka</code>" in html or "workbench_kafka" in html
+    assert "Kafka source: <code>kafka</code>" in html and "of Spark's connector's rows/s" in html
+    assert "Spark publishes 70 ms at p50" in html
 
 
 CHECKS: dict[str, Check] = {

@@ -16,7 +16,15 @@ from workbench.stack import Stack
 ON_THREE_BROKERS = {"02_producer_tuning"}
 
 
-@pytest.mark.parametrize("notebook", sorted(set(TUNING) - RUN_ONCE - ON_THREE_BROKERS))
+def _marks(notebook: str) -> pytest.MarkDecorator | tuple[()]:
+    """09 shares the worker of the foreign cluster's 09: two Spark applications starting at
+    once on two cores lose their Python workers (see conftest.py)."""
+    return pytest.mark.xdist_group("spark-notebooks") if notebook == "09_spark_ingestion" else ()
+
+
+@pytest.mark.parametrize(
+    "notebook", [pytest.param(n, marks=_marks(n)) for n in sorted(set(TUNING) - RUN_ONCE - ON_THREE_BROKERS)]
+)
 def test_notebook_runs_quick_and_records_its_results(stack: Stack, notebook: str) -> None:
     report = run_report(stack.profile, notebooks=[notebook], overrides={"quick": True, "solutions": True})
     check_quick_run(report, stack.profile, notebook)

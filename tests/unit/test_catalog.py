@@ -28,6 +28,7 @@ def test_a_run_is_catalogued_with_its_facts(profile: Profile) -> None:
     assert row["cpu_cores"] >= 1 and row["memory_gib"] > 0 and row["load_avg_1m"] >= 0
     assert row["librdkafka"] and row["pyspark"] and row["python"] and row["git_revision"]
     assert row["broker"].startswith("kafka 4.") and row["proxy"].startswith("workbench restproxy ")
+    assert row["spark_connector"] == "kafka"
     assert row["ended_at"] >= row["started_at"]
     assert catalog.catalog_path(profile).parent.name == "catalog"  # not among the experiments' tables
 

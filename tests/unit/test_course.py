@@ -67,6 +67,13 @@ LIMITED = pd.DataFrame(
     {"max_offsets_per_trigger": [None, 5_000], "max_batch_rows": [20_000, 5_000], "median_batch_ms": [1_700.0, 650.0]}
 )
 SHUFFLES = _grid(["shuffle_partitions"], [(1, 5_000.0), (8, 3_000.0)], ["msg_s"])
+REAL_TIME = pd.DataFrame(
+    {
+        "mode": ["real-time", "real-time", "micro-batch", "micro-batch", "micro-batch"],
+        "offered_msg_s": [1_000, 10_000, 1_000, 1_000, 10_000],
+        "latency_p50_ms": [40.0, 80.0, 200.0, 900.0, 400.0],
+    }
+)
 FORMATS = pd.DataFrame(
     {
         "point_label": [f"native · {f}" for f in ("binary", "json", "avro", "jsonschema", "protobuf")],
@@ -130,6 +137,7 @@ CASES = [
     ("08", "keys_moved", (KEYS,), None, 0.1, "too low"),
     ("09", "max_offsets", (LIMITED,), 10_000, 20_000, "would take about"),
     ("09", "shuffle_partitions", (SHUFFLES,), 1, 8, "60% of the fastest"),
+    ("09", "real_time_ratio", (REAL_TIME,), 5.0, 20, "too high"),
     ("10", "smaller_format", (FORMATS,), "protobuf", "json", "too many bytes"),
 ]
 JUNK = [..., "a lot", [1, 2], {"nonsense": 1}, float("nan"), True, object(), -1, "", 10**400]
@@ -242,7 +250,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 18 exercises passed" in shown.stdout and "linus: 0 of 18" in shown.stdout
+    assert "ada: 1 of 19 exercises passed" in shown.stdout and "linus: 0 of 19" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

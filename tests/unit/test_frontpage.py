@@ -52,6 +52,7 @@ def test_every_headline_names_a_notebook_and_a_table_it_records() -> None:
 PINNED = {
     "end_to_end_latency": {"path", "offered_msg_s"},
     "spark_trigger_latency": {"trigger", "offered_msg_s"},
+    "spark_real_time": {"mode", "trigger", "offered_msg_s"},
     "registry_lookups": {"cached"},
 }
 

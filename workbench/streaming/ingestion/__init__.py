@@ -2,6 +2,7 @@
 
     runs             a fresh telemetry topic, one query run to its end and timed, a warm session
     ceiling          one plain consumer, and the source's reader without Spark
+    connectors       Spark's Kafka connector against the workbench's source, side by side
     reads            partitions, sinks and source options (`spark_ingest`)
     read_cpu         where a read's CPU went, per row and by process
     aggregation      the windowed aggregation by shuffle partitions (`spark_aggregate`)
@@ -21,9 +22,21 @@ one point, one contract row. Importing this package imports no pyspark.
 
 from workbench.streaming.ingestion.aggregation import shuffle_sweep, spark_aggregate
 from workbench.streaming.ingestion.ceiling import consumer_ceiling, reader_alone, source_vs_ceiling
+from workbench.streaming.ingestion.connectors import (
+    PARITY_GOAL,
+    available_connectors,
+    connector_sentence,
+    connector_table,
+)
 from workbench.streaming.ingestion.read_cpu import cpu_per_row, cpu_sentence
 from workbench.streaming.ingestion.reads import PLAIN_SINKS, SINKS, parallelism_sweep, rate_limit_runs, spark_ingest
-from workbench.streaming.ingestion.real_time import MODES, real_time_latency, real_time_refusal, spark_real_time
+from workbench.streaming.ingestion.real_time import (
+    MODES,
+    real_time_latency,
+    real_time_refusal,
+    real_time_sentence,
+    spark_real_time,
+)
 from workbench.streaming.ingestion.restart import restart_check, spark_restart
 from workbench.streaming.ingestion.runs import bench_session, ingest, spark_row, telemetry_topic, warm_up
 from workbench.streaming.ingestion.topic_layout import LAYOUTS, per_device_topics, spark_topic_layout
@@ -32,9 +45,13 @@ from workbench.streaming.ingestion.trigger_latency import spark_trigger_latency,
 __all__ = [
     "LAYOUTS",
     "MODES",
+    "PARITY_GOAL",
     "PLAIN_SINKS",
     "SINKS",
+    "available_connectors",
     "bench_session",
+    "connector_sentence",
+    "connector_table",
     "consumer_ceiling",
     "cpu_per_row",
     "cpu_sentence",
@@ -45,6 +62,7 @@ __all__ = [
     "reader_alone",
     "real_time_latency",
     "real_time_refusal",
+    "real_time_sentence",
     "restart_check",
     "shuffle_sweep",
     "source_vs_ceiling",

@@ -44,6 +44,7 @@ def cpu_per_row(sweep: pd.DataFrame) -> pd.DataFrame:
         measured = [seconds for seconds in cpu.values() if seconds == seconds]
         lines.append(
             {
+                "connector": read.get("connector", "workbench"),
                 "sink": read["sink"],
                 "topic_partitions": read["topic_partitions"],
                 "min_partitions": read.get("min_partitions"),
@@ -61,6 +62,8 @@ def cpu_sentence(cpu: pd.DataFrame, cores: int | None = None) -> str:
     machine's `cores` (default: all of this one's)."""
     cores = cores or os.cpu_count() or 1
     spark = cpu[(cpu.sink == "noop") & cpu.min_partitions.isna()]
+    if spark.connector.nunique() > 1:  # both sources were measured: Spark's connector speaks here
+        spark = spark[spark.connector == "kafka"]
     plain = cpu[cpu.sink == PLAIN_SINKS[1]]
     if spark.empty or plain.empty:
         return "No noop read and GC-paused plain read to compare CPU with."
@@ -70,8 +73,10 @@ def cpu_sentence(cpu: pd.DataFrame, cores: int | None = None) -> str:
     def parts(row: pd.Series, names: Sequence[str]) -> str:
         return ", ".join(f"{name} {row[name]:.2f}" for name in names if row[name] == row[name])
 
+    source = "Spark's connector" if ours.connector == "kafka" else "the workbench's source"
     return (
-        f"Per row ({fewest} partition{'s' if fewest > 1 else ''}), Spark's read cost **{ours.total:.2f} µs of CPU** "
+        f"Per row ({fewest} partition{'s' if fewest > 1 else ''}), Spark's read through {source} cost "
+        f"**{ours.total:.2f} µs of CPU** "
         f"({parts(ours, list(_SPARK_READ_CPU.values()))}), **{ours.total / theirs.total:.1f}x** the plain consumer's "
         f"{theirs.total:.2f} µs ({parts(theirs, list(_PLAIN_READ_CPU.values()))}), on the same {cores} cores; "
         f"over the query's life, start and stop included, it kept {ours.cores_busy:.1f} of them busy."
