@@ -58,3 +58,22 @@ def test_real_time_mode_takes_sparks_connector_and_refuses_a_python_source(
 def test_bad_parameters_are_one_line_before_any_query(stack: Stack, params: dict[str, object], message: str) -> None:
     with pytest.raises(BenchError, match=message):
         spark_real_time(stack, **params)  # type: ignore[arg-type]
+
+
+def test_more_partitions_than_task_slots_is_refused_before_it_could_hang(
+    spark: SparkSession, stack: Stack, tmp_path: Path
+) -> None:
+    """Real-time mode would wait for slots that never come free: refused in one line instead."""
+    slots = spark.sparkContext.defaultParallelism
+    with pytest.raises(
+        BenchError, match=f"{slots + 1} partitions need {slots + 1} slots, and this session has {slots}"
+    ):
+        real_time_latency(
+            spark,
+            stack,
+            tmp_path,
+            rates=[100],
+            seconds=6.0,
+            triggers=[("real-time", "5 seconds")],
+            partitions=slots + 1,
+        )

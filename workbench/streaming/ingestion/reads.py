@@ -113,8 +113,9 @@ def parallelism_sweep(
 
     Call `warm_up` first, so no run pays for Python worker start-up. With
     `min_partitions`, the one-partition topic is also read split into that many tasks.
-    `connectors` reads each point with each source (`kafka`, `workbench`; None: the
-    profile's), one after the other over the same topic.
+    `connectors` are the sources to read with (`kafka`, `workbench`; None: the profile's):
+    the first reads every point, the others the unsplit noop read of each topic, one
+    after the other over the same topic (enough to compare the sources themselves).
     """
     rows: list[dict[str, Any]] = []
     for count in partitions:
@@ -125,7 +126,9 @@ def parallelism_sweep(
             for split in variants:
                 for sink in sinks:
                     params = _ingest_params(records, count, value_bytes, sink, split)
-                    for connector in connectors:
+                    for n, connector in enumerate(connectors):
+                        if n and (sink != "noop" or split):  # the others: the plain noop read only
+                            continue
                         rows.append(_read_point(spark, stack, work_dir, topic, params, connector)[0])
             for sink in PLAIN_SINKS:
                 rows.append(

@@ -121,7 +121,7 @@ def _start(writer: Any, mode: Mode, trigger: str) -> StreamingQuery:
 def _check(mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int) -> None:
     if mode not in MODES:
         raise BenchError(f"mode must be one of {list(MODES)}, got {mode!r}")
-    if mode == "real-time" and _seconds(trigger) < 5:
+    if _seconds(trigger) < 5 and mode == "real-time":
         raise BenchError(f"real-time mode checkpoints at least every 5 s: trigger {trigger!r} is shorter")
     if not 1 <= offered_msg_s <= 100_000:
         raise BenchError(f"offered_msg_s must be between 1 and 100,000, got {offered_msg_s}")
@@ -137,18 +137,13 @@ _UNIT_S = {"millisecond": 0.001, "second": 1.0, "minute": 60.0}
 def _seconds(trigger: str) -> float:
     """A Spark interval string (`5 seconds`, `100 milliseconds`) in seconds."""
     amount, _, unit = trigger.strip().partition(" ")
-    scale = {
-        "millisecond": 0.001,
-        "milliseconds": 0.001,
-        "second": 1.0,
-        "seconds": 1.0,
-        "minute": 60.0,
-        "minutes": 60.0,
-    }
     try:
-        return float(amount) * scale[unit.strip()]
+        seconds = float(amount) * _UNIT_S[unit.strip().removesuffix("s")]
     except (ValueError, KeyError):
-        raise BenchError(f"not a trigger interval: {trigger!r} (e.g. '5 seconds', '100 milliseconds')") from None
+        seconds = -1.0
+    if not 0 <= seconds <= 3600:
+        raise BenchError(f"not a trigger interval: {trigger!r} (e.g. '5 seconds', '100 milliseconds')")
+    return seconds
 
 
 def _point(
@@ -159,6 +154,12 @@ def _point(
     name = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     source, sink = f"{name}-in", f"{name}-out"
     partitions = params["topic_partitions"]
+    slots = spark.sparkContext.defaultParallelism
+    if mode == "real-time" and partitions > slots:
+        raise BenchError(
+            f"real-time mode holds one task slot per input partition for as long as it runs: "
+            f"{partitions} partitions need {partitions} slots, and this session has {slots}"
+        )
     checkpoint = work_dir / f"{name}-checkpoint"
     with stack.temporary_topics({source: partitions, sink: partitions}):
         try:
