@@ -174,6 +174,13 @@ class KafkaCluster:
             # As Kafka's stock server.properties: a development broker does not wait 3 s for
             # more members before a new group's first rebalance.
             "group.initial.rebalance.delay.ms": "0",
+            # A share group's record lock (`share.record.lock.duration.ms`, 30 s by default)
+            # and member session may be set as short as 1 s and 6 s per group, so a notebook
+            # or a test shows a redelivery or a dead member in seconds (Kafka's floors are
+            # 15 s and 45 s); the defaults stay Kafka's.
+            "group.share.min.record.lock.duration.ms": "1000",
+            "group.share.min.session.timeout.ms": "6000",
+            "group.share.min.heartbeat.interval.ms": "500",
             "num.partitions": "1",
             # The active controller appends a no-op record to the metadata log this often
             # when nothing changes (KIP-835; Kafka's default 500 ms): at 5 s an idle node
