@@ -181,6 +181,20 @@ HEADLINES: dict[str, tuple[Headline, ...]] = {
             "lower",
         ),
     ),
+    "11_share_groups": (
+        Headline(
+            "share_consume",
+            "msg_s",
+            "share group records/s, 8 members on 4 partitions, 20 ms per record",
+            {"kind": "share group", "members": 8, "processing_ms": 20},
+        ),
+        Headline(
+            "share_consume",
+            "msg_s",
+            "consumer group records/s, 8 members on 4 partitions, 20 ms per record",
+            {"kind": "consumer group", "members": 8, "processing_ms": 20},
+        ),
+    ),
     "10_schema_formats": (
         Headline("format_produce", "msg_s", "proxy produce msg/s, json", {"path": "proxy", "format": "json"}),
         Headline("registry_lookups", "latency_p50_ms", "uncached registry lookup p50 ms", {"cached": False}, "lower"),

@@ -54,6 +54,7 @@ TUNING = {
     "08_partition_sizing": ["partition_sizing", "partition_growth", "partition_growth_live"],
     "09_spark_ingestion": ["spark_parallelism", "spark_rate_limit", "spark_real_time", "spark_restart"],
     "10_schema_formats": ["format_produce", "registry_lookups"],
+    "11_share_groups": ["share_consume"],
 }
 
 
@@ -175,10 +176,23 @@ def _spark_ingestion(report: Report, profile: Profile) -> None:
     assert "Spark publishes 70 ms at p50" in html
 
 
+def _share_groups(report: Report, profile: Profile) -> None:
+    _tuning("11_share_groups")(report, profile)
+    rows = results.load("share_consume", run_id=report.run_id, profile=profile)
+    assert set(rows["kind"]) == {"consumer group", "share group"}
+    assert rows["complete"].all() and (rows["records"] > 0).all()
+    groups = rows[rows["kind"] == "consumer group"]
+    assert (groups["busy_members"] <= 4).all() and (groups["keys_out_of_order"] == 0).all()  # 4 partitions
+    html = _html(report, "11_share_groups")
+    assert "share groups: <strong>yes</strong>" in html
+    assert "records were accepted, each once" in html and "200 of 200" in html
+
+
 CHECKS: dict[str, Check] = {
     **{notebook: _tuning(notebook) for notebook in TUNING},
     "06_topics_vs_partitions": _topics_vs_partitions,
     "07_per_device_topics": _per_device_topics,
     "08_partition_sizing": _partition_sizing,
     "09_spark_ingestion": _spark_ingestion,
+    "11_share_groups": _share_groups,
 }

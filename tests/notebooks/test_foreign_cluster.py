@@ -33,6 +33,7 @@ RECORDS = {
     "08_partition_sizing": "partition_sizing",
     "09_spark_ingestion": "spark_restart",
     "10_schema_formats": "format_produce",  # binary and JSON: "their" cluster has no Schema Registry
+    "11_share_groups": "share_consume",  # consumer groups only: Tansu has no share groups
 }
 
 
@@ -86,5 +87,8 @@ def test_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster:
     assert set(outcomes) == exercise_labels([notebook]) and set(outcomes.values()) <= {"pass", "skipped"}, outcomes
     if notebook == "10_schema_formats":
         assert outcomes["10.1"] == "skipped"  # the schema formats need a Schema Registry
+    if notebook == "11_share_groups":  # said in one line; the consumer-group side measured
+        assert set(rows["kind"]) == {"consumer group"}
+        assert "this broker has no share groups" in (report.directory / "11_share_groups.html").read_text()
     admin = {**profile.kafka.for_role("admin"), "bootstrap.servers": foreign_cluster.bootstrap_servers}
     assert kafka.list_topics(admin) == []  # nothing the notebook wrote is left on "their" cluster

@@ -67,6 +67,15 @@ LIMITED = pd.DataFrame(
     {"max_offsets_per_trigger": [None, 5_000], "max_batch_rows": [20_000, 5_000], "median_batch_ms": [1_700.0, 650.0]}
 )
 SHUFFLES = _grid(["shuffle_partitions"], [(1, 5_000.0), (8, 3_000.0)], ["msg_s"])
+GROUPS = pd.DataFrame(
+    {
+        "kind": ["consumer group", "consumer group", "share group"],
+        "members": [4, 8, 8],
+        "processing_ms": [50.0, 50.0, 50.0],
+        "topic_partitions": [4, 4, 4],
+        "msg_s": [78.0, 80.0, 150.0],
+    }
+)
 REAL_TIME = pd.DataFrame(
     {
         "mode": ["real-time", "real-time", "micro-batch", "micro-batch", "micro-batch"],
@@ -139,6 +148,7 @@ CASES = [
     ("09", "shuffle_partitions", (SHUFFLES,), 1, 8, "60% of the fastest"),
     ("09", "real_time_ratio", (REAL_TIME,), 5.0, 20, "too high"),
     ("10", "smaller_format", (FORMATS,), "protobuf", "json", "too many bytes"),
+    ("11", "group_ceiling", (GROUPS,), 80, 300, "too high"),
 ]
 JUNK = [..., "a lot", [1, 2], {"nonsense": 1}, float("nan"), True, object(), -1, "", 10**400]
 IDS = [f"{n}.{k}" for n, k, *_ in CASES]
@@ -146,7 +156,7 @@ IDS = [f"{n}.{k}" for n, k, *_ in CASES]
 
 def test_every_exercise_of_the_course_is_covered_here() -> None:
     assert sorted((e.notebook, e.key) for e in course.catalogue()) == sorted((n, k) for n, k, *_ in CASES)
-    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(11)}
+    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(12)}
 
 
 @pytest.mark.parametrize(("notebook", "key", "measured", "reference", "wrong", "said"), CASES, ids=IDS)
@@ -250,7 +260,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 19 exercises passed" in shown.stdout and "linus: 0 of 19" in shown.stdout
+    assert "ada: 1 of 20 exercises passed" in shown.stdout and "linus: 0 of 20" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

@@ -24,6 +24,7 @@ from workbench.bench.http_floor import http_floor
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.schema_registry import registry_lookups
+from workbench.bench.share import share_consume
 from workbench.errors import BenchError
 from workbench.streaming.ingestion import (
     spark_aggregate,
@@ -182,6 +183,13 @@ EXPERIMENTS: dict[str, Experiment] = {
             needs="brokers",
             shown=("acks", "idempotence", "stall_ms", "new_leader_ms", "acknowledged", "failed", "lost", "duplicates"),
             spread_of=("stall_ms",),
+        ),
+        Experiment(
+            "share_consume",
+            share_consume,
+            "records/s of a share group against a consumer group, by members and processing time per record",
+            needs="share groups",
+            shown=("kind", "members", "processing_ms", "records", "msg_s", "busy_members", "duplicates"),
         ),
         Experiment(
             "topic_count",

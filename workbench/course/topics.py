@@ -1,4 +1,4 @@
-"""Exercises of the topic-design notebooks (06-08), each judged with the run's own figures."""
+"""Exercises of the topic-design notebooks (06-08, 11), each judged with the run's own figures."""
 
 from __future__ import annotations
 
@@ -18,8 +18,16 @@ from workbench.course.exercise import (
     register,
     within,
 )
+from workbench.numbers import format_number
 
-__all__ = ["CreateTenThousand", "KeysMoved", "MetadataAtFiveThousand", "OneDevicesPartition", "PartitionsForTarget"]
+__all__ = [
+    "ConsumerGroupCeiling",
+    "CreateTenThousand",
+    "KeysMoved",
+    "MetadataAtFiveThousand",
+    "OneDevicesPartition",
+    "PartitionsForTarget",
+]
 
 
 def _rows(frame: Any, columns: Sequence[str], missing: str) -> pd.DataFrame:
@@ -221,3 +229,47 @@ class KeysMoved(Exercise):
         if ok:
             return True, f"{share:.1%}; {moved:.1%} of the keys moved ({how}; ideally 1 - 6/18 = 66.7 %)"
         return False, f"{share:.1%} is {'too high' if share > moved else 'too low'}: {how}"
+
+
+@register
+class ConsumerGroupCeiling(Exercise):
+    notebook, key, number = "11", "group_ceiling", 1
+    title = "Predict a consumer group's records/s with more members than partitions"
+    section = "1 · Members past the partition count"
+    form = "a number of records per second"
+
+    def figures(self, grid: pd.DataFrame) -> Figures:
+        rows = _rows(grid, ["kind", "members", "processing_ms", "msg_s"], "section 1 measured no consumer group")
+        groups = rows[rows["kind"] == "consumer group"]
+        if groups.empty:
+            raise NotMeasured("section 1 measured no consumer group")
+        slowest = float(groups["processing_ms"].max())
+        at = groups[groups["processing_ms"] == slowest]
+        most = int(at["members"].max())
+        partitions = int(at["topic_partitions"].iloc[0]) if "topic_partitions" in at else 4
+        return {
+            "processing_ms": plain(slowest),
+            "members": most,
+            "partitions": partitions,
+            "msg_s": float(at[at["members"] == most]["msg_s"].median()),
+        }
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"A consumer group of **{figures['members']} members** reads a topic of {figures['partitions']} "
+            f"partitions, spending **{format_number(figures['processing_ms'])} ms** on each record. Before looking "
+            "at section 1's chart, how many records per second does the group process? Within 25 % of the run "
+            "passes."
+        )
+
+    def solve(self, figures: Figures) -> int:
+        return round(float(figures["msg_s"]))
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        rate = as_number(answer, "records per second")
+        bound = min(figures["members"], figures["partitions"]) * 1000 / max(figures["processing_ms"], 0.001)
+        how = (
+            f"only {min(figures['members'], figures['partitions'])} members hold a partition, each at most "
+            f"1,000 / {format_number(figures['processing_ms'])} records/s: at most {bound:,.0f} records/s"
+        )
+        return prediction(rate, figures["msg_s"], within(rate, figures["msg_s"], 0.25), "records/s", how)

@@ -1,0 +1,573 @@
+"""Share groups (KIP-932, Kafka 4.2+) against consumer groups: who helps, what comes twice, what order holds.
+
+A consumer group gives each partition to one member: past the partition count, a new
+member waits idle, so partitions are the unit of parallelism and a topic is sized for its
+slowest consumer. A share group lets any number of members read the same partition: the
+broker hands each record to one member under a time lock (`share.record.lock.duration.ms`),
+and the member accepts it (done), releases it (another may take it) or rejects it (never
+again). A lock that runs out, a member that dies, a release: the record comes again with a
+higher delivery count. What it gives up is order: two records of one key may be processed
+by two members at once.
+
+`run_group` reads one pre-filled topic with N members of either kind, each spending
+`processing_ms` on every record (a sleep: the work a real consumer does between polls,
+without using a core), until every record has been processed; every delivery is kept,
+so the row can say what came twice and what came out of order. `redelivery_run` shows a
+release and a member killed mid-batch.
+
+The broker hands a share member whole record batches (as the producer wrote them): a
+producer that put 300 records in one batch makes one unit of work that one member takes,
+however many members wait (measured: 4 members on one partition, 300 records in one
+batch: one member read all 300; in 300 batches of one: 75 each). librdkafka 2.16 has no
+KIP-1206 `record_limit` acquisition, so the topic's batching decides how finely a share
+group can share.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+import pandas as pd
+from confluent_kafka import AcknowledgeType, Consumer, KafkaException, ShareConsumer
+from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+from workbench import kafka
+from workbench.config import KafkaConf
+from workbench.numbers import format_number
+from workbench.stack import Stack
+from workbench.topics.errors import TopicDesignError
+
+__all__ = [
+    "Delivery",
+    "FIRST_RECORD_S",
+    "GroupRun",
+    "KINDS",
+    "Kind",
+    "Redelivery",
+    "conclusions",
+    "configure_share_group",
+    "fill_for_sharing",
+    "order_breaks",
+    "redelivery_check",
+    "redelivery_run",
+    "redelivery_sentence",
+    "run_group",
+    "scaling_sentence",
+    "share_consumer_conf",
+    "share_groups_missing",
+]
+
+Kind = Literal["consumer group", "share group"]
+KINDS: tuple[Kind, Kind] = ("consumer group", "share group")
+
+#: librdkafka refuses these on a share consumer (rdkafka_conf.c): dropped from the profile's settings.
+_NOT_FOR_SHARE = ("allow.auto.create.topics", "auto.offset.reset", "enable.partition.eof", "group.remote.assignor")
+_CLIENT_ONLY = ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.interval.ms", "group.protocol")
+#: How long a member may go without a first record before the run gives up on the broker.
+FIRST_RECORD_S = 20.0
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One record handed to one member and processed by it."""
+
+    member: int
+    partition: int
+    offset: int
+    key: bytes | None
+    count: int  # the broker's delivery count (a consumer group has none: 1)
+    done_s: float  # perf_counter when the member finished it
+
+
+@dataclass
+class GroupRun:
+    """Every delivery of one run, and what they add up to."""
+
+    kind: Kind
+    members: int
+    processing_ms: float
+    records: int
+    deliveries: list[Delivery] = field(default_factory=list)
+    started_s: float = 0.0
+    complete: bool = False
+
+    @property
+    def unique(self) -> int:
+        return len({(d.partition, d.offset) for d in self.deliveries})
+
+    @property
+    def duplicates(self) -> int:
+        return len(self.deliveries) - self.unique
+
+    @property
+    def first_record_s(self) -> float:
+        """From the start until the first record was taken: the members joining and fetching."""
+        if not self.deliveries:
+            return float("nan")
+        return min(d.done_s for d in self.deliveries) - self.processing_ms / 1000 - self.started_s
+
+    @property
+    def seconds(self) -> float:
+        """From the first record taken to the last one processed: the group at work, its joining left out."""
+        if not self.deliveries:
+            return 0.0
+        return max(d.done_s for d in self.deliveries) - self.started_s - self.first_record_s
+
+    @property
+    def msg_s(self) -> float:
+        return self.unique / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def busy_members(self) -> int:
+        """Members that processed at least one record."""
+        return len({d.member for d in self.deliveries})
+
+
+def share_consumer_conf(stack: Stack, group: str) -> KafkaConf:
+    """A share consumer's settings: the profile's connection settings without the keys a
+    share consumer refuses, explicit acknowledgement, and `group`."""
+    conf = {k: v for k, v in stack.kafka_config("consumer").items() if k not in (*_NOT_FOR_SHARE, *_CLIENT_ONLY)}
+    return {**conf, "group.id": group, "share.acknowledgement.mode": "explicit"}
+
+
+def configure_share_group(stack: Stack, group: str, *, lock_ms: int = 30_000) -> None:
+    """Before its first member joins: read from the earliest record, lock records for
+    `lock_ms`, notice a dead member after 6 s (the embedded broker's floors: 1 s, 6 s).
+
+    Raises:
+        TopicDesignError: the broker refused a setting (a floor above these, an old broker).
+    """
+    settings = {
+        "share.auto.offset.reset": "earliest",
+        "share.record.lock.duration.ms": str(lock_ms),
+        "share.session.timeout.ms": "6000",
+        "share.heartbeat.interval.ms": "500",
+    }
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    with kafka.admin_client(stack.kafka_config("admin")) as admin:
+        try:
+            for future in admin.incremental_alter_configs([resource]).values():
+                future.result()
+        except KafkaException as exc:
+            raise TopicDesignError(
+                f"the broker refused share group {group!r}'s settings: {exc.args[0].str()}"
+            ) from None
+
+
+def _share_member(stack: Stack, group: str, max_records: int) -> ShareConsumer:
+    return ShareConsumer({**share_consumer_conf(stack, group), "max.poll.records": max_records})
+
+
+def _group_member(stack: Stack, group: str) -> Consumer:
+    return kafka.consumer(stack.kafka_config("consumer"), settings={"group.id": group, "auto.offset.reset": "earliest"})
+
+
+def run_group(
+    stack: Stack,
+    topic: str,
+    *,
+    kind: Kind,
+    members: int,
+    processing_ms: float,
+    records: int,
+    lock_ms: int = 30_000,
+    max_poll_records: int = 10,
+    timeout_s: float = 180.0,
+) -> GroupRun:
+    """Read `topic`'s `records` with `members` members of a fresh group of `kind`, each
+    spending `processing_ms` on every record, until every record has been processed.
+
+    A share member acquires up to `max_poll_records` records a fetch (fewer if it could not
+    process them within half a lock): a member acquires greedily, and records another one
+    has acquired wait for it, so large fetches leave members idle (measured: 16 members
+    asking for 750 records each on 4 partitions kept 6 busy). librdkafka takes the figure
+    as a hint; a batch that outlasts its lock comes again and is counted as duplicates.
+
+    Raises:
+        TopicDesignError: no record came within `FIRST_RECORD_S` (a broker without share
+            groups answers a share member with nothing at all), or the run did not finish
+            within `timeout_s`.
+    """
+    group = f"{'share' if kind == 'share group' else 'group'}-{uuid.uuid4().hex[:8]}"
+    if kind == "share group":
+        configure_share_group(stack, group, lock_ms=lock_ms)
+    run = GroupRun(kind, members, processing_ms, records)
+    seen: set[tuple[int, int]] = set()
+    lock = threading.Lock()
+    stop = threading.Event()
+    per_batch = max(1, min(max_poll_records, int(lock_ms / 2 / max(processing_ms, 0.001))))
+
+    def record(delivery: Delivery) -> None:
+        with lock:
+            run.deliveries.append(delivery)
+            seen.add((delivery.partition, delivery.offset))
+            if len(seen) >= records:
+                stop.set()
+
+    def work(member: int) -> None:
+        if kind == "share group":
+            _share_loop(_share_member(stack, group, per_batch), member, topic, processing_ms, stop, record)
+        else:
+            _group_loop(_group_member(stack, group), member, topic, processing_ms, stop, record)
+
+    run.started_s = time.perf_counter()
+    failures: list[BaseException] = []
+    threads = [threading.Thread(target=_guarded(work, failures), args=(m,), daemon=True) for m in range(members)]
+    for thread in threads:
+        thread.start()
+    _wait(run, stop, timeout_s, failures)
+    for thread in threads:
+        thread.join(30)
+    run.complete = len(seen) >= records
+    return run
+
+
+def _guarded(work: Callable[[int], None], failures: list[BaseException]) -> Callable[[int], None]:
+    def guarded(member: int) -> None:
+        try:
+            work(member)
+        except BaseException as exc:  # reported by the waiting thread, not lost in this one
+            failures.append(exc)
+
+    return guarded
+
+
+def _wait(run: GroupRun, stop: threading.Event, timeout_s: float, failures: list[BaseException]) -> None:
+    deadline = run.started_s + timeout_s
+    while not stop.wait(0.1):
+        if failures:
+            stop.set()
+            raise TopicDesignError(f"a {run.kind} member failed: {failures[0]}")
+        now = time.perf_counter()
+        if not run.deliveries and now - run.started_s > FIRST_RECORD_S:
+            stop.set()
+            raise TopicDesignError(
+                f"no {run.kind} member got a record within {FIRST_RECORD_S:.0f} s"
+                + (": this broker has no share groups (KIP-932, Kafka 4.2 or newer)" if run.kind == KINDS[1] else "")
+            )
+        if now > deadline:
+            stop.set()
+            raise TopicDesignError(
+                f"the {run.kind} processed {run.unique} of {run.records} records in {timeout_s:.0f} s"
+            )
+
+
+def _share_loop(
+    client: ShareConsumer,
+    member: int,
+    topic: str,
+    processing_ms: float,
+    stop: threading.Event,
+    record: Callable[[Delivery], None],
+) -> None:
+    """Poll, process and accept each record; every record of a poll is acknowledged before the next."""
+    try:
+        client.subscribe([topic])
+        while not stop.is_set():
+            for message in client.poll(0.2):
+                if message.error() is not None:
+                    continue
+                if not stop.is_set():
+                    time.sleep(processing_ms / 1000)
+                    record(_delivery(member, message, message.delivery_count()))
+                client.acknowledge(message, AcknowledgeType.ACCEPT if not stop.is_set() else AcknowledgeType.RELEASE)
+        client.commit_sync(10)
+    finally:
+        client.close()
+
+
+def _group_loop(
+    client: Consumer,
+    member: int,
+    topic: str,
+    processing_ms: float,
+    stop: threading.Event,
+    record: Callable[[Delivery], None],
+) -> None:
+    try:
+        client.subscribe([topic])
+        while not stop.is_set():
+            message = client.poll(0.2)
+            if message is None or message.error() is not None:
+                continue
+            time.sleep(processing_ms / 1000)
+            record(_delivery(member, message, 1))
+    finally:
+        client.close()
+
+
+def _delivery(member: int, message: Any, count: int | None) -> Delivery:
+    return Delivery(member, message.partition(), message.offset(), message.key(), int(count or 1), time.perf_counter())
+
+
+def order_breaks(deliveries: Iterable[Delivery]) -> int:
+    """Keys whose records were finished out of log order at least once (first deliveries only).
+
+    A consumer group processes a partition in offset order, so a key (which stays in one
+    partition) never breaks; a share group's members race each other.
+    """
+    first: dict[tuple[int, int], Delivery] = {}
+    for delivery in sorted(deliveries, key=lambda d: d.done_s):
+        first.setdefault((delivery.partition, delivery.offset), delivery)
+    last_offset: dict[tuple[int, bytes | None], int] = {}
+    broken: set[tuple[int, bytes | None]] = set()
+    for delivery in first.values():  # in the order they were finished
+        key = (delivery.partition, delivery.key)
+        if delivery.offset < last_offset.get(key, -1):
+            broken.add(key)
+        last_offset[key] = max(delivery.offset, last_offset.get(key, -1))
+    return len(broken)
+
+
+@dataclass
+class Redelivery:
+    """What a release and a killed member cost, from `redelivery_run`."""
+
+    records: int
+    released: set[tuple[int, int]]
+    abandoned: set[tuple[int, int]]
+    lock_ms: int
+    deliveries: list[Delivery]
+    #: Seconds from each abandoned record's acquisition to its next delivery.
+    waits_s: list[float]
+    accepted: int
+
+
+def redelivery_run(stack: Stack, topic: str, *, records: int, lock_ms: int = 2_000) -> Redelivery:
+    """A share group on `topic`: one member releases the first batch it gets; another, in a
+    process of its own, takes a batch and is killed (SIGKILL) before acknowledging it; a third
+    processes everything. Every record ends accepted once; the released ones come again at
+    once with a higher delivery count, the killed member's once their lock runs out.
+    """
+    group = f"share-{uuid.uuid4().hex[:8]}"
+    configure_share_group(stack, group, lock_ms=lock_ms)
+    released_at = _release_one_batch(_share_member(stack, group, 50), topic)
+    abandoned_at = _killed_member(stack, group, topic)
+    deliveries: list[Delivery] = []
+    accepted: set[tuple[int, int]] = set()
+    waits: list[float] = []
+    survivor = _share_member(stack, group, 500)
+    try:
+        survivor.subscribe([topic])
+        deadline = time.perf_counter() + FIRST_RECORD_S + lock_ms / 1000 * 3
+        while len(accepted) < records and time.perf_counter() < deadline:
+            for message in survivor.poll(0.2):
+                if message.error() is not None:
+                    continue
+                delivery = _delivery(2, message, message.delivery_count())
+                where = (delivery.partition, delivery.offset)
+                deliveries.append(delivery)
+                if where in abandoned_at and where not in accepted:
+                    waits.append(delivery.done_s - abandoned_at[where])
+                accepted.add(where)
+                survivor.acknowledge(message, AcknowledgeType.ACCEPT)
+        survivor.commit_sync(10)
+    finally:
+        survivor.close()
+    return Redelivery(records, set(released_at), set(abandoned_at), lock_ms, deliveries, waits, len(accepted))
+
+
+def _release_one_batch(client: ShareConsumer, topic: str) -> list[tuple[int, int]]:
+    """Release the first batch that comes, then leave the group: the positions released."""
+    try:
+        client.subscribe([topic])
+        deadline = time.perf_counter() + FIRST_RECORD_S
+        while time.perf_counter() < deadline:
+            got = [m for m in client.poll(0.5) if m.error() is None]
+            for message in got:
+                client.acknowledge(message, AcknowledgeType.RELEASE)
+            if got:
+                client.commit_sync(10)
+                return [(int(m.partition() or 0), int(m.offset() or 0)) for m in got]
+        raise TopicDesignError(
+            f"no share group member got a record within {FIRST_RECORD_S:.0f} s: "
+            "this broker has no share groups (KIP-932, Kafka 4.2 or newer)"
+        )
+    finally:
+        client.close()
+
+
+def _killed_member(stack: Stack, group: str, topic: str) -> dict[tuple[int, int], float]:
+    """A member in a process of its own takes one batch and is killed before acknowledging it:
+    the records it held, each with the moment it held it (perf_counter)."""
+    conf = {**share_consumer_conf(stack, group), "max.poll.records": 50}
+    with subprocess.Popen(
+        [sys.executable, "-m", "workbench.topics.share_groups", topic],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as child:  # the block closes its pipes
+        try:
+            assert child.stdin is not None and child.stdout is not None
+            child.stdin.write(json.dumps(dict(conf)) + "\n")
+            child.stdin.flush()
+            line = _first_line(child.stdout, FIRST_RECORD_S)
+            held_at = time.perf_counter()
+        finally:
+            child.kill()  # SIGKILL: no close, no acknowledgement, as a crashed process
+            child.wait(30)
+    if line is None:
+        raise TopicDesignError(f"the member to be killed got no record within {FIRST_RECORD_S:.0f} s")
+    return {(int(p), int(o)): held_at for p, o in json.loads(line)}
+
+
+def _first_line(stream: IO[str], timeout_s: float) -> str | None:
+    """The first line of `stream`, or None after `timeout_s` (read in a thread: a pipe has no timeout)."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout_s)
+    return lines[0].strip() or None if lines else None
+
+
+def _hold_one_batch(topic: str) -> None:
+    """The killed member's side (run as `python -m workbench.topics.share_groups TOPIC`, its
+    settings on stdin): print the positions of the first batch it holds, then wait to be killed."""
+    client = ShareConsumer(json.loads(sys.stdin.readline()))
+    client.subscribe([topic])
+    while True:
+        held = [(m.partition(), m.offset()) for m in client.poll(0.5) if m.error() is None]
+        if held:
+            print(json.dumps(held), flush=True)
+            time.sleep(600)
+
+
+def fill_for_sharing(stack: Stack, topic: str, records: int, records_per_batch: int = 1) -> None:
+    """`records` keyed records (20 keys), `records_per_batch` to a producer batch.
+
+    Raises:
+        TopicDesignError: not every record was acknowledged.
+    """
+    settings = {"batch.num.messages": records_per_batch, "linger.ms": 0 if records_per_batch == 1 else 50}
+    rows = ((f"key-{i % 20}", f"record-{i}") for i in range(records))
+    result = kafka.produce(stack.kafka_config("producer"), topic, rows, settings=settings)
+    if result.acknowledged != records:
+        raise TopicDesignError(f"only {result.acknowledged} of {records} records were acknowledged")
+
+
+def redelivery_check(stack: Stack, *, records: int, lock_ms: int, partitions: int) -> Redelivery:
+    """`redelivery_run` on a fresh topic of `records` records, deleted afterwards."""
+    topic = f"share-redelivery-{uuid.uuid4().hex[:8]}"
+    with stack.temporary_topics({topic: partitions}):
+        fill_for_sharing(stack, topic, records)
+        return redelivery_run(stack, topic, records=records, lock_ms=lock_ms)
+
+
+def redelivery_sentence(run: Redelivery) -> str:
+    """Markdown bullets: what came again, with which delivery count, how soon, and that every
+    record was accepted once."""
+
+    def counts(positions: set[tuple[int, int]]) -> str:
+        seen = sorted({d.count for d in run.deliveries if (d.partition, d.offset) in positions})
+        return ", ".join(map(str, seen)) or "none"
+
+    waits = pd.Series(run.waits_s)
+    lines = [
+        f"- The first member released **{len(run.released)}** records; they came again to the third member "
+        f"with delivery count {counts(run.released)}.",
+        f"- The killed member held **{len(run.abandoned)}** records ({len(run.abandoned & run.released)} of them "
+        f"the released ones); they came again with delivery count {counts(run.abandoned)}, "
+        + (
+            f"{waits.median():.1f} s (median; {waits.min():.1f}-{waits.max():.1f} s) after the kill, with a "
+            f"{run.lock_ms / 1000:.0f} s record lock and a 6 s member session."
+            if len(waits)
+            else "but not within the wait."
+        ),
+        f"- **{run.accepted} of {run.records}** records were accepted, each once; the third member saw "
+        f"{len(run.deliveries) - run.accepted} record(s) a second time.",
+    ]
+    return "\n".join(lines)
+
+
+def scaling_sentence(grid: pd.DataFrame, *, partitions: int) -> str:
+    """Markdown bullets from `share_grid` rows: per processing time, each kind's best rate and
+    the member count past which doubling the members added less than 10 %."""
+    lines = []
+    for ms, rows in grid.groupby("processing_ms"):
+        parts = []
+        for kind, runs in rows.groupby("kind"):
+            rates = runs.groupby("members")["msg_s"].median()
+            parts.append(
+                f"{kind} {rates.max():,.0f} records/s at best, no longer helped past **{_knee(rates)}** member(s)"
+            )
+        lines.append(f"- {format_number(float(ms))} ms per record: " + "; ".join(parts) + ".")
+    lines.append(
+        f"- The topic has {partitions} partitions: a consumer group gives each to one member, so its members "
+        "past that wait idle; a share group's members all take records."
+    )
+    return "\n".join(lines)
+
+
+def _knee(rates: pd.Series) -> int:
+    """The member count after which the next one measured added less than 10 %."""
+    counts = list(rates.index)
+    for here, there in itertools.pairwise(counts):
+        if rates[there] < 1.1 * rates[here]:
+            return int(here)
+    return int(counts[-1])
+
+
+def conclusions(grid: pd.DataFrame, *, partitions: int, redelivery: Redelivery | None, missing: str | None) -> str:
+    """The notebook's closing bullets, every figure from the run."""
+    slowest = grid[grid["processing_ms"] == grid["processing_ms"].max()]
+    best = slowest.groupby("kind")["msg_s"].max()
+    lines = []
+    if "share group" in best and "consumer group" in best:
+        ratio = best["share group"] / best["consumer group"]
+        lines.append(
+            f"- At {format_number(float(slowest['processing_ms'].iloc[0]))} ms per record, a share group reached "
+            f"**{ratio:.1f}x** the best consumer group's records/s on {partitions} partitions"
+            + (
+                ": members past the partition count added throughput, so slow consumers no longer dictate the "
+                "partition count (notebook 08's rule sized partitions for the consumer side)."
+                if ratio >= 1.2
+                else ": here the extra members did not pay for themselves."
+            )
+        )
+    else:
+        lines.append(f"- Share groups were not measured here ({missing}); consumer groups stop at the partitions.")
+    order = grid.groupby("kind")["keys_out_of_order"].max()
+    lines.append(
+        "- Order: "
+        + "; ".join(f"{kind}: {int(keys)} of 20 keys out of order at worst" for kind, keys in order.items())
+        + ". Work that needs per-key order stays on a consumer group or a key per partition."
+    )
+    if redelivery is not None:
+        lines.append(
+            f"- {'Nothing' if redelivery.accepted == redelivery.records else 'Something'} was lost: "
+            f"{redelivery.accepted} of {redelivery.records} records accepted once after a "
+            f"release and a killed member; duplicates are the price: {len(redelivery.deliveries) - redelivery.accepted}"
+            " record(s) seen twice by the survivor."
+        )
+    return "\n".join(lines)
+
+
+def share_groups_missing(stack: Stack) -> str | None:
+    """None when the profile's broker serves share groups, else why not, in one line.
+
+    Asked by doing it: a share member on a one-record topic, for up to `FIRST_RECORD_S`
+    (a broker without share groups answers with nothing at all: Tansu, Kafka before 4.2).
+    """
+    topic = f"share-probe-{uuid.uuid4().hex[:8]}"
+    with stack.temporary_topics({topic: 1}):
+        kafka.produce(stack.kafka_config("producer"), topic, [(None, b"probe")])
+        try:
+            run_group(stack, topic, kind="share group", members=1, processing_ms=0, records=1, timeout_s=60)
+        except TopicDesignError as exc:
+            return str(exc)
+    return None
+
+
+if __name__ == "__main__":
+    _hold_one_batch(sys.argv[1])
