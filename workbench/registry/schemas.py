@@ -39,8 +39,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
-from urllib.parse import urljoin
 
+from workbench.json_schemas import json_validator, json_validator_class
 from workbench.protobuf_types import bundled_closure
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
@@ -51,8 +51,6 @@ __all__ = [
     "Resolved",
     "SCHEMA_TYPES",
     "identity",
-    "json_validator",
-    "json_validator_class",
     "loose_identity",
     "parse_schema",
     "warm_up",
@@ -287,33 +285,6 @@ def _json_document(text: str, what: str) -> Any:
     if not isinstance(document, dict | bool):
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {what}a JSON Schema is an object or a boolean")
     return document
-
-
-def json_validator_class(document: Any) -> Any:
-    """The validator of the draft `$schema` names; draft-07 when it names none (Confluent's
-    default: a schema without `$schema` is read as draft-07, not as the newest draft)."""
-    import jsonschema
-
-    return jsonschema.validators.validator_for(document, default=jsonschema.Draft7Validator)
-
-
-def json_validator(document: Any, resources: dict[str, Any]) -> Any:
-    """A validator for `document` whose `$ref`s resolve to the referenced documents by name."""
-    import referencing
-    import referencing.jsonschema
-
-    validator_class = json_validator_class(document)
-    default_spec = referencing.jsonschema.specification_with(
-        validator_class.META_SCHEMA.get("$schema", ""), default=referencing.jsonschema.DRAFT7
-    )
-    base = document.get("$id") if isinstance(document, dict) else None
-    registry: Any = referencing.Registry()
-    for uri, referenced in resources.items():
-        resource = referencing.Resource.from_contents(referenced, default_specification=default_spec)
-        registry = registry.with_resource(uri, resource)
-        if isinstance(base, str):  # a $ref relative to the document's own $id
-            registry = registry.with_resource(urljoin(base, uri), resource)
-    return validator_class(document, registry=registry.crawl())
 
 
 def _external_refs(node: Any, found: set[str], depth: int = 0) -> set[str]:

@@ -237,7 +237,7 @@ class SchemaStore:
         self._stop = threading.Event()
         self._reader: threading.Thread | None = None
         self._producer: Any = None
-        self._parsed: dict[tuple[str, str, tuple[Reference, ...], bool], ParsedSchema] = {}
+        self._parsed: dict[tuple[str, str, tuple[Resolved, ...], bool], ParsedSchema] = {}
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -437,10 +437,12 @@ class SchemaStore:
         """
         if stored is not None:
             schema_type, text, references = stored.schema_type, stored.schema, stored.references
-        key = (schema_type, text, references, normalize)
+        # Keyed by what the references resolve to (resolving is a few dict lookups): a
+        # reference to `latest` (-1) means another schema once the subject moves on.
+        resolved = tuple(self._resolve(references, path=(), budget=[MAX_REFERENCES]))
+        key = (schema_type, text, resolved, normalize)
         cached = self._parsed.get(key)
         if cached is None:
-            resolved = self._resolve(references, path=(), budget=[MAX_REFERENCES])
             cached = parse_schema(schema_type, text, resolved, normalize=normalize)
             if len(self._parsed) > 10_000:
                 self._parsed.clear()
