@@ -144,10 +144,8 @@ def test_protobuf_imports_googles_bundled_types_without_references(url: str, imp
 
 
 def test_protobuf_same_schema_same_id_whitespace_normalize_and_descriptor(url: str) -> None:
-    text = (
-        'syntax = "proto3";\npackage same.%s;\nmessage Reading { string device = 1; double t = 2; }\n'
-        % (uuid.uuid4().hex[:8])
-    )
+    package = f"same.p{uuid.uuid4().hex[:8]}"
+    text = f'syntax = "proto3";\npackage {package};\nmessage Reading {{ string device = 1; double t = 2; }}\n'
     first = _ok_id(_register(url, _name("pb-same"), text, "PROTOBUF"))
     spaced = text.replace("{ ", "{\n   // the device\n   ").replace("; ", ";\n\n  ")
     assert _ok_id(_register(url, _name("pb-same"), spaced, "PROTOBUF")) == first

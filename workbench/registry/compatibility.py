@@ -66,7 +66,7 @@ def _reader_writer(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
     if reader.schema_type == "AVRO":
         return _avro(reader.parsed, writer.parsed)
     if reader.schema_type == "JSON":
-        return json_incompatibilities(writer.parsed, reader.parsed, _json_resolver(writer, reader))
+        return json_incompatibilities(writer.parsed, reader.parsed, _json_resolver(writer), _json_resolver(reader))
     return _protobuf(reader, writer)
 
 
@@ -82,10 +82,10 @@ def _avro(reader: Any, writer: Any) -> list[str]:
     ]
 
 
-def _json_resolver(*schemas: ParsedSchema) -> Callable[[str], Any]:
-    """A `$ref` resolver over the schemas' own documents and their referenced ones: a local
-    `#/...` pointer into the first document that has it, else `name#/pointer` into the
-    referenced document of that name (or `$id`). Unresolvable refs become `{}` (anything)."""
+def _json_resolver(schema: ParsedSchema) -> Callable[[str], Any]:
+    """A `$ref` resolver over a schema's own document and its referenced ones: a local
+    `#/...` pointer into the document, else `name#/pointer` into the referenced document of
+    that name (or `$id`). Unresolvable refs become `{}` (anything)."""
     from urllib.parse import unquote, urldefrag
 
     def pointer(document: Any, fragment: str) -> Any:
@@ -102,16 +102,12 @@ def _json_resolver(*schemas: ParsedSchema) -> Callable[[str], Any]:
 
     def resolve(ref: str) -> Any:
         target, fragment = urldefrag(ref)
-        for schema in schemas:
-            documents = {"": schema.parsed, **dict(schema.deps or {})}
-            document = documents.get(target)
-            if document is None and target:
-                document = next((d for name, d in documents.items() if name and name.endswith("/" + target)), None)
-            if document is not None:
-                found = pointer(document, fragment)
-                if found is not None:
-                    return found
-        return {}
+        documents = {"": schema.parsed, **dict(schema.deps or {})}
+        document = documents.get(target)
+        if document is None and target:
+            document = next((d for name, d in documents.items() if name and name.endswith("/" + target)), None)
+        found = pointer(document, fragment) if document is not None else None
+        return {} if found is None else found
 
     return resolve
 

@@ -142,14 +142,16 @@ class _Node:
 Resolve = Callable[[str], Any]
 
 
-def json_incompatibilities(original: Any, update: Any, resolve: Resolve) -> list[str]:
-    """Confluent's incompatible differences from `original` to `update`, as messages; [] if compatible."""
-    return [f"{kind} at {path}" for kind, path in json_differences(original, update, resolve) if kind not in COMPATIBLE]
+def json_incompatibilities(original: Any, update: Any, resolve: Resolve, resolve_update: Resolve) -> list[str]:
+    """Confluent's incompatible differences from `original` to `update` (each schema's `$ref`s
+    followed by its own resolver), as messages; [] if compatible."""
+    found = json_differences(original, update, resolve, resolve_update)
+    return [f"{kind} at {path}" for kind, path in found if kind not in COMPATIBLE]
 
 
-def json_differences(original: Any, update: Any, resolve: Resolve) -> list[tuple[str, str]]:
+def json_differences(original: Any, update: Any, resolve: Resolve, resolve_update: Resolve) -> list[tuple[str, str]]:
     """Every difference (type, JSON path) from `original` to `update`, compatible ones included."""
-    return _Diff(resolve).compare(original, update, "#", 0)
+    return _Diff(resolve, resolve_update).compare(original, update, "#", 0)
 
 
 def _classify(schema: Any) -> _Node:
@@ -218,16 +220,17 @@ def _key(value: Any) -> str:
 
 
 class _Diff:
-    def __init__(self, resolve: Resolve) -> None:
-        self.resolve = resolve
+    def __init__(self, resolve_original: Resolve, resolve_update: Resolve) -> None:
+        self.resolve_original, self.resolve_update = resolve_original, resolve_update
         self.on_stack: set[tuple[int, int]] = set()
 
-    def follow(self, schema: Any, depth: int) -> Any:
+    @staticmethod
+    def follow(schema: Any, resolve: Resolve) -> Any:
         """A `$ref` replaced by what it points at (a chain of them too)."""
         for _ in range(32):
             if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
                 return schema
-            schema = self.resolve(schema["$ref"])
+            schema = resolve(schema["$ref"])
         return schema
 
     def compatible(self, original: Any, update: Any, path: str, depth: int) -> tuple[bool, list[tuple[str, str]]]:
@@ -243,7 +246,7 @@ class _Diff:
             return [("SCHEMA_REMOVED", path)]
         if depth > _MAX_DEPTH:
             return []
-        original, update = self.follow(original, depth), self.follow(update, depth)
+        original, update = self.follow(original, self.resolve_original), self.follow(update, self.resolve_update)
         pair = (id(original), id(update))
         if pair in self.on_stack:
             return []  # a cycle through $ref: assumed compatible, as Confluent's memo does
@@ -337,7 +340,8 @@ class _Diff:
         return [] if same else [("ENUM_ARRAY_CHANGED", f"{path}/const")]
 
     def _not(self, old: _Node, new: _Node, path: str, depth: int) -> list[tuple[str, str]]:
-        ok, _found = self.compatible(new.body["not"], old.body["not"], f"{path}/not", depth)
+        swapped = _Diff(self.resolve_update, self.resolve_original)  # the negated schemas compare reversed
+        ok, _found = swapped.compatible(new.body["not"], old.body["not"], f"{path}/not", depth)
         return [("NOT_TYPE_NARROWED" if ok else "NOT_TYPE_EXTENDED", f"{path}/not")]
 
     def _combined(self, old: _Node, new: _Node, path: str, depth: int) -> list[tuple[str, str]]:
