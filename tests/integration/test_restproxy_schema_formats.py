@@ -52,15 +52,6 @@ def proxy(proxy: str, stack: Stack) -> str:
     return proxy
 
 
-@pytest.fixture
-def registry_client(stack: Stack) -> Iterator[Any]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    client = SchemaRegistryClient(stack.registry_config())
-    yield client
-    client.close()
-
-
 def native_values(
     stack: Stack,
     topic: str,

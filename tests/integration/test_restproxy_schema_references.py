@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 import requests
 from proxy_http import error, media, post
 from test_restproxy_schema_formats import native_values, proxy_records
@@ -23,21 +22,6 @@ from workbench.stack import Stack
 READING = 'syntax = "proto3";\npackage wbref;\nmessage Reading { int32 query = 1; Speed speed = 2; }\n' + (
     "enum Speed { LOW = 0; HIGH = 1; }\n"
 )
-
-
-@pytest.fixture(scope="module")
-def proxy(proxy: str, stack: Stack) -> str:
-    assert stack.registry_url, "the local profile runs a Schema Registry"
-    return proxy
-
-
-@pytest.fixture
-def client(stack: Stack) -> Iterator[Any]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    registry = SchemaRegistryClient(stack.registry_config())
-    yield registry
-    registry.close()
 
 
 def _register(client: Any, subject: str, text: str, kind: str, refs: Any = ()) -> int:
@@ -64,12 +48,12 @@ def test_v2_schema_id_as_a_string_is_coerced(http: requests.Session, proxy: str,
 
 
 def test_a_schema_id_of_another_subject_is_refused_on_v2_and_v3(
-    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], client: Any
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
 ) -> None:
     name = topic()
     tag = uuid.uuid4().hex[:8]
     other_id = _register(
-        client, f"other-{tag}-value", json.dumps({"type": "record", "name": f"O{tag}", "fields": []}), "AVRO"
+        registry_client, f"other-{tag}-value", json.dumps({"type": "record", "name": f"O{tag}", "fields": []}), "AVRO"
     )
     v2 = post(http, f"{proxy}/topics/{name}", {"value_schema_id": other_id, "records": [{"value": {}}]}, media("avro"))
     assert "not registered under subject" in error(v2, 422, 42205)
@@ -97,7 +81,7 @@ def test_protobuf_records_are_rendered_with_default_valued_fields(
 
 
 def test_protobuf_produce_with_a_schema_importing_another_subject(
-    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], client: Any
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
 ) -> None:
     name, tag = topic(), uuid.uuid4().hex[:8]
     country = f'syntax = "proto3";\npackage geo{tag};\nmessage Country {{ string code = 1; }}\n'
@@ -109,9 +93,11 @@ def test_protobuf_produce_with_a_schema_importing_another_subject(
         f'syntax = "proto3";\npackage people{tag};\nimport "address.proto";\nimport "google/type/money.proto";\n'
         f"message Person {{ string name = 1; geo{tag}.Address home = 2; google.type.Money pay = 3; }}\n"
     )
-    _register(client, f"country-{tag}", country, "PROTOBUF")
-    _register(client, f"address-{tag}", address, "PROTOBUF", [("country.proto", f"country-{tag}", 1)])
-    person_id = _register(client, f"{name}-value", person, "PROTOBUF", [("address.proto", f"address-{tag}", 1)])
+    _register(registry_client, f"country-{tag}", country, "PROTOBUF")
+    _register(registry_client, f"address-{tag}", address, "PROTOBUF", [("country.proto", f"country-{tag}", 1)])
+    person_id = _register(
+        registry_client, f"{name}-value", person, "PROTOBUF", [("address.proto", f"address-{tag}", 1)]
+    )
     value: dict[str, Any] = {
         "name": "Ada",
         "home": {"street": "Main", "country": {"code": "UK"}},
@@ -148,31 +134,33 @@ def _avro_chain(client: Any, tag: str, subject: str) -> tuple[int, dict[str, Any
 
 
 def test_avro_with_references_from_the_proxy_to_confluent_kafka(
-    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], client: Any
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
 ) -> None:
     from confluent_kafka.schema_registry.avro import AvroDeserializer
 
     name, tag = topic(), uuid.uuid4().hex[:8]
-    person_id, _ = _avro_chain(client, tag, f"{name}-value")
+    person_id, _ = _avro_chain(registry_client, tag, f"{name}-value")
     value = {"home": {"street": "Main", "country": {"code": "UK"}}}
     answer = post(
         http, f"{proxy}/topics/{name}", {"value_schema_id": person_id, "records": [{"value": value}]}, media("avro")
     )
     assert answer.status_code == 200, answer.text
-    assert native_values(stack, name, AvroDeserializer(client)) == [value]
+    assert native_values(stack, name, AvroDeserializer(registry_client)) == [value]
 
 
 def test_avro_with_references_from_confluent_kafka_to_the_proxy(
-    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], client: Any
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
 ) -> None:
     from confluent_kafka.schema_registry import Schema, SchemaReference
     from confluent_kafka.schema_registry.avro import AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     name, tag = topic(), uuid.uuid4().hex[:8]
-    person_id, person = _avro_chain(client, tag, f"{name}-value")
+    person_id, person = _avro_chain(registry_client, tag, f"{name}-value")
     schema = Schema(json.dumps(person), "AVRO", [SchemaReference(f"geo{tag}.Address", f"address-{tag}", 1)])
-    serializer = AvroSerializer(client, schema, conf={"auto.register.schemas": False, "use.latest.version": True})
+    serializer = AvroSerializer(
+        registry_client, schema, conf={"auto.register.schemas": False, "use.latest.version": True}
+    )
     value = {"home": {"street": "Main", "country": {"code": "UK"}}}
     payload = serializer(value, SerializationContext(name, MessageField.VALUE))
     assert payload is not None and int.from_bytes(payload[1:5], "big") == person_id
@@ -181,7 +169,7 @@ def test_avro_with_references_from_confluent_kafka_to_the_proxy(
 
 
 def test_json_schema_with_references_both_directions(
-    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], client: Any
+    stack: Stack, http: requests.Session, proxy: str, topic: Callable[..., str], registry_client: Any
 ) -> None:
     from confluent_kafka.schema_registry import Schema, SchemaReference
     from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
@@ -189,13 +177,18 @@ def test_json_schema_with_references_both_directions(
 
     name, tag = topic(), uuid.uuid4().hex[:8]
     _register(
-        client, f"jcountry-{tag}", json.dumps({"type": "object", "properties": {"code": {"type": "string"}}}), "JSON"
+        registry_client,
+        f"jcountry-{tag}",
+        json.dumps({"type": "object", "properties": {"code": {"type": "string"}}}),
+        "JSON",
     )
     address = {"type": "object", "properties": {"country": {"$ref": "country.json"}}, "required": ["country"]}
-    _register(client, f"jaddress-{tag}", json.dumps(address), "JSON", [("country.json", f"jcountry-{tag}", 1)])
+    _register(registry_client, f"jaddress-{tag}", json.dumps(address), "JSON", [("country.json", f"jcountry-{tag}", 1)])
     person = {"type": "object", "properties": {"home": {"$ref": "address.json"}}, "required": ["home"]}
     refs = [SchemaReference("address.json", f"jaddress-{tag}", 1)]
-    person_id = _register(client, f"{name}-value", json.dumps(person), "JSON", [("address.json", f"jaddress-{tag}", 1)])
+    person_id = _register(
+        registry_client, f"{name}-value", json.dumps(person), "JSON", [("address.json", f"jaddress-{tag}", 1)]
+    )
     value = {"home": {"country": {"code": "UK"}}}
     answer = post(
         http,
@@ -209,7 +202,7 @@ def test_json_schema_with_references_both_directions(
     error(post(http, f"{proxy}/topics/{name}", bad, media("jsonschema")), 400, 400)
     serializer = JSONSerializer(
         Schema(json.dumps(person), "JSON", refs),
-        client,
+        registry_client,
         conf={"auto.register.schemas": False, "use.latest.version": True},
     )
     payload = serializer({"home": {"country": {"code": "FR"}}}, SerializationContext(name, MessageField.VALUE))
@@ -218,7 +211,7 @@ def test_json_schema_with_references_both_directions(
         value,
         {"home": {"country": {"code": "FR"}}},
     ]
-    assert native_values(stack, name, JSONDeserializer(None, schema_registry_client=client)) == [
+    assert native_values(stack, name, JSONDeserializer(None, schema_registry_client=registry_client)) == [
         value,
         {"home": {"country": {"code": "FR"}}},
     ]
