@@ -8,6 +8,7 @@ a fixture of the same name (`test_restproxy_consumers.py`, `test_proxy_client.py
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import requests
@@ -27,3 +28,13 @@ def http() -> Iterator[requests.Session]:
     """One HTTP session for a module's tests, closed after them."""
     with requests.Session() as session:
         yield session
+
+
+@pytest.fixture
+def registry_client(stack: Stack) -> Iterator[Any]:
+    """confluent-kafka's `SchemaRegistryClient` on the stack's registry, closed after the test."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    client = SchemaRegistryClient(stack.registry_config())
+    yield client
+    client.close()

@@ -52,15 +52,6 @@ def proxy(proxy: str, stack: Stack) -> str:
     return proxy
 
 
-@pytest.fixture
-def registry_client(stack: Stack) -> Iterator[Any]:
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-
-    client = SchemaRegistryClient(stack.registry_config())
-    yield client
-    client.close()
-
-
 def native_values(
     stack: Stack,
     topic: str,
@@ -166,6 +157,8 @@ def test_native_serializers_are_read_by_proxy_consumers(
         payloads = [serializer(v if fmt != "protobuf" else {**v, "seq": int(v["seq"])}, ctx) for v in values]
         kafka.produce(stack.kafka_config("producer"), name, [(None, p) for p in payloads])
         rows = proxy_records(http, proxy, name, fmt, len(values))
+        if fmt == "protobuf":  # fields at their default value are printed too, as kafka-rest prints them
+            values = [{**v, "hum": 0.0, "note": ""} for v in values]
         assert [r["value"] for r in rows] == values, fmt
         latest = registry_client.get_latest_version(f"{name}-value").schema_id
         assert {wire_id(p) for p in payloads} == {latest}, fmt

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -36,7 +37,9 @@ from workbench.registry.errors import (
     INVALID_VERSION,
     SCHEMA_NOT_FOUND,
     SUBJECT_COMPATIBILITY_NOT_FOUND,
+    SUBJECT_MODE_NOT_FOUND,
     SUBJECT_NOT_FOUND,
+    VERSION_NOT_FOUND,
     RegistryError,
 )
 from workbench.registry.schemas import SCHEMA_TYPES, Reference
@@ -93,9 +96,13 @@ def _version(text: str) -> int | None:
 
 
 def _schema_id(text: str) -> int:
+    """An id 1..2^31-1; a number out of range is 40403, and a path segment that is no
+    integer at all 404 / 404, as JAX-RS answers an `int` path parameter it cannot convert."""
     if text.isascii() and text.isdigit() and len(text) <= 10 and 1 <= int(text) <= INT32_MAX:
         return int(text)
-    raise RegistryError(SCHEMA_NOT_FOUND, f"Schema {text[:40]!r} not found")
+    if not re.fullmatch(r"-?[0-9]+", text):
+        raise RestError(404, 404, "HTTP 404 Not Found")
+    raise RegistryError(SCHEMA_NOT_FOUND, f"Schema {text[:40]} not found")
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -117,7 +124,8 @@ async def _body(request: Request, limit: int) -> dict[str, Any]:
     except orjson.JSONDecodeError as exc:
         raise RestError(400, 400, f"Unrecognized JSON: {str(exc)[:200]}") from None
     if not isinstance(body, dict):
-        raise RestError(400, 400, "The request body must be a JSON object")
+        # Well-formed JSON of the wrong shape: Jackson's mapping error, which rest-utils answers 422 / 422.
+        raise RestError(422, 422, f"Unrecognized request body: expected a JSON object, got {type(body).__name__}")
     return body
 
 
@@ -173,6 +181,12 @@ class _Api:
         return ["."]
 
     async def mode(self, request: Request, subject: str | None = None) -> Any:
+        """READWRITE, the only mode; a subject has no mode of its own, so without
+        `defaultToGlobal=true` Confluent's 40409 (Karapace answers 40401 for an unknown subject)."""
+        if subject is not None and not _flag(request, "defaultToGlobal"):
+            raise RegistryError(
+                SUBJECT_MODE_NOT_FOUND, f"Subject '{subject[:200]}' does not have subject-level mode configured"
+            )
         return {"mode": "READWRITE"}
 
     async def subjects(self, request: Request) -> Any:
@@ -183,7 +197,20 @@ class _Api:
 
     async def get_version(self, request: Request, subject: str, version: str) -> Any:
         number = _version(version)
-        return self.db.version(_subject(subject), number, deleted=_flag(request, "deleted")).to_json()
+        stored = self.db.version(_subject(subject), number, deleted=_flag(request, "deleted"))
+        body = stored.to_json()
+        serialized = await self._serialized(request, stored)
+        if serialized is not None:
+            body["schema"] = serialized
+        return body
+
+    async def _serialized(self, request: Request, stored: SchemaVersion) -> str | None:
+        """A Protobuf schema as a base64 `FileDescriptorProto` when `format=serialized` asks
+        (what confluent-kafka's deserializer asks for, for the schema and each reference)."""
+        if stored.schema_type != "PROTOBUF" or request.query_params.get("format") != "serialized":
+            return None
+        parsed = await asyncio.to_thread(self.db.parsed, stored)
+        return base64.b64encode(parsed.parsed.SerializeToString()).decode()
 
     async def get_version_schema(self, request: Request, subject: str, version: str) -> Any:
         number = _version(version)
@@ -194,14 +221,22 @@ class _Api:
     async def register(self, request: Request, subject: str) -> Any:
         body = await _body(request, self.settings.request_max_bytes)
         schema_type, text, refs = _schema_request(body)
-        schema_id = await asyncio.to_thread(self.db.register, _subject(subject, writing=True), schema_type, text, refs)
+        schema_id = await asyncio.to_thread(
+            self.db.register, _subject(subject, writing=True), schema_type, text, refs, _flag(request, "normalize")
+        )
         return {"id": schema_id}
 
     async def lookup(self, request: Request, subject: str) -> Any:
         body = await _body(request, self.settings.request_max_bytes)
         schema_type, text, refs = _schema_request(body)
         found = await asyncio.to_thread(
-            self.db.lookup, _subject(subject), schema_type, text, refs, _flag(request, "deleted")
+            self.db.lookup,
+            _subject(subject),
+            schema_type,
+            text,
+            refs,
+            _flag(request, "deleted"),
+            _flag(request, "normalize"),
         )
         return found.to_json()
 
@@ -230,10 +265,7 @@ class _Api:
             body["schemaType"] = stored.schema_type
         if stored.references:
             body["references"] = [r.to_json() for r in stored.references]
-        body["schema"] = stored.schema
-        if stored.schema_type == "PROTOBUF" and request.query_params.get("format") == "serialized":
-            parsed = await asyncio.to_thread(self.db.parsed, stored)
-            body["schema"] = base64.b64encode(parsed.parsed.SerializeToString()).decode()
+        body["schema"] = (await self._serialized(request, stored)) or stored.schema
         return body
 
     async def schema_text_by_id(self, request: Request, schema_id: str) -> Any:
@@ -284,8 +316,15 @@ class _Api:
         schema_type, text, refs = _schema_request(body)
         name = _subject(subject)
         if number is not None:
-            self.db.version(name, number)  # 40401 / 40402 as upstream
-        new = await asyncio.to_thread(self.db.parsed, schema_type=schema_type, text=text, references=refs)
+            try:
+                self.db.version(name, number)
+            except RegistryError as exc:  # Confluent: 40402 whether the subject or only the version is missing
+                if exc.error_code == SUBJECT_NOT_FOUND:
+                    raise RegistryError(VERSION_NOT_FOUND, f"Version {number} not found.") from None
+                raise
+        new = await asyncio.to_thread(
+            self.db.parsed, schema_type=schema_type, text=text, references=refs, normalize=_flag(request, "normalize")
+        )
         problems = await asyncio.to_thread(self.db.check, name, new, number)
         answer: dict[str, Any] = {"is_compatible": not problems}
         if _flag(request, "verbose"):

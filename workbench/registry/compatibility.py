@@ -10,25 +10,24 @@
 
 - AVRO: Apache `avro`'s `ReaderWriterCompatibilityChecker`, the reader/writer rules of
   the Avro specification that Confluent applies (BACKWARD: reader = new, writer = old).
-- JSON: a documented subset of Confluent's JSON Schema diff rules, applied to
-  `properties` recursively: for a reader to accept a writer's data, every property the
-  reader requires must be required by the writer (or have a `default`); a property both
-  declare must keep its `type` (the reader's types must include the writer's); a reader
-  that closes `additionalProperties` cannot take a writer's open content. Anything
-  else (combinators, `$ref` targets, formats) is not compared.
+- JSON: Confluent's JSON Schema diff, ported in `json_compatibility` (the rules, one by
+  one, are in its docstring): BACKWARD compares (old, new), FORWARD (new, old); `$ref`s
+  are followed into referenced schemas.
 - PROTOBUF: the wire-compatibility subset of Confluent's protobuf diff, on the
-  compiled descriptors: a message the old schema has must still be there, and a field
-  number both use must keep its type (and scalar/message kind) and its cardinality.
+  compiled descriptors of the schema *and the files it imports* (so a change to a
+  referenced message counts): a message the old schema has must still be there, and a
+  field number both use must keep its type (and scalar/message kind) and its cardinality.
   Added and removed fields are compatible, as on the wire; the rule is symmetric, so
   FORWARD and BACKWARD check the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from workbench.registry.errors import INVALID_COMPATIBILITY, RegistryError
+from workbench.registry.json_compatibility import json_incompatibilities
 from workbench.registry.schemas import ParsedSchema
 
 __all__ = ["DEFAULT_LEVEL", "LEVELS", "check_level", "incompatibilities"]
@@ -67,8 +66,8 @@ def _reader_writer(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
     if reader.schema_type == "AVRO":
         return _avro(reader.parsed, writer.parsed)
     if reader.schema_type == "JSON":
-        return _json(reader.parsed, writer.parsed, "#")
-    return _protobuf(reader.parsed, writer.parsed)
+        return json_incompatibilities(writer.parsed, reader.parsed, _json_resolver(writer), _json_resolver(reader))
+    return _protobuf(reader, writer)
 
 
 def _avro(reader: Any, writer: Any) -> list[str]:
@@ -83,51 +82,38 @@ def _avro(reader: Any, writer: Any) -> list[str]:
     ]
 
 
-def _types(schema: Any) -> set[str] | None:
-    kind = schema.get("type") if isinstance(schema, dict) else None
-    if isinstance(kind, str):
-        return {kind}
-    if isinstance(kind, list) and all(isinstance(k, str) for k in kind):
-        return set(kind)
-    return None
+def _json_resolver(schema: ParsedSchema) -> Callable[[str], Any]:
+    """A `$ref` resolver over a schema's own document and its referenced ones: a local
+    `#/...` pointer into the document, else `name#/pointer` into the referenced document of
+    that name (or `$id`). Unresolvable refs become `{}` (anything)."""
+    from urllib.parse import unquote, urldefrag
+
+    def pointer(document: Any, fragment: str) -> Any:
+        node = document
+        for part in [p for p in fragment.lstrip("/").split("/") if p] if fragment else []:
+            part = unquote(part).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+    def resolve(ref: str) -> Any:
+        target, fragment = urldefrag(ref)
+        documents = {"": schema.parsed, **dict(schema.deps or {})}
+        document = documents.get(target)
+        if document is None and target:
+            document = next((d for name, d in documents.items() if name and name.endswith("/" + target)), None)
+        found = pointer(document, fragment) if document is not None else None
+        return {} if found is None else found
+
+    return resolve
 
 
-def _json(reader: Any, writer: Any, path: str) -> list[str]:
-    if not isinstance(reader, dict) or not isinstance(writer, dict):
-        return [] if reader is True or reader == writer else [f"{path}: the schemas differ"]
-    messages = []
-    reader_types, writer_types = _types(reader), _types(writer)
-    if reader_types is not None and writer_types is not None:
-        widened = writer_types - reader_types - ({"integer"} if "number" in reader_types else set())
-        if widened:
-            messages.append(f"{path}: type {sorted(writer_types)} cannot be read as {sorted(reader_types)}")
-    reader_props, writer_props = _dict(reader.get("properties")), _dict(writer.get("properties"))
-    reader_required, writer_required = _names(reader.get("required")), _names(writer.get("required"))
-    for name in sorted(reader_required - writer_required, key=str):
-        prop = reader_props.get(name)
-        if not (isinstance(prop, dict) and "default" in prop):
-            messages.append(f"{path}/properties/{name}: required by the reader, optional or absent for the writer")
-    if reader.get("additionalProperties") is False and writer.get("additionalProperties") is not False:
-        extra = sorted(set(writer_props) - set(reader_props), key=str)
-        messages.append(
-            f"{path}: the reader closes additionalProperties; the writer's data may hold {extra or 'any property'}"
-        )
-    for name in sorted(set(reader_props) & set(writer_props), key=str):
-        messages += _json(reader_props[name], writer_props[name], f"{path}/properties/{name}")
-    return messages
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _names(value: Any) -> set[str]:
-    return {v for v in value if isinstance(v, str)} if isinstance(value, list) else set()
-
-
-def _protobuf(reader: Any, writer: Any) -> list[str]:
-    old = dict(_messages(writer.message_type, writer.package))
-    new = dict(_messages(reader.message_type, reader.package))
+def _protobuf(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
+    old, new = _all_messages(writer), _all_messages(reader)
     messages = []
     for name, fields in old.items():
         if name not in new:
@@ -142,6 +128,14 @@ def _protobuf(reader: Any, writer: Any) -> list[str]:
             elif other[2] != label:
                 messages.append(f"{name}: field {number} ({field_name}) changed cardinality")
     return messages
+
+
+def _all_messages(schema: ParsedSchema) -> dict[str, dict[int, tuple[str, str, int]]]:
+    """The messages of the schema and of every file it imports, by full name."""
+    found: dict[str, dict[int, tuple[str, str, int]]] = {}
+    for file in (*schema.deps, schema.parsed):
+        found.update(_messages(file.message_type, file.package))
+    return found
 
 
 def _messages(types: Any, prefix: str) -> list[tuple[str, dict[int, tuple[str, str, int]]]]:

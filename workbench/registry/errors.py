@@ -7,6 +7,7 @@ they are upstream's (`Errors.java`), with upstream's HTTP statuses:
     40404 subject soft-deleted   40405 subject not soft-deleted (hard delete)
     40406 version soft-deleted   40407 version not soft-deleted (hard delete)
     40408 subject has no compatibility level of its own
+    40409 subject has no mode of its own
     409   incompatible schema (HTTP 409)
     42201 invalid schema or type 42202 invalid version        42203 invalid compatibility level
     42206 still referenced       42208 invalid subject
@@ -33,6 +34,7 @@ __all__ = [
     "STORE_ERROR",
     "STORE_TIMEOUT",
     "SUBJECT_COMPATIBILITY_NOT_FOUND",
+    "SUBJECT_MODE_NOT_FOUND",
     "SUBJECT_NOT_FOUND",
     "SUBJECT_NOT_SOFT_DELETED",
     "SUBJECT_SOFT_DELETED",
@@ -49,6 +51,7 @@ SUBJECT_NOT_SOFT_DELETED = 40405
 VERSION_SOFT_DELETED = 40406
 VERSION_NOT_SOFT_DELETED = 40407
 SUBJECT_COMPATIBILITY_NOT_FOUND = 40408
+SUBJECT_MODE_NOT_FOUND = 40409
 INCOMPATIBLE = 409
 INVALID_SCHEMA = 42201
 INVALID_VERSION = 42202

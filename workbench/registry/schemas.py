@@ -1,17 +1,25 @@
-"""Parsing and identity of the three schema types, each by its own library.
+"""Parsing, references and canonical identity of the three schema types, each by its own library.
 
-- AVRO: Apache `avro` (`avro.schema.make_avsc_object`), named types of referenced
-  schemas registered first in the same `Names`, as Confluent's AvroSchema does.
-- JSON: `jsonschema`: the document must be valid against its own metaschema.
+- AVRO: Apache `avro` (`avro.schema.make_avsc_object`), the named types of referenced
+  schemas (and of theirs, transitively) registered first in the same `Names`, as
+  Confluent's AvroSchema does.
+- JSON: `jsonschema`, with the draft its `$schema` names and draft-07 when it names none
+  (Confluent's default); referenced schemas are resources under their reference name
+  (and their `$id`), so a `$ref` to `address.json` resolves, transitively.
 - PROTOBUF: `.proto` text compiled by protoc (PyPI `grpcio-tools`) in a child process,
   so a hostile file can at worst end that child; or a base64 `FileDescriptorProto`,
   which is what confluent-kafka's `ProtobufSerializer` registers, checked by building
-  it in a `DescriptorPool`. References become protoc imports / pool dependencies;
-  Google's well-known types are always available.
+  it in a `DescriptorPool`. References become protoc imports / pool dependencies,
+  transitively; Google's well-known and common types and Confluent's own files are
+  bundled (`workbench.protobuf_types`).
 
-A schema's *identity* (what decides that two registrations are the same schema and so
-get the same id) is its type, its text with insignificant JSON whitespace and key
-order removed (AVRO, JSON) or stripped (PROTOBUF), and its references.
+**Canonical form.** As Confluent stores a schema's canonical string, a parsed schema
+carries `canonical`, the text the registry stores and compares: AVRO as Avro's own
+compact JSON (Java `Schema.toString()`'s key order, `{"type": "int"}` as `"int"`), JSON
+as compact JSON in the given key order, PROTOBUF as its descriptor printed again
+(`protobuf_text`). With `normalize` (`?normalize=true`), JSON keys are sorted and
+Protobuf imports and options too. `identity` of a canonical text plus references is
+what decides that two registrations are one schema with one id.
 """
 
 from __future__ import annotations
@@ -28,11 +36,12 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from workbench.protobuf_types import well_known_protos
+from workbench.json_schemas import json_validator, json_validator_class
+from workbench.protobuf_types import bundled_closure
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "Resolved",
     "SCHEMA_TYPES",
     "identity",
+    "loose_identity",
     "parse_schema",
     "warm_up",
 ]
@@ -49,7 +59,7 @@ __all__ = [
 SCHEMA_TYPES = ("AVRO", "JSON", "PROTOBUF")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Reference:
     """A schema reference: the import `name`, and the subject and version it points at."""
 
@@ -63,12 +73,19 @@ class Reference:
 
 @dataclass(frozen=True)
 class ParsedSchema:
-    """A schema that parsed: `parsed` is the library's object (avro Schema, JSON document,
-    or the protobuf `FileDescriptorProto`)."""
+    """A schema that parsed.
+
+    `parsed` is the library's object (avro Schema, JSON document, or the protobuf
+    `FileDescriptorProto`); `canonical` the text stored for it; `deps` what it needs to be
+    used on its own: for PROTOBUF every imported file, dependencies first (registered
+    references and bundled files alike), for JSON the referenced documents by URI.
+    """
 
     schema_type: str
     text: str
     parsed: Any
+    canonical: str = ""
+    deps: Any = field(default=(), compare=False)
 
 
 #: What a parser gets for each reference: (name, schema type, schema text, its own references).
@@ -76,17 +93,40 @@ Resolved = tuple[str, str, str, tuple[Any, ...]]
 
 
 def identity(schema_type: str, text: str, references: Sequence[Reference]) -> str:
-    """A key equal for equal schemas: the basis of "one schema, one id" across subjects."""
+    """A key equal for equal stored schemas: the basis of "one schema, one id" across subjects.
+
+    Stored texts are canonical (see the module docstring); whitespace is still ignored for
+    AVRO and JSON so that records written before the canonical form keep matching."""
     canonical = text.strip()
     if schema_type in ("AVRO", "JSON"):
         with contextlib.suppress(ValueError, RecursionError):
+            canonical = json.dumps(json.loads(text), separators=(",", ":"))
+    return _key(schema_type, canonical, references)
+
+
+def loose_identity(schema_type: str, text: str, references: Sequence[Reference]) -> str:
+    """`identity` blind to JSON key order and to Protobuf whitespace: two records for one id
+    must agree on this, or the later one lost a race (`store._State`)."""
+    canonical = " ".join(_PROTO_TOKEN.findall(_PROTO_COMMENT.sub(" ", text)))
+    if schema_type in ("AVRO", "JSON"):
+        with contextlib.suppress(ValueError, RecursionError):
             canonical = json.dumps(json.loads(text), separators=(",", ":"), sort_keys=True)
+    return _key(schema_type, canonical, references)
+
+
+def _key(schema_type: str, canonical: str, references: Sequence[Reference]) -> str:
     refs = ",".join(f"{r.name}={r.subject}@{r.version}" for r in references)
     digest = hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
     return f"{schema_type}:{digest}:{refs}"
 
 
-def parse_schema(schema_type: str, text: str, references: Sequence[Resolved] = ()) -> ParsedSchema:
+_PROTO_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_PROTO_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|[A-Za-z0-9_.+-]+|\S')
+
+
+def parse_schema(
+    schema_type: str, text: str, references: Sequence[Resolved] = (), *, normalize: bool = False
+) -> ParsedSchema:
     """Parse and validate a schema; `references` are the resolved referenced schemas.
 
     Raises:
@@ -95,7 +135,8 @@ def parse_schema(schema_type: str, text: str, references: Sequence[Resolved] = (
     parser = _PARSERS.get(schema_type)
     if parser is None:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema type {schema_type!r}; use one of {list(SCHEMA_TYPES)}")
-    return ParsedSchema(schema_type, text, parser(text, tuple(references)))
+    parsed, canonical, deps = parser(text, tuple(references), normalize)
+    return ParsedSchema(schema_type, text, parsed, canonical, deps)
 
 
 def warm_up() -> None:
@@ -103,48 +144,204 @@ def warm_up() -> None:
     metaschema (about 2 s), which would otherwise be the first client's wait."""
     parse_schema("AVRO", '{"type": "record", "name": "WarmUp", "fields": [{"name": "a", "type": "int"}]}')
     parse_schema("JSON", '{"type": "object", "properties": {"a": {"type": "integer"}}}')
-    well_known_protos()
+    bundled_closure(())
 
 
-def _avro(text: str, references: tuple[Resolved, ...]) -> Any:
+def _flatten(references: tuple[Resolved, ...]) -> list[tuple[str, str, str]]:
+    """Every referenced schema, transitively, dependencies first, each once by name."""
+    seen: set[str] = set()
+    out: list[tuple[str, str, str]] = []
+
+    def visit(refs: tuple[Any, ...]) -> None:
+        for name, ref_type, ref_text, nested in refs:
+            if name in seen:
+                continue
+            seen.add(name)
+            visit(nested)
+            out.append((name, ref_type, ref_text))
+
+    visit(references)
+    return out
+
+
+# -- AVRO ---------------------------------------------------------------------------------
+def _avro(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple[Any, str, Any]:
     import avro.errors
     import avro.name
     import avro.schema
 
-    names = avro.name.Names()
-    try:
-        for _name, ref_type, ref_text, _refs in references:
-            if ref_type == "AVRO":
-                avro.schema.make_avsc_object(json.loads(ref_text), names)
-        return avro.schema.make_avsc_object(json.loads(text), names)
-    except (ValueError, TypeError, AttributeError, KeyError, RecursionError, avro.errors.AvroException) as exc:
-        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
+    errors = (ValueError, TypeError, AttributeError, KeyError, RecursionError, avro.errors.AvroException)
+    flat = [(n, t) for n, ref_type, t in _flatten(references) if ref_type == "AVRO"]
 
-
-def _json(text: str, references: tuple[Resolved, ...]) -> Any:
-    import jsonschema
-    import jsonschema.exceptions
+    def names_of_references() -> Any:
+        names = avro.name.Names()
+        defined: set[str] = set()
+        for name, ref_text in flat:
+            try:
+                document = json.loads(ref_text)
+                if isinstance(document, dict) and _avro_fullname(document) in defined:
+                    continue  # two references naming one type: the first wins
+                made = avro.schema.make_avsc_object(document, names)
+                defined.add(getattr(made, "fullname", name))
+            except errors as exc:
+                raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {name!r}: {_first_line(exc)}") from None
+        return names
 
     try:
         document = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: not JSON: {_first_line(exc)}") from None
-    if not isinstance(document, dict | bool):
-        raise RegistryError(INVALID_SCHEMA, "Invalid schema: a JSON Schema is an object or a boolean")
+        parsed = avro.schema.make_avsc_object(document, names_of_references())
+    except RegistryError:
+        raise
+    except errors as exc:
+        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
+    canonical = json.dumps(document, separators=(",", ":"))
+    with contextlib.suppress(*errors):
+        printed = json.dumps(_avro_order(parsed.to_json(names_of_references())), separators=(",", ":"))
+        again = avro.schema.make_avsc_object(json.loads(printed), names_of_references())
+        if again == parsed:
+            canonical = printed
+    return parsed, canonical, ()
+
+
+def _avro_fullname(document: dict[str, Any]) -> str:
+    name, namespace = str(document.get("name", "")), document.get("namespace")
+    return f"{namespace}.{name}" if namespace and "." not in name else name
+
+
+#: Avro Java's `Schema.toString()` key order, per kind (other properties follow, as given).
+_AVRO_ORDER = {
+    "record": ("type", "name", "namespace", "doc", "fields"),
+    "error": ("type", "name", "namespace", "doc", "fields"),
+    "enum": ("type", "name", "namespace", "doc", "symbols", "default"),
+    "fixed": ("type", "name", "namespace", "doc", "size"),
+    "array": ("type", "items"),
+    "map": ("type", "values"),
+    "field": ("name", "type", "doc", "default", "order", "aliases"),
+}
+
+
+def _avro_order(node: Any, kind: str | None = None) -> Any:
+    if isinstance(node, list):
+        return [_avro_order(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kind = kind or (node.get("type") if isinstance(node.get("type"), str) else None)
+    order = _AVRO_ORDER.get(kind or "", ("type",))
+    if kind not in _AVRO_ORDER and set(node) == {"type"}:
+        return node["type"]  # {"type": "int"} is "int"
+    out: dict[str, Any] = {}
+    for key in (*order, *[k for k in node if k not in order]):
+        if key not in node:
+            continue
+        value = node[key]
+        if key == "fields" and isinstance(value, list):
+            value = [_avro_order(f, "field") for f in value]
+        elif key in ("type", "items", "values") and not isinstance(value, str):
+            value = _avro_order(value)
+        out[key] = value
+    return out
+
+
+# -- JSON ---------------------------------------------------------------------------------
+def _json(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple[Any, str, Any]:
+    import jsonschema.exceptions
+
+    document = _json_document(text, "")
+    resources: dict[str, Any] = {}
+    for name, ref_type, ref_text in _flatten(references):
+        if ref_type == "JSON":
+            referenced = _json_document(ref_text, f"reference {name!r}: ")
+            resources[name] = referenced
+            if isinstance(referenced, dict) and isinstance(referenced.get("$id"), str):
+                resources.setdefault(referenced["$id"], referenced)
     try:
-        jsonschema.validators.validator_for(document).check_schema(document)
+        validator_class = json_validator_class(document)
+        validator_class.check_schema(document)
+        for referenced in resources.values():
+            json_validator_class(referenced).check_schema(referenced)
+        validator = json_validator(document, resources)
+        for ref in sorted(_external_refs(document, set())):
+            try:
+                validator._resolver.lookup(ref)  # the only way to resolve a $ref before data comes
+            except Exception:  # referencing's Unresolvable and friends
+                raise RegistryError(
+                    INVALID_SCHEMA, f"Invalid schema: $ref {ref[:200]!r} names no reference of this schema"
+                ) from None
+    except RegistryError:
+        raise
     except (jsonschema.exceptions.SchemaError, RecursionError) as exc:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
+    except Exception as exc:  # referencing's Unresolvable and friends
+        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
+    canonical = json.dumps(document, separators=(",", ":"), sort_keys=normalize)
+    return document, canonical, resources
+
+
+def _json_document(text: str, what: str) -> Any:
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {what}not JSON: {_first_line(exc)}") from None
+    if not isinstance(document, dict | bool):
+        raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {what}a JSON Schema is an object or a boolean")
     return document
 
 
+def _external_refs(node: Any, found: set[str], depth: int = 0) -> set[str]:
+    """`$ref`s that leave the document (not `#...`), to resolve before accepting it."""
+    if depth > 64:
+        return found
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not ref.startswith("#"):
+            found.add(ref)
+        for value in node.values():
+            _external_refs(value, found, depth + 1)
+    elif isinstance(node, list):
+        for value in node:
+            _external_refs(value, found, depth + 1)
+    return found
+
+
+# -- PROTOBUF -----------------------------------------------------------------------------
 _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}\s*$")
 
 
-def _protobuf(text: str, references: tuple[Resolved, ...]) -> Any:
+def _protobuf(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple[Any, str, Any]:
+    from workbench.registry.protobuf_text import normalized_descriptor, print_proto
+
+    registered = _protobuf_references(references)
+    file = _protobuf_file(text, registered)
+    deps = _linked(file, registered)
+    canonical = text
+    with contextlib.suppress(ValueError, AttributeError, RegistryError):  # the printer's gaps keep the text
+        printed = print_proto(file, normalize=normalize)
+        again = _compile(printed, tuple(d.SerializeToString() for d in registered.values()))
+        if normalized_descriptor(again) == normalized_descriptor(file):
+            canonical = printed
+    return file, canonical, deps
+
+
+def _protobuf_references(references: tuple[Resolved, ...]) -> dict[str, Any]:
+    """The referenced files by import name, transitively, dependencies first."""
+    registered: dict[str, Any] = {}
+    for name, ref_type, ref_text in _flatten(references):
+        if ref_type != "PROTOBUF":
+            continue
+        try:
+            file = _protobuf_file(ref_text, dict(registered))
+        except RegistryError as exc:
+            raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {name!r}: {exc.message}") from None
+        copy = type(file)()
+        copy.CopyFrom(file)
+        copy.name = name
+        registered[name] = copy
+    return registered
+
+
+def _protobuf_file(text: str, registered: dict[str, Any]) -> Any:
     from google.protobuf import descriptor_pb2
 
-    deps = [_dependency(name, ref_type, ref_text, refs) for name, ref_type, ref_text, refs in references]
     if _BASE64.match(text):
         file = descriptor_pb2.FileDescriptorProto()
         try:
@@ -154,35 +351,47 @@ def _protobuf(text: str, references: tuple[Resolved, ...]) -> Any:
                 INVALID_SCHEMA, f"Invalid schema: not a serialized FileDescriptorProto: {exc}"
             ) from None
         if file.name:
-            _build(file, deps)
+            _linked(file, registered)
             return file
-    return _compile(text, tuple(d.SerializeToString() for d in deps))
+    return _compile(text, tuple(d.SerializeToString() for d in registered.values()))
 
 
-def _dependency(name: str, ref_type: str, text: str, refs: tuple[Any, ...]) -> Any:
-    """The FileDescriptorProto of a referenced protobuf schema, under its import name."""
-    parsed = _protobuf(text, refs)
-    file = type(parsed)()
-    file.CopyFrom(parsed)
-    file.name = name
-    return file
-
-
-def _build(file: Any, deps: Sequence[Any]) -> None:
-    """Check that a descriptor links: every type it uses is defined or imported."""
+def _linked(file: Any, registered: dict[str, Any]) -> tuple[Any, ...]:
+    """Check that a descriptor links (every type it uses is defined or imported); returns
+    the files it needs, dependencies first."""
     from google.protobuf import descriptor_pool
 
+    needed = _needed(file, registered)
     pool = descriptor_pool.DescriptorPool()
     try:
-        for known in well_known_protos():
-            if known.name in file.dependency and known.name not in {d.name for d in deps}:
-                pool.Add(known)
-        for dep in deps:
+        for dep in needed:
             pool.Add(dep)
         pool.Add(file)
         pool.FindFileByName(file.name)
     except (TypeError, KeyError, ValueError, Exception) as exc:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
+    return tuple(needed)
+
+
+def _needed(file: Any, registered: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    seen: set[str] = set()
+
+    def visit(names: Sequence[str]) -> None:
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            if name in registered:
+                visit(list(registered[name].dependency))
+                out.append(registered[name])
+            else:
+                for bundled in bundled_closure([name], skip=registered):
+                    if bundled.name not in {f.name for f in out}:
+                        out.append(bundled)
+
+    visit(list(file.dependency))
+    return out
 
 
 #: protoc gets this long per schema; a file that takes longer is refused.
@@ -198,7 +407,10 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
         known = descriptor_pb2.FileDescriptorSet()
         for dep in deps:
             known.file.add().ParseFromString(dep)
-        main = "schema.proto" if "schema.proto" not in {f.name for f in known.file} else "main-schema.proto"
+        names = {f.name for f in known.file}
+        for bundled in bundled_closure(_imports(text), skip=names):
+            known.file.add().CopyFrom(bundled)
+        main = "schema.proto" if "schema.proto" not in names else "main-schema.proto"
         with open(os.path.join(folder, main), "w", encoding="utf-8", errors="surrogatepass") as out:
             out.write(text)
         argv = [
@@ -209,7 +421,7 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
             f"-I{include}",
             f"--descriptor_set_out={folder}/out.pb",
         ]
-        if deps:
+        if known.file:
             with open(os.path.join(folder, "deps.pb"), "wb") as out:
                 out.write(known.SerializeToString())
             argv.append(f"--descriptor_set_in={folder}/deps.pb")
@@ -227,12 +439,19 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
     return files.file[-1]
 
 
+_IMPORT = re.compile(r'\bimport\s+(?:public\s+|weak\s+)?"([^"]+)"')
+
+
+def _imports(text: str) -> list[str]:
+    return _IMPORT.findall(_PROTO_COMMENT.sub(" ", text))
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0][:500]
 
 
-_PARSERS: dict[str, Callable[[str, tuple[Resolved, ...]], Any]] = {
+_PARSERS: dict[str, Callable[[str, tuple[Resolved, ...], bool], tuple[Any, str, Any]]] = {
     "AVRO": _avro,
     "JSON": _json,
     "PROTOBUF": _protobuf,

@@ -61,9 +61,9 @@ from workbench.registry.errors import (
     VERSION_SOFT_DELETED,
     RegistryError,
 )
-from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, parse_schema
+from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, loose_identity, parse_schema
 
-__all__ = ["ProducerFactory", "SchemaStore", "SchemaVersion"]
+__all__ = ["MAX_REFERENCES", "MAX_REFERENCE_DEPTH", "ProducerFactory", "SchemaStore", "SchemaVersion"]
 
 log = logging.getLogger("workbench.registry")
 
@@ -96,6 +96,10 @@ class SchemaVersion:
     @property
     def identity(self) -> str:
         return identity(self.schema_type, self.schema, self.references)
+
+    @property
+    def loose_identity(self) -> str:
+        return loose_identity(self.schema_type, self.schema, self.references)
 
     def to_json(self) -> dict[str, Any]:
         """The REST answer for this version (Confluent 7.x shape: AVRO's type omitted)."""
@@ -183,7 +187,7 @@ class _State:
         self.max_id = max(self.max_id, stored.id)
         key = stored.identity
         owner = self.ids.get(stored.id)
-        if owner is not None and owner.identity != key:
+        if owner is not None and owner.identity != key and owner.loose_identity != stored.loose_identity:
             return  # the id belongs to another schema: this record lost a race
         known = self.by_identity.get(key)
         if known is not None and known != stored.id:
@@ -204,6 +208,16 @@ def _replace(stored: SchemaVersion, **changes: Any) -> SchemaVersion:
 
 ProducerFactory = Callable[[KafkaConf], Any]
 
+#: How deep references may nest, and how many a schema may need in all (counted along every
+#: path, so a diamond counts twice): bounds on what one request can make the registry resolve.
+MAX_REFERENCE_DEPTH = 32
+MAX_REFERENCES = 1000
+
+
+def _references(references: tuple[Reference, ...], normalize: bool) -> tuple[Reference, ...]:
+    """As given, or sorted without duplicates under `normalize` (Confluent's normalize())."""
+    return tuple(sorted(set(references))) if normalize else references
+
 
 class SchemaStore:
     """The state in memory, the topic behind it, and the operations of the REST API.
@@ -223,7 +237,7 @@ class SchemaStore:
         self._stop = threading.Event()
         self._reader: threading.Thread | None = None
         self._producer: Any = None
-        self._parsed: dict[tuple[str, str, tuple[Reference, ...]], ParsedSchema] = {}
+        self._parsed: dict[tuple[str, str, tuple[Resolved, ...], bool], ParsedSchema] = {}
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
@@ -412,24 +426,46 @@ class SchemaStore:
         schema_type: str = "AVRO",
         text: str = "",
         references: tuple[Reference, ...] = (),
+        normalize: bool = False,
     ) -> ParsedSchema:
-        """The parsed form of a stored or given schema, references resolved; cached."""
+        """The parsed form of a stored or given schema, references resolved; cached.
+
+        Raises:
+            RegistryError: 42201 when it does not parse, or its references do not resolve,
+                nest deeper than `MAX_REFERENCE_DEPTH`, number more than `MAX_REFERENCES`
+                in all, or form a cycle.
+        """
         if stored is not None:
             schema_type, text, references = stored.schema_type, stored.schema, stored.references
-        key = (schema_type, text, references)
+        # Keyed by what the references resolve to (resolving is a few dict lookups): a
+        # reference to `latest` (-1) means another schema once the subject moves on.
+        resolved = tuple(self._resolve(references, path=(), budget=[MAX_REFERENCES]))
+        key = (schema_type, text, resolved, normalize)
         cached = self._parsed.get(key)
         if cached is None:
-            cached = parse_schema(schema_type, text, self._resolve(references, depth=0))
+            cached = parse_schema(schema_type, text, resolved, normalize=normalize)
             if len(self._parsed) > 10_000:
                 self._parsed.clear()
             self._parsed[key] = cached
         return cached
 
-    def _resolve(self, references: tuple[Reference, ...], depth: int) -> list[Resolved]:
-        if depth > 32:
-            raise RegistryError(INVALID_SCHEMA, "Invalid schema: references nested deeper than 32 levels")
+    def _resolve(
+        self, references: tuple[Reference, ...], path: tuple[tuple[str, int], ...], budget: list[int]
+    ) -> list[Resolved]:
+        """The referenced schemas, transitively; `path` is the chain of (subject, version)
+        above, to refuse a cycle; `budget` counts every reference resolved, so a schema whose
+        references fan out (each level naming the same few many times) stays bounded."""
+        if len(path) > MAX_REFERENCE_DEPTH:
+            raise RegistryError(
+                INVALID_SCHEMA, f"Invalid schema: references nested deeper than {MAX_REFERENCE_DEPTH} levels"
+            )
         resolved: list[Resolved] = []
         for ref in references:
+            budget[0] -= 1
+            if budget[0] < 0:
+                raise RegistryError(
+                    INVALID_SCHEMA, f"Invalid schema: more than {MAX_REFERENCES} references, counted transitively"
+                )
             try:
                 target = self.version(ref.subject, None if ref.version == -1 else ref.version, deleted=True)
             except RegistryError:
@@ -438,18 +474,29 @@ class SchemaStore:
                     f"Invalid schema: reference {ref.name!r} names subject "
                     f"{ref.subject!r} version {ref.version}, which does not exist",
                 ) from None
-            nested = tuple(self._resolve(target.references, depth + 1))
+            here = (target.subject, target.version)
+            if here in path:
+                chain = " -> ".join(f"{s}@{v}" for s, v in (*path, here))
+                raise RegistryError(INVALID_SCHEMA, f"Invalid schema: references form a cycle: {chain}")
+            nested = tuple(self._resolve(target.references, (*path, here), budget))
             resolved.append((ref.name, target.schema_type, target.schema, nested))
         return resolved
 
     def lookup(
-        self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...], deleted: bool = False
+        self,
+        subject: str,
+        schema_type: str,
+        text: str,
+        references: tuple[Reference, ...],
+        deleted: bool = False,
+        normalize: bool = False,
     ) -> SchemaVersion:
         """The version of `subject` holding this schema: 40401 no subject, 40403 not under it."""
-        self.parsed(schema_type=schema_type, text=text, references=references)
-        wanted = identity(schema_type, text, references)
+        references = _references(references, normalize)
+        new = self.parsed(schema_type=schema_type, text=text, references=references, normalize=normalize)
+        wanted = {identity(schema_type, new.canonical, references), identity(schema_type, text, references)}
         versions = self.versions(subject, deleted=deleted)
-        match = next((v for v in reversed(versions) if v.identity == wanted), None)
+        match = next((v for v in reversed(versions) if v.identity in wanted), None)
         if match is None:
             raise RegistryError(SCHEMA_NOT_FOUND, "Schema not found")
         return match
@@ -467,20 +514,38 @@ class SchemaStore:
         return incompatibilities(level, new, [self.parsed(v) for v in live])
 
     # -- writes ------------------------------------------------------------------------
-    def register(self, subject: str, schema_type: str, text: str, references: tuple[Reference, ...]) -> int:
-        """Register (or find) the schema under `subject`; returns its id. See the module docstring."""
-        new = self.parsed(schema_type=schema_type, text=text, references=references)
-        wanted = identity(schema_type, text, references)
+    def register(
+        self,
+        subject: str,
+        schema_type: str,
+        text: str,
+        references: tuple[Reference, ...],
+        normalize: bool = False,
+    ) -> int:
+        """Register (or find) the schema under `subject`; returns its id. See the module docstring.
+
+        The schema is stored in its canonical form (`schemas.parse_schema`), as Confluent
+        stores its canonical string; a stored record written before that form (the text as
+        it was sent) is found by the text as sent too.
+        """
+        references = _references(references, normalize)
+        new = self.parsed(schema_type=schema_type, text=text, references=references, normalize=normalize)
+        wanted = identity(schema_type, new.canonical, references)
+        as_sent = identity(schema_type, text, references)
         with self._write_lock:
             for _attempt in range(_MAX_ATTEMPTS):
                 self.barrier()
                 with self._lock:
                     existing = self.state.subjects.get(subject, {})
                     live = [v for _, v in sorted(existing.items()) if not v.deleted]
-                    same = next((v for v in live if v.identity == wanted), None)
+                    same = next((v for v in live if v.identity in (wanted, as_sent)), None)
                     if same is not None:
                         return same.id
-                    schema_id = self.state.by_identity.get(wanted) or self.state.max_id + 1
+                    schema_id = (
+                        self.state.by_identity.get(wanted)
+                        or self.state.by_identity.get(as_sent)
+                        or self.state.max_id + 1
+                    )
                     version = max(existing, default=0) + 1
                     level = self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
                 problems = incompatibilities(level, new, [self.parsed(v) for v in live])
@@ -490,7 +555,7 @@ class SchemaStore:
                         "Schema being registered is incompatible with an earlier "
                         f'schema for subject "{subject}"; details: {problems[:10]}',
                     )
-                mine = SchemaVersion(subject, version, schema_id, text, schema_type, references)
+                mine = SchemaVersion(subject, version, schema_id, new.canonical, schema_type, references)
                 self._write(*mine.record())
                 with self._lock:
                     landed = self.state.subjects.get(subject, {}).get(version)

@@ -17,8 +17,11 @@ nothing is written.
 
 Registry answers are cached per process (subject + schema -> id, id -> parsed schema),
 so only a request's first use of a schema goes over HTTP, off the event loop.
-Protobuf schemas that reference other registered schemas are not supported here
-(well-known Google types are).
+A schema with references is built with every referenced schema, fetched transitively
+(`GET /subjects/{s}/versions/{v}`, Protobuf as `format=serialized`); Google's common
+and well-known Protobuf types are bundled (`workbench.protobuf_types`). A schema id may
+come as a JSON number or a string of digits (Jackson coerces it in kafka-rest), and on
+v2 as on v3 it must be registered under the subject the request writes to, else 42205.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import io
 import json
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -39,7 +42,15 @@ import requests
 
 from workbench.httpserver.errors import RestError
 
-__all__ = ["CACHE_MAX", "SCHEMA_TYPE", "SchemaFormats", "Serializer", "encode_schema_records", "encode_v3_part"]
+__all__ = [
+    "CACHE_MAX",
+    "SCHEMA_TYPE",
+    "SchemaFormats",
+    "Serializer",
+    "coerce_schema_id",
+    "encode_schema_records",
+    "encode_v3_part",
+]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -151,8 +162,9 @@ class SchemaFormats:
             schema_fmt = _FORMAT.get(str(found.get("schemaType") or "AVRO"))
             if schema_fmt is None:
                 raise RestError(422, 42205, f"Schema {schema_id} has a type this proxy cannot use")
+            references = self._references(found.get("references"), set(), 0)
             try:
-                known = _build(schema_id, schema_fmt, str(found.get("schema")))
+                known = _build(schema_id, schema_fmt, str(found.get("schema")), references)
             except RestError:
                 raise
             except Exception as exc:  # a schema this proxy cannot build (e.g. protobuf imports of other subjects)
@@ -169,6 +181,25 @@ class SchemaFormats:
             raise RestError(422, 42205, f"Schema {schema_id} is a {known.fmt} schema, not {fmt}")
         return known
 
+    def _references(self, refs: Any, seen: set[str], depth: int) -> list[tuple[str, str]]:
+        """(name, schema) of every schema `refs` names, transitively, dependencies first."""
+        if not isinstance(refs, list) or not refs:
+            return []
+        if depth > _MAX_REFERENCE_DEPTH:
+            raise RestError(422, 42205, f"Invalid schema: references nested deeper than {_MAX_REFERENCE_DEPTH}")
+        out: list[tuple[str, str]] = []
+        for ref in refs:
+            if not isinstance(ref, dict) or not isinstance(ref.get("name"), str) or ref["name"] in seen:
+                continue
+            seen.add(ref["name"])
+            subject, version = str(ref.get("subject")), str(ref.get("version"))
+            found = self._call(
+                "GET", f"/subjects/{quote(subject, safe='')}/versions/{quote(version)}", params={"format": "serialized"}
+            )
+            out += self._references(found.get("references"), seen, depth + 1)
+            out.append((ref["name"], str(found.get("schema"))))
+        return out
+
     # -- the event loop's entry points: HTTP only on a cache miss, in a worker thread ---
     async def serializer(self, fmt: str, subject: str, field: str, schema: Any, schema_id: Any) -> Serializer:
         """The serializer of a produce request's key or value schema (`field`: key or value),
@@ -181,8 +212,12 @@ class SchemaFormats:
             if cached is None:
                 cached = await asyncio.to_thread(self.register_blocking, subject, fmt, schema)
             schema_id = cached
-        if type(schema_id) is not int or not 1 <= schema_id < 2**31:
-            raise RestError(422, 42205, f"{field}_schema_id must be a schema id (a positive integer)")
+        else:
+            schema_id = coerce_schema_id(schema_id)
+            if schema_id is None:
+                raise RestError(422, 42205, f"{field}_schema_id must be a schema id (a positive integer)")
+            if self.cached_version(subject, schema_id) is None:  # v3's check too: the id is the subject's
+                await asyncio.to_thread(self.lookup_blocking, subject, schema_id)
         with self._lock:
             known = self._serializers.get(schema_id)
         if known is not None and known.fmt == fmt:
@@ -312,9 +347,10 @@ async def encode_v3_part(
             400, 400, f"Bad Request: {what}: schema_id or schema_version come alone, without type or schema"
         )
     if schema_id is not None:
-        if type(schema_id) is not int or not 1 <= schema_id < 2**31:
+        coerced = coerce_schema_id(schema_id)
+        if coerced is None:
             raise RestError(400, 400, f"Bad Request: {what}.schema_id must be a positive integer")
-        serializer = await asyncio.to_thread(schemas.serializer_blocking, schema_id)
+        serializer = await asyncio.to_thread(schemas.serializer_blocking, coerced)
     elif part.get("schema") is not None:
         if upper is None:
             raise RestError(400, 400, f"Bad Request: {what}: a raw schema needs type AVRO, JSONSCHEMA or PROTOBUF")
@@ -343,19 +379,38 @@ async def encode_v3_part(
     return framed, info
 
 
-def _build(schema_id: int, fmt: str, schema: str) -> Serializer:
+def coerce_schema_id(value: Any) -> int | None:
+    """A schema id as a client sends it: a JSON number, or a string of digits (Jackson
+    coerces `"8"` to 8 in kafka-rest); None when it is neither or out of 1..2^31-1."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10:
+        value = int(value)
+    if type(value) is not int or not 1 <= value < 2**31:
+        return None
+    return value
+
+
+#: How deep a schema's references may nest before the proxy refuses to fetch more.
+_MAX_REFERENCE_DEPTH = 32
+
+
+def _build(schema_id: int, fmt: str, schema: str, references: Sequence[tuple[str, str]] = ()) -> Serializer:
+    """A serializer for one schema; `references` are (name, schema) of what it references,
+    transitively, dependencies first."""
     if fmt == "avro":
-        return _avro(schema_id, schema)
+        return _avro(schema_id, schema, references)
     if fmt == "jsonschema":
-        return _jsonschema(schema_id, schema)
-    return _protobuf(schema_id, schema)
+        return _jsonschema(schema_id, schema, references)
+    return _protobuf(schema_id, schema, references)
 
 
-def _avro(schema_id: int, text: str) -> Serializer:
+def _avro(schema_id: int, text: str, references: Sequence[tuple[str, str]]) -> Serializer:
     import fastavro
 
+    named: dict[str, Any] = {}
+    for _name, ref_text in references:
+        fastavro.parse_schema(json.loads(ref_text), named_schemas=named)
     document = json.loads(text)
-    parsed = fastavro.parse_schema(document)
+    parsed = fastavro.parse_schema(document, named_schemas=named)
     unions = _has_union(document)
 
     def encode(data: Any) -> bytes:
@@ -398,11 +453,19 @@ def _avro_datum(parsed: Any, data: Any) -> Any:
         return data
 
 
-def _jsonschema(schema_id: int, text: str) -> Serializer:
+def _jsonschema(schema_id: int, text: str, references: Sequence[tuple[str, str]]) -> Serializer:
     import jsonschema
 
+    from workbench.json_schemas import json_validator
+
     document = json.loads(text)
-    validator = jsonschema.validators.validator_for(document)(document)
+    resources: dict[str, Any] = {}
+    for name, ref_text in references:
+        referenced = json.loads(ref_text)
+        resources[name] = referenced
+        if isinstance(referenced, dict) and isinstance(referenced.get("$id"), str):
+            resources.setdefault(referenced["$id"], referenced)
+    validator = json_validator(document, resources)
 
     def encode(data: Any) -> bytes:
         error = jsonschema.exceptions.best_match(validator.iter_errors(data))
@@ -418,16 +481,22 @@ def _jsonschema(schema_id: int, text: str) -> Serializer:
     return Serializer(schema_id, "jsonschema", encode, decode)
 
 
-def _protobuf(schema_id: int, text: str) -> Serializer:
+def _protobuf(schema_id: int, text: str, references: Sequence[tuple[str, str]]) -> Serializer:
     from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 
-    from workbench.protobuf_types import well_known_protos
+    from workbench.protobuf_types import bundled_closure
 
     file = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(text))
+    registered = []
+    for name, ref_text in references:
+        dep = descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(ref_text))
+        dep.name = name
+        registered.append(dep)
+    names = {d.name for d in registered}
+    imports = [i for f in (file, *registered) for i in f.dependency]
     pool = descriptor_pool.DescriptorPool()
-    for known in well_known_protos():
-        if known.name in file.dependency:
-            pool.Add(known)
+    for known in (*bundled_closure(imports, skip=names), *registered):
+        pool.Add(known)
     pool.Add(file)
     if not file.message_type:
         raise RestError(422, 42205, f"Schema {schema_id} defines no message")
@@ -447,7 +516,10 @@ def _protobuf(schema_id: int, text: str) -> Serializer:
         if cls is None or len(indexes) > 1:
             raise ValueError(f"message index {indexes} is not a top-level message of schema {schema_id}")
         message = cls.FromString(payload[offset:])
-        return json_format.MessageToDict(message, preserving_proto_field_name=True)
+        # Fields at their default value are printed, as kafka-rest's JsonFormat printer does.
+        return json_format.MessageToDict(
+            message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
 
     return Serializer(schema_id, "protobuf", encode, decode)
 
