@@ -277,10 +277,12 @@ def _share_loop(
             for message in client.poll(0.2):
                 if message.error() is not None:
                     continue
-                if not stop.is_set():
-                    time.sleep(processing_ms / 1000)
-                    record(_delivery(member, message, message.delivery_count()))
-                client.acknowledge(message, AcknowledgeType.ACCEPT if not stop.is_set() else AcknowledgeType.RELEASE)
+                if stop.is_set():  # the run is over: the record goes back for another member
+                    client.acknowledge(message, AcknowledgeType.RELEASE)
+                    continue
+                time.sleep(processing_ms / 1000)
+                record(_delivery(member, message, message.delivery_count()))
+                client.acknowledge(message, AcknowledgeType.ACCEPT)
         client.commit_sync(10)
     finally:
         client.close()
