@@ -96,6 +96,7 @@ _NOT_FOR_SHARE = frozenset(
         "group.remote.assignor",
         "group.instance.id",
         "partition.assignment.strategy",
+        "max.poll.interval.ms",
     }
 )
 #: How long a commit of acknowledgements may wait for the broker (seconds).
@@ -194,6 +195,10 @@ class ShareManager:
             "bootstrap.servers": self.settings.bootstrap_servers,
             "max.poll.records": self.settings.consumer_max_poll_records,
             **passed,
+            # A member that does not poll for max.poll.interval.ms leaves its group, and an
+            # instance's client may think between answers for as long as the instance lives
+            # (the v2 consumers' 7 s would drop a member a slow client still uses).
+            "max.poll.interval.ms": min(max(self.settings.consumer_instance_timeout_ms, 1000), 86_400_000),
             "group.id": group,
             "client.id": client_id,
             "share.acknowledgement.mode": "explicit",
