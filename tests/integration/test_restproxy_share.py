@@ -6,6 +6,7 @@ own behind nginx. Every group gets a 1 s record lock, so redeliveries come in se
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 import requests
 from proxy_http import V2, error, post
@@ -335,3 +335,158 @@ def test_a_cut_answer_accepts_nothing_and_its_records_come_again(stack: Stack, t
         assert "not written in full" in proxy.log.read_text(errors="replace")
     finally:
         proxy.stop()
+
+
+# ---------------------------------------------------------------- hostile inputs
+
+
+def _ack(**change: Any) -> dict[str, Any]:
+    return {"acknowledgements": [{"topic": "{t}", "partition": 0, "offset": 0, "type": "accept", **change}]}
+
+
+_I = "/share-consumers/{g}/instances/inst"
+_G = "/v3/clusters/{c}/share-groups"
+
+#: (method, path, body, status, error_code). `{g}` is a real share group with an instance
+#: `inst` subscribed to topic `{t}`, `{c}` the cluster id; every case is refused before
+#: librdkafka sees it, and the process answers the next one.
+HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
+    "create: NUL in the group": ("POST", "/share-consumers/a%00b", {}, 422, 42204),
+    "create: control character in the group": ("POST", "/share-consumers/a%01b", {}, 422, 42204),
+    "create: group of 256 characters": ("POST", "/share-consumers/" + "g" * 256, {}, 422, 42204),
+    "create: NUL in the name": ("POST", "/share-consumers/{g}", {"name": "a\u0000b"}, 422, 42204),
+    "create: slash in the name": ("POST", "/share-consumers/{g}", {"name": "a/b"}, 422, 42204),
+    "create: name not a string": ("POST", "/share-consumers/{g}", {"name": 7}, 422, 42204),
+    "create: the same name again": ("POST", "/share-consumers/{g}", {"name": "inst"}, 409, 40902),
+    "create: unknown format": ("POST", "/share-consumers/{g}", {"format": "xml"}, 422, 422),
+    "create: bad offset reset": ("POST", "/share-consumers/{g}", {"auto.offset.reset": "none"}, 422, 42204),
+    "create: body not an object": ("POST", "/share-consumers/{g}", [1, 2], 422, 422),
+    "instance: NUL in the name": ("DELETE", "/share-consumers/{g}/instances/a%00b", None, 404, 40403),
+    "instance: dot name": ("GET", "/share-consumers/{g}/instances/%2E%2E/records", None, 404, 40403),
+    "instance: unknown": ("DELETE", "/share-consumers/{g}/instances/nobody", None, 404, 40403),
+    "instance: an affinity-free member": (
+        "GET",
+        "/share-consumers/{g}/instances/affinity-free-0/records",
+        None,
+        404,
+        40403,
+    ),
+    "subscribe: illegal topic": ("POST", f"{_I}/subscription", {"topics": ["a b"]}, 422, 422),
+    "subscribe: NUL in a topic": ("POST", f"{_I}/subscription", {"topics": ["a\u0000"]}, 422, 422),
+    "subscribe: no topics": ("POST", f"{_I}/subscription", {"topics": []}, 422, 422),
+    "subscribe: topics not a list": ("POST", f"{_I}/subscription", {"topics": "t"}, 422, 422),
+    "subscribe: a pattern": ("POST", f"{_I}/subscription", {"topic_pattern": "t.*"}, 422, 422),
+    "records: timeout not an integer": ("GET", f"{_I}/records?timeout=1e3", None, 404, 404),
+    "records: max_bytes past int64": ("GET", f"{_I}/records?max_bytes=" + "9" * 30, None, 404, 404),
+    "records: another embedded format": ("GET", f"{_I}/records", "json-accept", 406, 40601),
+    "ack: empty list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": []}, 422, 422),
+    "ack: not a list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": {}}, 422, 422),
+    "ack: negative offset": ("POST", f"{_I}/acknowledgements", _ack(offset=-1), 422, 422),
+    "ack: offset past int64": ("POST", f"{_I}/acknowledgements", _ack(offset=2**64), 422, 422),
+    "ack: offset a float": ("POST", f"{_I}/acknowledgements", _ack(offset=1.5), 422, 422),
+    "ack: partition past int32": ("POST", f"{_I}/acknowledgements", _ack(partition=2**31), 422, 422),
+    "ack: negative partition": ("POST", f"{_I}/acknowledgements", _ack(partition=-1), 422, 422),
+    "ack: illegal topic": ("POST", f"{_I}/acknowledgements", _ack(topic="a\u0000"), 422, 422),
+    "ack: unknown type": ("POST", f"{_I}/acknowledgements", _ack(type="renew"), 422, 422),
+    "ack: twice in one request": (
+        "POST",
+        f"{_I}/acknowledgements",
+        {"acknowledgements": _ack()["acknowledgements"] * 2},
+        422,
+        422,
+    ),
+    "ack: a record never delivered": ("POST", f"{_I}/acknowledgements", _ack(offset=2**62), 409, 40903),
+    "ack: malformed JSON": ("POST", f"{_I}/acknowledgements", b"{", 400, 400),
+    "fetch: no topic": ("GET", "/share-consumers/{g}/records", None, 422, 422),
+    "fetch: illegal topic": ("GET", "/share-consumers/{g}/records?topic=a%00", None, 404, 40401),
+    "fetch: unknown topic": ("GET", "/share-consumers/{g}/records?topic=no-such-topic-here", None, 404, 40401),
+    "fetch: NUL in the group": ("GET", "/share-consumers/a%00/records?topic={t}", None, 422, 42204),
+    "fetch: 101 topics": ("GET", "/share-consumers/{g}/records?" + "&".join(["topic={t}"] * 101), None, 422, 422),
+    "v3: unknown cluster": ("GET", "/v3/clusters/nope/share-groups", None, 404, 404),
+    "v3: NUL in the group": ("GET", f"{_G}/a%00", None, 404, 404),
+    "v3: a group without a member here": ("GET", f"{_G}/nobody-here", None, 404, 404),
+    "v3: unknown consumer": ("GET", f"{_G}/{{g}}/consumers/nobody", None, 404, 404),
+}
+
+
+@dataclass
+class Target:
+    url: str
+    group: str
+    topic: str
+    cluster: str
+
+
+@pytest.fixture(scope="module")
+def target(pair: Pair, stack: Stack) -> Iterator[Target]:
+    admin = stack.kafka_config("admin")
+    name = kafka.create_topic(admin, f"share-hostile-{uuid.uuid4().hex[:8]}", 1)
+    group = share_group(admin)
+    url = pair.proxies[0].url
+    http = requests.Session()
+    assert post(http, f"{url}/share-consumers/{group}", {"name": "inst"}).status_code == 200
+    assert (
+        post(http, f"{url}/share-consumers/{group}/instances/inst/subscription", {"topics": [name]}).status_code == 204
+    )
+    cluster = http.get(f"{url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+    yield Target(url, group, name, cluster)
+    kafka.delete_topics(admin, [name])
+
+
+@pytest.mark.parametrize("case", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_share_request_is_refused_and_survived(
+    pair: Pair, target: Target, case: tuple[str, str, Any, int, int]
+) -> None:
+    method, path, body, status, code = case
+    path = path.replace("{g}", target.group).replace("{t}", target.topic).replace("{c}", target.cluster)
+    headers = {"Content-Type": V2}
+    if body == "json-accept":
+        body, headers["Accept"] = None, "application/vnd.kafka.json.v2+json"
+    if isinstance(body, dict | list):
+        body = json.dumps(body).replace("{t}", target.topic).encode()  # exact big integers, unlike orjson
+    answer = requests.request(method, target.url + path, data=body, headers=headers, timeout=30)
+    error(answer, status, code)
+    assert pair.proxies[0].alive() and requests.get(f"{target.url}/topics", timeout=30).status_code == 200
+
+
+def test_v3_share_groups_show_this_processes_members(pair: Pair, target: Target) -> None:
+    base = f"{target.url}/v3/clusters/{target.cluster}/share-groups"
+    listed = requests.get(base, timeout=30).json()
+    assert listed["kind"] == "KafkaShareGroupList" and listed["metadata"]["self"] == base
+    mine = [g for g in listed["data"] if g["share_group_id"] == target.group]
+    assert len(mine) == 1 and mine[0]["kind"] == "KafkaShareGroup" and mine[0]["consumer_count"] == 1
+    assert mine[0]["consumers"]["related"] == f"{base}/{target.group}/consumers"
+    consumers = requests.get(f"{base}/{target.group}/consumers", timeout=30).json()
+    assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
+    one = requests.get(f"{base}/{target.group}/consumers/inst", timeout=30).json()
+    assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
+    assignments = requests.get(f"{base}/{target.group}/consumers/inst/assignments", timeout=30).json()
+    assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+    other = requests.get(f"{pair.proxies[1].url}/v3/clusters/{target.cluster}/share-groups/{target.group}", timeout=30)
+    error(other, 404, 404)  # the other process has no member in it
+
+
+# ---------------------------------------------------------------- a broker without share groups
+
+
+def test_a_broker_without_share_groups_says_so_on_every_new_path(foreign_cluster: Any) -> None:
+    """Tansu has no share groups: each new path answers 400 / 40002 in one sentence."""
+    url = foreign_cluster.proxy_urls[0]
+    http = requests.Session()
+    cluster = http.get(f"{url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+    name = f"tansu-share-{uuid.uuid4().hex[:8]}"
+    assert (
+        post(
+            http, f"{url}/v3/clusters/{cluster}/topics", {"topic_name": name, "partitions_count": 1}, "application/json"
+        ).status_code
+        == 201
+    )
+    answers = [
+        post(http, f"{url}/share-consumers/g", {}),
+        http.get(f"{url}/share-consumers/g/records?topic={name}", timeout=30),
+        http.get(f"{url}/v3/clusters/{cluster}/share-groups", timeout=30),
+        http.get(f"{url}/v3/clusters/{cluster}/share-groups/g", timeout=30),
+    ]
+    for answer in answers:
+        assert "no share groups" in error(answer, 400, 40002)
+    http.delete(f"{url}/v3/clusters/{cluster}/topics/{name}", timeout=30)
