@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["TRANSPORT_KEY", "LimitedHttpToolsProtocol", "limited_protocol"]
+__all__ = ["LimitedHttpToolsProtocol", "TRANSPORT_KEY", "limited_protocol"]
 
 #: The ASGI scope's `extensions` key holding the connection's asyncio transport.
 TRANSPORT_KEY = "workbench.transport"

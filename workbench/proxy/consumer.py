@@ -17,7 +17,7 @@ from typing import Any
 
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
-from workbench.proxy.wire import V2, Transport, embedded_type, encode_topic
+from workbench.proxy.wire import Transport, delete_instance, embedded_type, encode_topic
 
 __all__ = ["ProxyConsumer"]
 
@@ -128,11 +128,7 @@ class ProxyConsumer:
         if self.base_uri is None:
             return
         uri, self.base_uri = self.base_uri, None
-        try:
-            self.client.request("DELETE", uri, headers={"Content-Type": V2})
-        except ProxyError as exc:
-            if exc.status != 404:
-                raise
+        delete_instance(self.client, uri)
 
     # reading -------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
-from workbench.proxy.wire import V2, Transport, embedded_type, encode_topic
+from workbench.proxy.wire import Transport, delete_instance, embedded_type, encode_topic
 
 __all__ = ["AckType", "ProxyShareConsumer", "share_fetch"]
 
@@ -105,11 +105,7 @@ class ProxyShareConsumer:
         if self.base_uri is None:
             return
         uri, self.base_uri = self.base_uri, None
-        try:
-            self.client.request("DELETE", uri, headers={"Content-Type": V2})
-        except ProxyError as exc:
-            if exc.status != 404:
-                raise
+        delete_instance(self.client, uri)
 
     def poll(self, *, timeout_ms: int | None = None, max_bytes: int | None = None) -> list[ProxyRecord]:
         """One records request; may be empty. Acknowledge every record before the next.

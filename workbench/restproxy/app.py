@@ -184,7 +184,7 @@ def create_app(
         metadata = metadata_factory(settings)
         schemas = SchemaFormats(settings.schema_registry_url) if settings.schema_registry_url else None
         manager = ConsumerManager(settings, schemas)
-        shares = ShareManager(settings, schemas, metadata.alter_group_configs)
+        shares = ShareManager(settings, schemas, lambda group, configs: metadata.alter_group_configs(group, configs))
         metrics = Metrics(lambda: float(len(producer)), lambda: float(len(manager)))
         producer.start()
         if schemas is not None:

@@ -25,6 +25,7 @@ from confluent_kafka import KafkaException, Message, TopicPartition
 from pybase64 import b64encode_as_string
 
 from workbench._types import Partition
+from workbench.errors import WorkbenchError
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.consumer_instances import ConsumerInstance, lookup_failed, reassign_due
 from workbench.restproxy.schemas import SchemaFormats
@@ -39,8 +40,9 @@ log = logging.getLogger("workbench.restproxy")
 _PIECE_BYTES = 1024 * 1024
 
 
-class Unrenderable(Exception):
-    """A record the instance's format cannot show (a json consumer, bytes that are not JSON)."""
+class Unrenderable(WorkbenchError):
+    """A record the instance's format cannot show (a json consumer, bytes that are not JSON);
+    raised by a `renderer` and caught by the answer that gathers records, never sent."""
 
 
 def _render_binary(data: bytes | None) -> str | None:

@@ -55,7 +55,7 @@ from workbench.restproxy.validation import (
     check_topic,
 )
 
-__all__ = ["ROUTES", "check_records_accept", "consumer_body", "parse_topics"]
+__all__ = ["ROUTES", "check_records_accept", "consumer_body", "parse_topics", "records_limits"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -241,18 +241,7 @@ async def _handle_records(ctx: Context, request: Request, group: str, instance: 
     found = ctx.consumers.get(group, instance)
     check_records_accept(found.format, request.headers.get("accept"))
     settings = ctx.settings
-    wait_ms = found.request_timeout_ms if found.request_timeout_ms is not None else settings.consumer_request_timeout_ms
-    timeout = request.query_params.get("timeout")
-    if timeout is not None:
-        asked = int_param(timeout, "timeout")
-        if asked >= 0:
-            wait_ms = min(asked, wait_ms)
-    budget = settings.consumer_request_max_bytes
-    max_bytes = request.query_params.get("max_bytes")
-    if max_bytes is not None:
-        asked = int_param(max_bytes, "max_bytes")
-        if asked > 0:
-            budget = min(asked, budget)
+    wait_ms, budget = records_limits(ctx, request, found.request_timeout_ms)
     min_bytes = found.fetch_min_bytes if found.fetch_min_bytes is not None else settings.fetch_min_bytes
 
     answer = RecordsAnswer(
@@ -285,6 +274,25 @@ async def _handle_records(ctx: Context, request: Request, group: str, instance: 
             _count_consumed(ctx, answer)
 
     return StreamingResponse(body(), media_type=media_type(found.format))
+
+
+def records_limits(ctx: Context, request: Request, instance_wait_ms: int | None = None) -> tuple[int, int]:
+    """A records GET's (wait in ms, key + value byte budget): the `timeout` and `max_bytes`
+    query parameters can only lower the instance's or the properties' values (v2 and share)."""
+    settings = ctx.settings
+    wait_ms = instance_wait_ms if instance_wait_ms is not None else settings.consumer_request_timeout_ms
+    timeout = request.query_params.get("timeout")
+    if timeout is not None:
+        asked = int_param(timeout, "timeout")
+        if asked >= 0:
+            wait_ms = min(asked, wait_ms)
+    budget = settings.consumer_request_max_bytes
+    max_bytes = request.query_params.get("max_bytes")
+    if max_bytes is not None:
+        asked = int_param(max_bytes, "max_bytes")
+        if asked > 0:
+            budget = min(asked, budget)
+    return wait_ms, budget
 
 
 def _count_consumed(ctx: Context, answer: RecordsAnswer) -> None:

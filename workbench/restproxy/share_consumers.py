@@ -29,8 +29,8 @@ from starlette.responses import Response
 
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
-from workbench.restproxy.consumers import check_records_accept, consumer_body, parse_topics
-from workbench.restproxy.context import Context, empty_response, int_param, json_response
+from workbench.restproxy.consumers import check_records_accept, consumer_body, parse_topics, records_limits
+from workbench.restproxy.context import Context, empty_response, json_response
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, embedded_format, media_type, no_registry
 from workbench.restproxy.share_instances import (
     ACK_TYPES,
@@ -97,28 +97,11 @@ async def _handle_unsubscribe(ctx: Context, request: Request, group: str, instan
     return empty_response()
 
 
-def _limits(ctx: Context, request: Request) -> tuple[float, int]:
-    """(wait in seconds, byte budget) from `timeout` and `max_bytes`, as a v2 records GET."""
-    settings = ctx.settings
-    wait_ms = settings.consumer_request_timeout_ms
-    timeout = request.query_params.get("timeout")
-    if timeout is not None:
-        asked = int_param(timeout, "timeout")
-        if asked >= 0:
-            wait_ms = min(asked, wait_ms)
-    budget = settings.consumer_request_max_bytes
-    max_bytes = request.query_params.get("max_bytes")
-    if max_bytes is not None:
-        asked = int_param(max_bytes, "max_bytes")
-        if asked > 0:
-            budget = min(asked, budget)
-    return wait_ms / 1000, budget
-
-
 async def _answer(ctx: Context, request: Request, instance: ShareInstance, fmt: str) -> Response:
     """Fetch and render under the instance's lock, which the answer keeps until the fate
     of its records is settled (`finish_answer`): the member polls again only then."""
-    wait_s, budget = _limits(ctx, request)
+    wait_ms, budget = records_limits(ctx, request)
+    wait_s = wait_ms / 1000
     deadline = time.monotonic() + wait_s
     if not instance.member:
         await instance.lock.acquire()  # a client's calls to its own instance take turns, as v2's

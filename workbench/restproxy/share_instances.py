@@ -49,6 +49,7 @@ from workbench.restproxy.validation import check_group, check_instance_name
 
 __all__ = [
     "ACK_TYPES",
+    "AckType",
     "Coordinates",
     "ShareInstance",
     "ShareManager",
