@@ -24,7 +24,7 @@ from proxy_processes import Nginx, ProxyProcess, start_nginx, start_proxy
 
 from workbench import kafka
 from workbench.errors import ProxyError
-from workbench.proxy import ProxyClient, ProxyRecord
+from workbench.proxy import ProxyClient, ProxyRecord, ProxyUnavailableError
 from workbench.stack import Stack
 
 #: Give-up bound of a reading loop: a bug that loses records ends the test, never hangs it.
@@ -218,6 +218,7 @@ def test_affinity_free_fetch_through_nginx_survives_a_killed_proxy(stack: Stack,
         group = share_group(pair.admin)
         seen: Counter[int] = Counter()
         counts: dict[int, int] = {}
+        cut: list[int] = []  # answers the kill cut off: their records were never accepted
         lock = threading.Lock()
         stop = threading.Event()
         failures: list[str] = []
@@ -226,10 +227,14 @@ def test_affinity_free_fetch_through_nginx_survives_a_killed_proxy(stack: Stack,
             while not stop.is_set():
                 try:
                     records = client.share_fetch(group, [name], timeout_ms=500, max_bytes=20_000)
-                except ProxyError as exc:  # the killed process's answer in flight
-                    if exc.status >= 500 or exc.status == 0:
-                        continue
-                    raise
+                except ProxyUnavailableError:  # the killed process's answer, cut in flight
+                    with lock:
+                        cut.append(1)
+                    continue
+                except ProxyError as exc:  # nginx's 502 for a request the dead process had taken
+                    if exc.status < 500:
+                        raise
+                    continue
                 with lock:
                     for record in records:
                         number = _number(record)
