@@ -47,7 +47,7 @@ from proxy_processes import PROPERTIES, proxy_command
 from schemathesis.core.result import Ok
 
 from workbench import kafka
-from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, v3
+from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, share_consumers, share_groups, v3
 from workbench.restproxy.app import _routes
 from workbench.restproxy.settings import load_restproxy_settings
 from workbench.stack import Stack, process
@@ -83,7 +83,14 @@ def test_document_lists_exactly_the_routes_served() -> None:
     settings = load_restproxy_settings(PROPERTIES, bootstrap_servers="127.0.0.1:9092", environ={})  # v2 and v3 both on
     served = {(r.method.lower(), r.template) for r in _routes(settings)}
     every_module = (
-        metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES + v3.ROUTES + produce_v3.ROUTES + openapi.ROUTES
+        metadata_v2.ROUTES
+        + produce.ROUTES
+        + consumers.ROUTES
+        + share_consumers.ROUTES
+        + v3.ROUTES
+        + produce_v3.ROUTES
+        + share_groups.ROUTES
+        + openapi.ROUTES
     )
     assert {(r.method.lower(), r.template) for r in every_module} <= served, "the app serves every module's routes"
     documented = _documented(openapi.document("http://127.0.0.1:8082"))
@@ -200,6 +207,23 @@ def _make_instance(target: Target) -> None:
     _assign(target)
 
 
+def _make_share_instance(target: Target) -> None:
+    """The share-consumer instance fuzzed share paths reach: the same names, in a share group of
+    the same id (Kafka refuses the group to it, which the instance survives), subscribed to the topic."""
+    body = {"name": target.instance, "format": "json"}
+    headers = {"Content-Type": V2}
+    created = requests.post(
+        f"{target.url}/share-consumers/{target.group}",
+        data=orjson.dumps(body),
+        headers=headers,
+        timeout=REQUEST_TIMEOUT_S,
+    )
+    _ok(created, 200)
+    subscription = orjson.dumps({"topics": [target.topic]})
+    base = f"{target.url}/share-consumers/{target.group}/instances/{target.instance}"
+    _ok(requests.post(f"{base}/subscription", data=subscription, headers=headers, timeout=REQUEST_TIMEOUT_S), 204)
+
+
 def _assign(target: Target) -> None:
     """Partition 0 of the topic assigned to the instance, offset 0 committed (a group with a lag)."""
     http = requests.Session()
@@ -241,6 +265,7 @@ def fuzz_target(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Itera
         )
         _make_topic(target)
         _make_instance(target)
+        _make_share_instance(target)
         yield target
     finally:
         _stop(proc)
@@ -360,7 +385,10 @@ def _restore(case: schemathesis.Case[Any], status: int, target: Target) -> None:
         _assign(target)
     real_instance = (params.get("group"), params.get("instance")) == (target.group, target.instance)
     if case.operation.path.endswith("/instances/{instance}") and real_instance:
-        _make_instance(target)
+        if case.operation.path.startswith("/share-consumers/"):
+            _make_share_instance(target)
+        else:
+            _make_instance(target)
 
 
 def test_proxy_survived_the_fuzzing(fuzz_target: Target) -> None:

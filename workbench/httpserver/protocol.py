@@ -12,6 +12,9 @@ two bounds, each a property with a documented default:
   previous response) to the end of the headers; past it the answer is 408 and the
   connection closes.
 
+The scope's `extensions` carry the connection's transport (`TRANSPORT_KEY`), so an
+answer can tell whether its bytes reached the peer before it acts on that.
+
 Bodies are bounded in the application (`request.max.bytes`, `request.body.timeout.ms`),
 where the error can be Confluent's JSON body.
 """
@@ -24,7 +27,10 @@ from typing import Any
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["LimitedHttpToolsProtocol", "limited_protocol"]
+__all__ = ["LimitedHttpToolsProtocol", "TRANSPORT_KEY", "limited_protocol"]
+
+#: The ASGI scope's `extensions` key holding the connection's asyncio transport.
+TRANSPORT_KEY = "workbench.transport"
 
 _REASONS = {408: b"Request Timeout", 431: b"Request Header Fields Too Large"}
 
@@ -100,6 +106,10 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        # The connection's transport, for an answer that must know it reached the peer
+        # (the REST proxy's share-group records: `workbench.restproxy.share_records`).
+        extensions: dict[str, Any] = {TRANSPORT_KEY: self.transport}
+        self.scope["extensions"] = extensions
         self._header_bytes = 0
         if self._header_timer is None:
             self._arm()

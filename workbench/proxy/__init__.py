@@ -19,6 +19,7 @@ from workbench.proxy.records import (
     encode_records,
 )
 from workbench.proxy.settings import Retries, Timeout
+from workbench.proxy.share import ProxyShareConsumer
 from workbench.proxy.wire import encode_topic
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "ProxyConsumer",
     "ProxyError",
     "ProxyRecord",
+    "ProxyShareConsumer",
     "ProxyUnavailableError",
     "RecordOffset",
     "Retries",

@@ -43,10 +43,12 @@ from workbench.proxy.records import (
     EncodedRecords,
     Format,
     ProduceResult,
+    ProxyRecord,
     RecordOffset,
     encode_records,
 )
 from workbench.proxy.settings import Retries, Timeout
+from workbench.proxy.share import ProxyShareConsumer, share_fetch
 from workbench.proxy.wire import V2, V2_ACCEPT, embedded_type, encode_topic
 
 if TYPE_CHECKING:
@@ -333,6 +335,43 @@ class ProxyClient:
     def consumer(self, group: str, **kwargs: Any) -> ProxyConsumer:
         """A `ProxyConsumer` in `group`; use it in a `with` block (see `ProxyConsumer`)."""
         return ProxyConsumer(self, group, **kwargs)
+
+    def share_consumer(
+        self,
+        group: str,
+        *,
+        topics: Sequence[str],
+        format: Format = "binary",
+        name: str | None = None,
+        auto_offset_reset: str | None = None,
+    ) -> ProxyShareConsumer:
+        """A share-consumer instance (explicit acknowledgement) in share group `group`; use it
+        in a `with` block (see `ProxyShareConsumer`). The workbench's proxy only."""
+        return ProxyShareConsumer(
+            self, group, topics=topics, format=format, name=name, auto_offset_reset=auto_offset_reset
+        )
+
+    def share_fetch(
+        self,
+        group: str,
+        topics: Sequence[str],
+        *,
+        format: Format = "binary",
+        timeout_ms: int | None = None,
+        max_bytes: int | None = None,
+        auto_offset_reset: str | None = None,
+    ) -> list[ProxyRecord]:
+        """One affinity-free share-group fetch through any proxy (see `share.share_fetch`):
+        the proxy accepts the records once its answer was written in full."""
+        return share_fetch(
+            self,
+            group,
+            topics,
+            format=format,
+            timeout_ms=timeout_ms,
+            max_bytes=max_bytes,
+            auto_offset_reset=auto_offset_reset,
+        )
 
     # transport -----------------------------------------------------------------------
 

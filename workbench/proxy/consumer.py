@@ -15,11 +15,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-import orjson
-
 from workbench.errors import ProxyError
-from workbench.proxy.records import FORMATS, Format, ProxyRecord, decode_value
-from workbench.proxy.wire import V2, Transport, embedded_type, encode_topic
+from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
+from workbench.proxy.wire import Transport, delete_instance, embedded_type, encode_topic
 
 __all__ = ["ProxyConsumer"]
 
@@ -130,11 +128,7 @@ class ProxyConsumer:
         if self.base_uri is None:
             return
         uri, self.base_uri = self.base_uri, None
-        try:
-            self.client.request("DELETE", uri, headers={"Content-Type": V2})
-        except ProxyError as exc:
-            if exc.status != 404:
-                raise
+        delete_instance(self.client, uri)
 
     # reading -------------------------------------------------------------------------
 
@@ -150,18 +144,9 @@ class ProxyConsumer:
         """
         params = {k: v for k, v in (("timeout", timeout_ms), ("max_bytes", max_bytes)) if v is not None}
         response = self._call("GET", "/records", params=params, headers={"Accept": self.records_accept}, retry=False)
-        out = []
-        for item in orjson.loads(response.content) if response.content else []:
-            record = ProxyRecord(
-                topic=item["topic"],
-                partition=int(item["partition"]),
-                offset=int(item["offset"]),
-                key=decode_value(item.get("key"), self.format),
-                value=decode_value(item.get("value"), self.format),
-                timestamp=item.get("timestamp"),
-            )
+        out = parse_records(response.content, self.format)
+        for record in out:
             self._positions[(record.topic, record.partition)] = record.offset
-            out.append(record)
         return out
 
     def iter_records(

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
+import orjson
 import pybase64
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "SCHEMA_FORMATS",
     "decode_value",
     "encode_records",
+    "parse_records",
 ]
 
 Format = Literal["binary", "json", "avro", "jsonschema", "protobuf"]
@@ -89,6 +91,24 @@ class ProxyRecord:
     key: Any
     value: Any
     timestamp: int | None = None
+    #: Share groups only: 1 on the first delivery, one more each time it is acquired again.
+    delivery_count: int | None = None
+
+
+def parse_records(content: bytes, format: str) -> list[ProxyRecord]:
+    """The records of a v2 or share records answer, keys and values decoded for `format`."""
+    return [
+        ProxyRecord(
+            topic=item["topic"],
+            partition=int(item["partition"]),
+            offset=int(item["offset"]),
+            key=decode_value(item.get("key"), format),
+            value=decode_value(item.get("value"), format),
+            timestamp=item.get("timestamp"),
+            delivery_count=item.get("delivery_count"),
+        )
+        for item in (orjson.loads(content) if content else [])
+    ]
 
 
 def encode_records(

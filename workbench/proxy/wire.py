@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from workbench.proxy.settings import Retries
 
-__all__ = ["Transport", "V2", "V2_ACCEPT", "embedded_type", "encode_topic"]
+__all__ = ["Transport", "V2", "V2_ACCEPT", "delete_instance", "embedded_type", "encode_topic"]
 
 #: The v2 API's own media type: request bodies without records, and every v2 answer.
 V2 = "application/vnd.kafka.v2+json"
@@ -61,3 +61,15 @@ class Transport(Protocol):
     def request_json(self, method: str, path: str, **kwargs: Any) -> Any:
         """`request`, then the answer's JSON body (see `ProxyClient.request_json`)."""
         ...
+
+
+def delete_instance(client: Transport, base_uri: str) -> None:
+    """DELETE a consumer or share-consumer instance at its `base_uri`; one already gone
+    (404: expired, or its process restarted) is fine."""
+    from workbench.errors import ProxyError
+
+    try:
+        client.request("DELETE", base_uri, headers={"Content-Type": V2})
+    except ProxyError as exc:
+        if exc.status != 404:
+            raise

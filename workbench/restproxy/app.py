@@ -1,7 +1,7 @@
 """The ASGI application: `create_app(settings)` builds one proxy process's app.
 
 The lifespan opens the resources (the shared producer, the metadata client, the
-consumer manager and its expiry task) and closes them on shutdown: the producer is
+consumer and share-consumer managers and their expiry tasks) and closes them on shutdown: the producer is
 flushed, so every record acknowledged to an HTTP client is in the log, and every
 consumer instance is closed, leaving its group.
 
@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from workbench.httpserver.errors import RestError, error_response
 from workbench.httpserver.routing import Route, Router, split_path
-from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, v3
+from workbench.restproxy import consumers, metadata_v2, openapi, produce, produce_v3, share_consumers, share_groups, v3
 from workbench.restproxy.consumer_instances import ConsumerManager
 from workbench.restproxy.context import Context
 from workbench.restproxy.formats import V2_JSON
@@ -39,6 +39,7 @@ from workbench.restproxy.metrics import CONTENT_TYPE_LATEST, Metrics
 from workbench.restproxy.producer import AsyncProducer
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
+from workbench.restproxy.share_instances import ShareManager
 from workbench.restproxy.v3 import check_v3_accept
 from workbench.restproxy.validation import check_path
 
@@ -58,11 +59,11 @@ log = logging.getLogger("workbench.restproxy")
 def _routes(settings: RestProxySettings) -> list[Route]:
     routes: list[Route] = [Route("GET", "/metrics", _metrics), *openapi.ROUTES]
     if settings.api_v2_enable:
-        routes += metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES
+        routes += metadata_v2.ROUTES + produce.ROUTES + consumers.ROUTES + share_consumers.ROUTES
     else:
         routes += [r for r in metadata_v2.ROUTES if r.template == "/"]
     if settings.api_v3_enable:
-        routes += v3.ROUTES + produce_v3.ROUTES
+        routes += v3.ROUTES + produce_v3.ROUTES + share_groups.ROUTES
     return routes
 
 
@@ -183,12 +184,19 @@ def create_app(
         metadata = metadata_factory(settings)
         schemas = SchemaFormats(settings.schema_registry_url) if settings.schema_registry_url else None
         manager = ConsumerManager(settings, schemas)
+        shares = ShareManager(settings, schemas, lambda group, configs: metadata.alter_group_configs(group, configs))
         metrics = Metrics(lambda: float(len(producer)), lambda: float(len(manager)))
         producer.start()
         if schemas is not None:
             await asyncio.to_thread(schemas.warm_up)
         ctx = Context(
-            settings=settings, producer=producer, metadata=metadata, consumers=manager, metrics=metrics, schemas=schemas
+            settings=settings,
+            producer=producer,
+            metadata=metadata,
+            consumers=manager,
+            metrics=metrics,
+            schemas=schemas,
+            shares=shares,
         )
         try:
             ctx.cluster_id = (await metadata.call(metadata.cluster)).cluster_id or "workbench"
@@ -197,6 +205,7 @@ def create_app(
             raise RuntimeError(f"Kafka at {settings.bootstrap_servers} does not answer: {exc.message}") from None
         app.state.ctx = ctx
         expiry = asyncio.create_task(manager.expire_forever())
+        share_expiry = asyncio.create_task(shares.expire_forever())
         log.info(
             "REST proxy %s serving on %s:%d (cluster %s)",
             settings.id or "",
@@ -208,6 +217,8 @@ def create_app(
             yield
         finally:
             expiry.cancel()
+            share_expiry.cancel()
+            await shares.close_all()  # their records released first, for the group's other members
             await manager.close_all()
             left = await producer.close(30.0)
             if schemas is not None:

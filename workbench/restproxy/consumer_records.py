@@ -25,10 +25,12 @@ from confluent_kafka import KafkaException, Message, TopicPartition
 from pybase64 import b64encode_as_string
 
 from workbench._types import Partition
+from workbench.errors import WorkbenchError
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.consumer_instances import ConsumerInstance, lookup_failed, reassign_due
+from workbench.restproxy.schemas import SchemaFormats
 
-__all__ = ["RecordsAnswer"]
+__all__ = ["RecordsAnswer", "Unrenderable", "renderer"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -38,8 +40,9 @@ log = logging.getLogger("workbench.restproxy")
 _PIECE_BYTES = 1024 * 1024
 
 
-class _Unrenderable(Exception):
-    """A record the instance's format cannot show (a json consumer, bytes that are not JSON)."""
+class Unrenderable(WorkbenchError):
+    """A record the instance's format cannot show (a json consumer, bytes that are not JSON);
+    raised by a `renderer` and caught by the answer that gathers records, never sent."""
 
 
 def _render_binary(data: bytes | None) -> str | None:
@@ -54,24 +57,23 @@ def _render_json(data: bytes | None) -> Any:
     try:
         orjson.loads(data)
     except orjson.JSONDecodeError:
-        raise _Unrenderable from None
+        raise Unrenderable from None
     return orjson.Fragment(data)
 
 
-def _renderer(instance: ConsumerInstance) -> Callable[[bytes | None], Any]:
-    """How the instance's format shows a key or value; `_Unrenderable` when it cannot."""
-    if instance.format == "binary":
+def renderer(fmt: str, schemas: SchemaFormats | None) -> Callable[[bytes | None], Any]:
+    """How a consumer's format shows a key or value; `Unrenderable` when it cannot (v2
+    and share consumers alike)."""
+    if fmt == "binary":
         return _render_binary
-    schemas = instance.schemas
     if schemas is None:
         return _render_json
-    fmt = instance.format
 
     def render_schema(data: bytes | None) -> Any:
         try:
             return schemas.decode(data, fmt)
         except Exception:  # framing, an unknown id, a payload its schema cannot read
-            raise _Unrenderable from None
+            raise Unrenderable from None
 
     return render_schema
 
@@ -88,7 +90,7 @@ class _Gathered:
     def __init__(
         self, instance: ConsumerInstance, budget: int, min_bytes: int, piece: int | None = None, first: bool = True
     ) -> None:
-        self.render = _renderer(instance)
+        self.render = renderer(instance.format, instance.schemas)
         self.budget = budget
         self.min_bytes = min_bytes
         #: Bytes after which this piece of a streamed answer ends (the answer goes on).
@@ -116,7 +118,7 @@ class _Gathered:
             return False
         try:
             key_out, value_out = self.render(key), self.render(value)
-        except _Unrenderable:
+        except Unrenderable:
             self.poison = message
             return False
         self.rows.append(
@@ -156,7 +158,7 @@ class _Gathered:
                 break
             try:
                 key_out, value_out = render(key), render(value)
-            except _Unrenderable:
+            except Unrenderable:
                 self.poison = message
                 break
             rows.append(
@@ -306,7 +308,7 @@ def _expected(fmt: str) -> str:
 
 def _cannot_render(instance: ConsumerInstance, data: bytes | None) -> bool:
     try:
-        _renderer(instance)(data)
-    except _Unrenderable:
+        renderer(instance.format, instance.schemas)(data)
+    except Unrenderable:
         return True
     return False

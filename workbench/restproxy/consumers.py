@@ -22,7 +22,6 @@ from workbench._types import Partition
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
 from workbench.restproxy.consumer_instances import (
-    ConsumerInstance,
     assign,
     assignment,
     commit,
@@ -56,7 +55,7 @@ from workbench.restproxy.validation import (
     check_topic,
 )
 
-__all__ = ["ROUTES"]
+__all__ = ["ROUTES", "check_records_accept", "consumer_body", "parse_topics", "records_limits"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -129,13 +128,15 @@ def _timestamp_ms(value: Any) -> int:
         raise RestError(422, 422, f"timestamp must be ISO 8601 or epoch milliseconds, got {_short(value)}") from None
 
 
-async def _body(ctx: Context, request: Request) -> dict[str, Any]:
+async def consumer_body(ctx: Context, request: Request) -> dict[str, Any]:
+    """A consumer request's JSON object body (v2 and share consumers): 415 for a foreign
+    Content-Type, 400 when malformed, 422 when not an object; `{}` when empty."""
     require_json_body_type(request.headers.get("content-type"))
     return object_body(await read_json(request, ctx.settings), "consumer request")
 
 
 async def _handle_create(ctx: Context, request: Request, group: str) -> Response:
-    body = await _body(ctx, request)
+    body = await consumer_body(ctx, request)
     instance = ctx.consumers.create(group, body)
     base = ctx.settings.base_url(request.headers.get("host"))
     uri = f"{base}/consumers/{quote(group, safe='')}/instances/{quote(instance.name, safe='')}"
@@ -149,20 +150,25 @@ async def _handle_delete(ctx: Context, request: Request, group: str, instance: s
 
 async def _handle_subscribe(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    body = await _body(ctx, request)
+    body = await consumer_body(ctx, request)
     topics, pattern = body.get("topics"), body.get("topic_pattern")
     if (topics is None) == (pattern is None):
         raise RestError(409, ILLEGAL_STATE, "Subscribe with either `topics` or `topic_pattern` (exactly one).")
-    if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
-        raise RestError(422, 422, "`topics` must be a JSON array of topic names")
     if topics is not None:
-        if not topics or len(topics) > 10_000:
-            raise RestError(422, 422, f"`topics` must name 1 to 10000 topics, got {len(topics)}")
-        topics = [_body_topic(t) for t in topics]
+        topics = parse_topics(topics)
     if pattern is not None:
         _check_pattern(pattern)
     await ctx.consumers.run(found, subscribe, found, topics or [], pattern)
     return empty_response()
+
+
+def parse_topics(topics: Any) -> list[str]:
+    """A subscribe body's `topics`: 1 to 10000 legal topic names (422 otherwise)."""
+    if not isinstance(topics, list) or not all(isinstance(t, str) for t in topics):
+        raise RestError(422, 422, "`topics` must be a JSON array of topic names")
+    if not topics or len(topics) > 10_000:
+        raise RestError(422, 422, f"`topics` must name 1 to 10000 topics, got {len(topics)}")
+    return [_body_topic(t) for t in topics]
 
 
 def _check_pattern(pattern: Any) -> None:
@@ -188,7 +194,7 @@ async def _handle_unsubscribe(ctx: Context, request: Request, group: str, instan
 
 async def _handle_assign(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    partitions = _partitions(await _body(ctx, request))
+    partitions = _partitions(await consumer_body(ctx, request))
     await ctx.consumers.run(found, assign, found, partitions)
     return empty_response()
 
@@ -201,7 +207,7 @@ async def _handle_get_assignments(ctx: Context, request: Request, group: str, in
 
 async def _handle_seek(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    body = await _body(ctx, request)
+    body = await consumer_body(ctx, request)
     if "timestamps" in body and "offsets" not in body:
         items = body["timestamps"]
         if not isinstance(items, list):
@@ -219,34 +225,23 @@ async def _handle_seek(ctx: Context, request: Request, group: str, instance: str
 
 async def _handle_seek_beginning(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    partitions = _partitions(await _body(ctx, request))
+    partitions = _partitions(await consumer_body(ctx, request))
     await ctx.consumers.run(found, seek, found, [(t, p, OFFSET_BEGINNING) for t, p in partitions])
     return empty_response()
 
 
 async def _handle_seek_end(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    partitions = _partitions(await _body(ctx, request))
+    partitions = _partitions(await consumer_body(ctx, request))
     await ctx.consumers.run(found, seek_to_end, found, ctx.settings, partitions)
     return empty_response()
 
 
 async def _handle_records(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    _check_records_accept(found, request.headers.get("accept"))
+    check_records_accept(found.format, request.headers.get("accept"))
     settings = ctx.settings
-    wait_ms = found.request_timeout_ms if found.request_timeout_ms is not None else settings.consumer_request_timeout_ms
-    timeout = request.query_params.get("timeout")
-    if timeout is not None:
-        asked = int_param(timeout, "timeout")
-        if asked >= 0:
-            wait_ms = min(asked, wait_ms)
-    budget = settings.consumer_request_max_bytes
-    max_bytes = request.query_params.get("max_bytes")
-    if max_bytes is not None:
-        asked = int_param(max_bytes, "max_bytes")
-        if asked > 0:
-            budget = min(asked, budget)
+    wait_ms, budget = records_limits(ctx, request, found.request_timeout_ms)
     min_bytes = found.fetch_min_bytes if found.fetch_min_bytes is not None else settings.fetch_min_bytes
 
     answer = RecordsAnswer(
@@ -281,37 +276,56 @@ async def _handle_records(ctx: Context, request: Request, group: str, instance: 
     return StreamingResponse(body(), media_type=media_type(found.format))
 
 
+def records_limits(ctx: Context, request: Request, instance_wait_ms: int | None = None) -> tuple[int, int]:
+    """A records GET's (wait in ms, key + value byte budget): the `timeout` and `max_bytes`
+    query parameters can only lower the instance's or the properties' values (v2 and share)."""
+    settings = ctx.settings
+    wait_ms = instance_wait_ms if instance_wait_ms is not None else settings.consumer_request_timeout_ms
+    timeout = request.query_params.get("timeout")
+    if timeout is not None:
+        asked = int_param(timeout, "timeout")
+        if asked >= 0:
+            wait_ms = min(asked, wait_ms)
+    budget = settings.consumer_request_max_bytes
+    max_bytes = request.query_params.get("max_bytes")
+    if max_bytes is not None:
+        asked = int_param(max_bytes, "max_bytes")
+        if asked > 0:
+            budget = min(asked, budget)
+    return wait_ms, budget
+
+
 def _count_consumed(ctx: Context, answer: RecordsAnswer) -> None:
     ctx.metrics.records_consumed.inc(answer.count)
     ctx.metrics.bytes_consumed.inc(answer.size)
 
 
-def _check_records_accept(instance: ConsumerInstance, accept: str | None) -> None:
+def check_records_accept(fmt: str, accept: str | None) -> None:
     """406 / 40601 when the Accept names only embedded formats other than the consumer's."""
     if not accept:
         return
     formats = []
     for item in accept.split(","):
-        ours, fmt = embedded_format(item)
-        if not ours or fmt is None:
+        ours, embedded = embedded_format(item)
+        if not ours or embedded is None:
             essence = item.split(";", 1)[0].strip()
             if ours or essence in ("*/*", "application/*"):
                 return  # no embedded format named: the consumer's own is sent
             continue
-        if fmt == instance.format:
+        if embedded == fmt:
             return
-        formats.append(fmt)
+        formats.append(embedded)
     raise RestError(
         406,
         40601,
         f"The requested embedded data format ({', '.join(formats) or accept}) does not "
-        f"match the deserializer for this consumer instance ({instance.format}).",
+        f"match the deserializer for this consumer instance ({fmt}).",
     )
 
 
 async def _handle_commit(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    body = await _body(ctx, request)
+    body = await consumer_body(ctx, request)
     offsets = _offsets(body) if body.get("offsets") else None
     for topic, partition in sorted({(t, p) for t, p, _, _ in offsets or []}):
         await ctx.metadata.check_partition(topic, partition)  # 404 / 40401 or 40402, as Karapace pre-checks
@@ -321,7 +335,7 @@ async def _handle_commit(ctx: Context, request: Request, group: str, instance: s
 
 async def _handle_committed(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
-    body = await _body(ctx, request)
+    body = await consumer_body(ctx, request)
     if "partitions" not in body:  # Confluent's answer, odd as it is (see the reference, section 2.6)
         raise RestError(
             404,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from workbench.restproxy.metrics import Metrics
     from workbench.restproxy.producer import AsyncProducer
     from workbench.restproxy.schemas import SchemaFormats
+    from workbench.restproxy.share_instances import ShareManager
 
 __all__ = [
     "Context",
@@ -53,6 +54,8 @@ class Context:
     cluster_id: str = ""
     #: The Schema Registry client when `schema.registry.url` is set (the schema formats).
     schemas: SchemaFormats | None = None
+    #: Share-consumer instances and affinity-free share-group members (set by the lifespan).
+    shares: ShareManager = None  # type: ignore[assignment]
 
 
 def json_response(

@@ -71,6 +71,7 @@ class Metadata:
         self.timeout = timeout
         self._max_age = max_age_ms / 1000
         self._partitions: dict[str, tuple[float, int]] = {}
+        self._share_groups: bool | None = None
 
     async def call(self, function: Callable[..., _T], *args: Any) -> _T:
         """Run a blocking admin call in a worker thread."""
@@ -151,3 +152,44 @@ class Metadata:
             next(iter(futures.values())).result()
         except KafkaException as exc:
             raise kafka_error(exc, f"cannot alter the configs of topic {name}") from None
+
+    def require_share_groups(self) -> None:
+        """400 / 40002 (upstream's answer to Kafka's UnsupportedVersion) when the cluster
+        has no share groups (KIP-932: Apache Kafka 4.2 or newer), asked once per process.
+
+        A broker with share groups describes a group's `share.record.lock.duration.ms`
+        (every group has it, as a default); one without them (Tansu, Kafka before 4.1)
+        does not know the GROUP config resource or that name. A share consumer on such a
+        broker would only ever read nothing, so the proxy says so at once.
+        """
+        if self._share_groups is None:
+            from confluent_kafka.admin import ConfigResource, ResourceType
+
+            resource = ConfigResource(ResourceType.GROUP, "workbench-share-probe")
+            try:
+                found = self.admin.describe_configs([resource], request_timeout=self.timeout)[resource].result()
+                self._share_groups = "share.record.lock.duration.ms" in found
+            except KafkaException as exc:
+                error: Any = exc.args[0] if exc.args else None
+                name = error.name() if hasattr(error, "name") else ""
+                if name in ("_TRANSPORT", "_ALL_BROKERS_DOWN", "BROKER_NOT_AVAILABLE", "_TIMED_OUT"):
+                    raise kafka_error(exc, "cannot ask the cluster about share groups") from None
+                self._share_groups = False
+        if not self._share_groups:
+            raise RestError(
+                400,
+                40002,
+                "This Kafka cluster has no share groups (KIP-932, Kafka's queues): they need Apache Kafka "
+                "4.2 or newer (share.version=1). Use a consumer group: POST /consumers/{group}.",
+            )
+
+    def alter_group_configs(self, group: str, configs: dict[str, str]) -> None:
+        """Set a group's dynamic configs (`share.auto.offset.reset`, ...), incrementally."""
+        from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+        entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
+        resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+        try:
+            self.admin.incremental_alter_configs([resource], request_timeout=self.timeout)[resource].result()
+        except KafkaException as exc:
+            raise kafka_error(exc, f"cannot set the configs of share group {group}") from None

@@ -127,6 +127,15 @@ def _consumer_record(embedded: Schema) -> Schema:
     )
 
 
+def _share_record(embedded: Schema) -> Schema:
+    record = _consumer_record(embedded)
+    record["properties"]["delivery_count"] = {
+        **_INT32,
+        "description": "1 on the first delivery; one more each time the record is acquired again",
+    }
+    return record
+
+
 def _v3_data(what: str) -> Schema:
     return _nullable(
         _obj(
@@ -255,6 +264,45 @@ _SCHEMAS: dict[str, Schema] = {
     ),
     "BinaryConsumerRecord": _consumer_record(_BASE64),
     "JsonConsumerRecord": _consumer_record(_ANY),
+    "BinaryShareRecord": _share_record(_BASE64),
+    "JsonShareRecord": _share_record(_ANY),
+    "CreateShareConsumerRequest": _object(
+        {
+            "name": _STR,
+            "format": {"type": "string", "enum": [*FORMATS, *SCHEMA_FORMATS]},
+            "auto.offset.reset": {
+                "type": "string",
+                "enum": ["earliest", "latest", "smallest", "largest"],
+                "description": "the group's share.auto.offset.reset, set before this member joins",
+            },
+        }
+    ),
+    "ShareSubscription": _obj(("topics",), topics=_array(_STR, minItems=1, maxItems=10000)),
+    "Acknowledgement": _obj(
+        ("topic", "partition", "offset", "type"),
+        topic=_STR,
+        partition=_INT32,
+        offset=_INT64,
+        type={"type": "string", "enum": ["accept", "release", "reject"]},
+    ),
+    "AcknowledgeRequest": _obj(
+        ("acknowledgements",),
+        acknowledgements=_array(_ref("Acknowledgement"), minItems=1),
+        doc="Each record of an answer, acknowledged once; only records of answers written in full",
+    ),
+    "AcknowledgeResponse": _obj(
+        ("partitions",),
+        partitions=_array(
+            _obj(
+                ("topic", "partition"),
+                topic=_STR,
+                partition=_INT32,
+                error_code=_nullable(_INT),
+                error=_nullable(_STR),
+            )
+        ),
+        doc="The broker's answer per partition; error_code 50002/50003 where it refused the acknowledgements",
+    ),
     # v3
     "Relationship": _obj(("related",), related={**_STR, "format": "uri"}),
     "ResourceMetadata": _obj(("self",), self={**_STR, "format": "uri"}, resource_name=_STR),
@@ -341,6 +389,48 @@ _SCHEMAS: dict[str, Schema] = {
         **_related("coordinator", "consumers", "lag_summary"),
     ),
     "ConsumerGroupList": _v3_list("KafkaConsumerGroupList", "ConsumerGroup"),
+    "ShareGroupTopicPartition": _obj(
+        ("topic_name", "partition_id"),
+        kind={"type": "string", "enum": ["KafkaShareGroupTopicPartition"]},
+        topic_name=_STR,
+        partition_id=_INT32,
+        partition=_ref("Relationship"),
+    ),
+    "ShareGroup": _v3_resource(
+        "KafkaShareGroup",
+        ("share_group_id",),
+        cluster_id=_STR,
+        share_group_id=_STR,
+        state=_STR,
+        consumer_count=_INT32,
+        partition_count=_INT32,
+        assigned_topic_partitions=_array(_ref("ShareGroupTopicPartition")),
+        **_related("coordinator", "consumers"),
+    ),
+    "ShareGroupList": _v3_list("KafkaShareGroupList", "ShareGroup"),
+    "ShareGroupConsumer": _v3_resource(
+        "KafkaShareGroupConsumer",
+        ("consumer_id",),
+        cluster_id=_STR,
+        group_id=_STR,
+        consumer_id=_STR,
+        client_id=_STR,
+        **_related("assignments"),
+    ),
+    "ShareGroupConsumerList": _v3_list("KafkaShareGroupConsumerList", "ShareGroupConsumer"),
+    "ShareGroupConsumerAssignment": _v3_resource(
+        "KafkaShareGroupConsumerAssignment",
+        ("topic_name", "partition_id"),
+        cluster_id=_STR,
+        group_id=_STR,
+        consumer_id=_STR,
+        topic_name=_STR,
+        partition_id=_INT32,
+        **_related("partition"),
+    ),
+    "ShareGroupConsumerAssignmentList": _v3_list(
+        "KafkaShareGroupConsumerAssignmentList", "ShareGroupConsumerAssignment"
+    ),
     "Consumer": _v3_resource(
         "KafkaConsumer",
         ("consumer_id",),
@@ -424,6 +514,21 @@ _PARAMETERS: dict[str, Schema] = {
     "partition": _path("partition", {**_INT32, "minimum": 0}, "A partition number; not an integer: 404 / 404"),
     "group": _path("group", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer group id"),
     "instance": _path("instance", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer instance name"),
+    "consumer": _path("consumer", {**_STR, "minLength": 1}, "A share-group consumer (its instance name)"),
+    "fetch_topic": {
+        "name": "topic",
+        "in": "query",
+        "required": True,
+        "style": "form",
+        "explode": True,
+        "schema": _array({**_STR, "minLength": 1}, minItems=1, maxItems=100),
+        "description": "The topics to read (repeated: ?topic=a&topic=b); a missing or illegal one: 404 / 40401",
+    },
+    "auto_offset_reset": _query(
+        "auto.offset.reset",
+        {"type": "string", "enum": ["earliest", "latest"]},
+        "The group's share.auto.offset.reset, set when this process's member joins (its first fetch)",
+    ),
     "cluster": _path("cluster", {**_STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
     "config": _path("name", {**_STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),
     "timeout": _query(
@@ -520,6 +625,12 @@ _V2_BODY_TYPES = (V2_JSON, _JSON)
 _CLUSTER_404 = {404: "Cluster not found"}
 _V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
 _V3_GROUP_404 = {404: "Cluster or consumer group not found"}
+_SHARE_404 = {404: "40403: share consumer instance not found"}
+_NO_SHARE_GROUPS = {400: "40002: the cluster has no share groups (KIP-932; Apache Kafka 4.2 or newer)"}
+_V3_SHARE_404 = {
+    404: "Cluster not found, or a share group (or consumer) this process has no member in",
+    **_NO_SHARE_GROUPS,
+}
 _CONFIG_ERRORS = {
     400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
     404: "Cluster or topic (40403) not found",
@@ -527,6 +638,7 @@ _CONFIG_ERRORS = {
     422: "42206: the body is not as described",
 }
 _INSTANCE = "/consumers/{group}/instances/{instance}"
+_SHARE = "/share-consumers/{group}/instances/{instance}"
 _C = "/v3/clusters/{cluster}"
 
 
@@ -781,6 +893,152 @@ def _v2_paths() -> dict[str, dict[str, Any]]:
     }
 
 
+def _share_paths() -> dict[str, dict[str, Any]]:
+    """Share-group consumption (no upstream proxy has it): v2 conventions throughout."""
+    records = {
+        f"application/vnd.kafka.{fmt}.v2+json": {"schema": _array(_ref(f"{fmt.title()}ShareRecord"))} for fmt in FORMATS
+    }
+    tag = "v2 share consumers"
+    instance = ("group", "instance")
+    return {
+        "/share-consumers/{group}": {
+            "post": _op(
+                "createShareConsumer",
+                tag,
+                "Create a share-consumer instance (explicit acknowledgement) in this process",
+                _ok(200, "The instance and its URL", _ref("CreateConsumerResponse")),
+                {
+                    **_CONSUMER_BODY,
+                    **_NO_SHARE_GROUPS,
+                    409: "40902: an instance with this name exists in the group",
+                    422: "42204 invalid setting or name, 42205 schema format without schema.registry.url, "
+                    "422 unknown format",
+                    429: "share.consumer.instances.max instances in this process",
+                },
+                ("group",),
+                _body(_ref("CreateShareConsumerRequest"), _V2_BODY_TYPES),
+            ),
+        },
+        "/share-consumers/{group}/records": {
+            "get": _op(
+                "fetchShareRecords",
+                tag,
+                "Fetch without instance affinity: any process serves it from its own member of the group; "
+                "the records are accepted once the answer was written in full, released otherwise",
+                {"200": {"description": "Records (maybe none), in the Accept's embedded format", "content": records}},
+                {
+                    **_NO_SHARE_GROUPS,
+                    404: "40401 topic not found, 404 timeout or max_bytes not an integer",
+                    422: "42204 unusable group name, 422 no topic or more than 100",
+                    429: "share.consumer.instances.max members in this process",
+                },
+                ("group", "fetch_topic", "timeout", "max_bytes", "auto_offset_reset"),
+            ),
+        },
+        _SHARE: {
+            "delete": _op(
+                "deleteShareConsumer",
+                tag,
+                "Release what the instance holds and close it; it leaves its group",
+                _ok(204, "Closed"),
+                _SHARE_404,
+                instance,
+            )
+        },
+        f"{_SHARE}/subscription": {
+            "post": _op(
+                "shareSubscribe",
+                tag,
+                "Subscribe to topics (names only)",
+                _ok(204, "Subscribed"),
+                {**_SHARE_404, **_CONSUMER_BODY},
+                instance,
+                _body(_ref("ShareSubscription"), _V2_BODY_TYPES, required=True),
+            ),
+            "get": _op(
+                "getShareSubscription",
+                tag,
+                "The subscribed topics",
+                _ok(200, "Topics", _ref("Topics")),
+                _SHARE_404,
+                instance,
+            ),
+            "delete": _op(
+                "shareUnsubscribe",
+                tag,
+                "Release what the instance holds and unsubscribe",
+                _ok(204, "Unsubscribed"),
+                _SHARE_404,
+                instance,
+            ),
+        },
+        f"{_SHARE}/records": {
+            "get": _op(
+                "getShareRecords",
+                tag,
+                "Read records (each with its delivery_count); acknowledge them before reading more",
+                {"200": {"description": "Records (maybe none), in the instance's embedded format", "content": records}},
+                {
+                    404: "40403 instance not found, 404 timeout or max_bytes not an integer",
+                    406: "40601: the Accept names another embedded format than the instance's",
+                    409: "40903: records of earlier answers not yet acknowledged, or no subscription",
+                    422: "A record the instance's format cannot show (the instance holds it for you to acknowledge)",
+                },
+                ("group", "instance", "timeout", "max_bytes"),
+            ),
+        },
+        f"{_SHARE}/acknowledgements": {
+            "post": _op(
+                "acknowledgeShareRecords",
+                tag,
+                "Accept, release or reject records of answers written in full; committed before the answer",
+                _ok(200, "The broker's answer per partition", _ref("AcknowledgeResponse")),
+                {
+                    **_SHARE_404,
+                    **_CONSUMER_BODY,
+                    409: "40903: a record not held by the instance (never written to the client, or acknowledged)",
+                    500: "50002/50003: the commit failed as a whole",
+                },
+                instance,
+                _body(_ref("AcknowledgeRequest"), _V2_BODY_TYPES, required=True),
+            ),
+        },
+    }
+
+
+def _v3_share_paths() -> dict[str, dict[str, Any]]:
+    group = ("cluster", "group")
+    consumer = ("cluster", "group", "consumer")
+    base = f"{_C}/share-groups"
+    return {
+        base: _v3_get(
+            "listShareGroups",
+            "Share groups this process has members in",
+            "ShareGroupList",
+            {**_CLUSTER_404, **_NO_SHARE_GROUPS},
+            "cluster",
+        ),
+        f"{base}/{{group}}": _v3_get("getShareGroup", "A share group", "ShareGroup", _V3_SHARE_404, *group),
+        f"{base}/{{group}}/consumers": _v3_get(
+            "listShareGroupConsumers",
+            "This process's members of the group",
+            "ShareGroupConsumerList",
+            _V3_SHARE_404,
+            *group,
+        ),
+        f"{base}/{{group}}/consumers/{{consumer}}": _v3_get(
+            "getShareGroupConsumer", "A member", "ShareGroupConsumer", _V3_SHARE_404, *consumer
+        ),
+        f"{base}/{{group}}/consumers/{{consumer}}/assignments": _v3_get(
+            "listShareGroupConsumerAssignments",
+            "The partitions the member has received records from",
+            "ShareGroupConsumerAssignmentList",
+            _V3_SHARE_404,
+            *consumer,
+        ),
+    }
+
+
 def _v3_get(operation_id: str, summary: str, schema: str, errors: dict[int, str], *params: str) -> dict[str, Any]:
     return {"get": _op(operation_id, "v3", summary, _ok(200, summary, _ref(schema), (_JSON,)), errors, params)}
 
@@ -942,7 +1200,10 @@ def _own_paths() -> dict[str, dict[str, Any]]:
 _DESCRIPTION = """\
 The workbench's Kafka REST proxy: Confluent REST Proxy API v2 (metadata, produce, consumer
 instances) and v3 core (clusters, topics, partitions, configs, consumer groups and lag,
-streaming produce), with Confluent's media types, property names and error bodies.
+streaming produce), with Confluent's media types, property names and error bodies; and
+share groups (KIP-932), which no other proxy offers: share-consumer instances with explicit
+acknowledgement, a fetch without instance affinity, and Confluent Cloud's read-only v3
+share-group GETs.
 
 * Every error body is `{"error_code": int, "message": str}` (`Error`); `error_code` is the
   HTTP status or a 5-digit code (status x 100 + sub-code).
@@ -961,8 +1222,11 @@ def document(base_url: str) -> dict[str, Any]:
         "openapi": "3.0.3",
         "info": {"title": "workbench REST proxy", "version": "2", "description": _DESCRIPTION},
         "servers": [{"url": base_url}],
-        "tags": [{"name": name} for name in ("v2 metadata", "v2 produce", "v2 consumers", "v3", "operations")],
-        "paths": {**_v2_paths(), **_v3_paths(), **_own_paths()},
+        "tags": [
+            {"name": name}
+            for name in ("v2 metadata", "v2 produce", "v2 consumers", "v2 share consumers", "v3", "operations")
+        ],
+        "paths": {**_v2_paths(), **_share_paths(), **_v3_paths(), **_v3_share_paths(), **_own_paths()},
         "components": {"schemas": _SCHEMAS, "parameters": _PARAMETERS},
     }
 

@@ -89,6 +89,7 @@ KNOWN: dict[str, tuple[type, Any]] = {
     "producer.max.records.per.request": (int, 100000),
     "producer.max.block.ms": (int, 60000),
     "consumer.instances.max": (int, 500),
+    "share.consumer.instances.max": (int, 100),
     "consumer.request.timeout.max.ms": (int, 60000),
     "api.v3.produce.request.size.limit.max.bytes": (int, 0),
     "api.v3.produce.streaming.max.inflight": (int, 10000),
@@ -152,6 +153,8 @@ class RestProxySettings:
     max_records_per_request: int = 100000
     max_block_ms: int = 60000
     consumer_instances_max: int = 500
+    #: Share-consumer instances and affinity-free group members in one process.
+    share_instances_max: int = 100
     consumer_request_timeout_max_ms: int = 60000
     #: `schema.registry.url`: "" means none, and the schema formats answer 42205.
     schema_registry_url: str = ""
@@ -295,6 +298,7 @@ def _build(
         ("producer.max.records.per.request", 1, 10_000_000),
         ("producer.max.block.ms", 0, 3_600_000),
         ("consumer.instances.max", 1, 100_000),
+        ("share.consumer.instances.max", 1, 100_000),
         ("consumer.request.timeout.max.ms", 0, 3_600_000),
         ("api.v3.produce.request.size.limit.max.bytes", 0, 2**62),
         ("api.v3.produce.streaming.max.inflight", 1, 10_000_000),
@@ -358,6 +362,7 @@ def _build(
         max_records_per_request=typed["producer.max.records.per.request"],
         max_block_ms=typed["producer.max.block.ms"],
         consumer_instances_max=typed["consumer.instances.max"],
+        share_instances_max=typed["share.consumer.instances.max"],
         consumer_request_timeout_max_ms=typed["consumer.request.timeout.max.ms"],
         schema_registry_url=str(typed["schema.registry.url"]).strip().rstrip("/"),
         v3_request_max_bytes=typed["api.v3.produce.request.size.limit.max.bytes"],

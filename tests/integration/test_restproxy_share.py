@@ -1,0 +1,497 @@
+"""Share groups through the REST proxy: explicit instances, the affinity-free fetch, and the
+trust rule (no record accepted before the answer holding it was written; a cut answer
+releases its records), on the session's Kafka with two proxy processes of this module's
+own behind nginx. Every group gets a 1 s record lock, so redeliveries come in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from proxy_http import V2, error, post
+from proxy_processes import Nginx, ProxyProcess, start_nginx, start_proxy
+
+from workbench import kafka
+from workbench.errors import ProxyError
+from workbench.proxy import ProxyClient, ProxyRecord, ProxyUnavailableError
+from workbench.stack import Stack
+
+#: Give-up bound of a reading loop: a bug that loses records ends the test, never hangs it.
+GIVE_UP_S = 120.0
+PROXY_ENV = {"KAFKA_REST_CONSUMER_REQUEST_TIMEOUT_MS": "1000"}
+
+
+@dataclass
+class Pair:
+    """Two proxy processes of this module's own and nginx in front of them."""
+
+    proxies: list[ProxyProcess]
+    nginx: Nginx
+    admin: dict[str, Any]
+
+    @property
+    def urls(self) -> list[str]:
+        return [p.url for p in self.proxies]
+
+
+def _start_pair(stack: Stack, log_dir: Path) -> Pair:
+    proxies = [start_proxy(stack.bootstrap_servers, log_dir, KAFKA_REST_ID=f"p{i}", **PROXY_ENV) for i in range(2)]
+    nginx = start_nginx(log_dir, [p.address for p in proxies])
+    return Pair(proxies, nginx, stack.kafka_config("admin"))
+
+
+def _stop_pair(pair: Pair) -> None:
+    pair.nginx.stop()
+    for proxy in pair.proxies:
+        proxy.stop()
+
+
+@pytest.fixture(scope="module")
+def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    started = _start_pair(stack, tmp_path_factory.mktemp("share-pair"))
+    try:
+        yield started
+    finally:
+        _stop_pair(started)
+
+
+def share_group(admin: dict[str, Any], lock_ms: int = 1000) -> str:
+    """A fresh share group reading from the earliest record, with a short lock and session."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    from workbench.kafka.admin import admin_client
+
+    group = f"share-{uuid.uuid4().hex[:8]}"
+    settings = {
+        "share.auto.offset.reset": "earliest",
+        "share.record.lock.duration.ms": str(lock_ms),
+        "share.session.timeout.ms": "6000",
+        "share.heartbeat.interval.ms": "500",
+    }
+    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    with admin_client(admin) as client:
+        client.incremental_alter_configs([resource])[resource].result()
+    return group
+
+
+def _produce_numbered(admin: dict[str, Any], topic: str, count: int, partitions: int, size: int = 0) -> None:
+    pad = b"x" * size
+    for partition in range(partitions):
+        numbers = range(partition, count, partitions)
+        kafka.produce(admin, topic, [(None, b"%d:" % n + pad) for n in numbers], partition=partition)
+
+
+def _number(record: ProxyRecord) -> int:
+    return int(bytes(record.value).split(b":", 1)[0])
+
+
+# ---------------------------------------------------------------- explicit acknowledgement
+
+
+def test_explicit_instances_accept_each_record_once_release_comes_back_reject_never(pair: Pair, topic: Any) -> None:
+    """10,000 records on 4 partitions, 6 instances over 2 processes: every 10th record is
+    released on its first delivery (it must come back with a higher delivery count, then
+    be accepted), every 10th+1 rejected (never seen again), the rest accepted."""
+    name = topic(partitions=4, prefix="share-explicit")
+    _produce_numbered(pair.admin, name, 10_000, 4)
+    group = share_group(pair.admin)
+    accepted: Counter[int] = Counter()
+    deliveries: dict[int, list[int]] = defaultdict(list)
+    rejected: set[int] = set()
+    lock = threading.Lock()
+    stop = threading.Event()
+    failures: list[str] = []
+
+    def work(client: ProxyClient) -> None:
+        with client.share_consumer(group, topics=[name]) as instance:
+            while not stop.is_set():
+                records = instance.poll(timeout_ms=500)
+                acks: list[tuple[str, int, int, Any]] = []
+                for record in records:
+                    number = _number(record)
+                    with lock:
+                        deliveries[number].append(record.delivery_count or 0)
+                    kind = "accept"
+                    if number % 10 == 0 and record.delivery_count == 1:
+                        kind = "release"
+                    elif number % 10 == 1:
+                        kind = "reject"
+                    acks.append((record.topic, record.partition, record.offset, kind))
+                results = instance.acknowledge(acks)
+                with lock:
+                    for (t, p, _o, kind), record in zip(acks, records, strict=True):
+                        if results.get((t, p)) is not None:
+                            continue  # the broker refused them (a lock ran out): they come again
+                        if kind == "accept":
+                            accepted[_number(record)] += 1
+                        elif kind == "reject":
+                            rejected.add(_number(record))
+
+    clients = [ProxyClient(pair.urls) for _ in range(6)]  # round-robin: 3 instances per process
+    threads = [threading.Thread(target=lambda c=c: _guard(work, c, failures)) for c in clients]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + GIVE_UP_S * 2
+    while time.monotonic() < deadline and (len(accepted) + len(rejected) < 10_000) and not failures:
+        time.sleep(0.5)
+    time.sleep(3)  # three more lock durations: anything rejected or accepted that came back would show
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    for client in clients:
+        client.close()
+    assert not failures, failures
+    expected_accept = {n for n in range(10_000) if n % 10 != 1}
+    assert set(accepted) == expected_accept
+    assert [n for n, times in accepted.items() if times != 1] == []
+    assert rejected == {n for n in range(10_000) if n % 10 == 1}
+    assert all(len(deliveries[n]) == 1 for n in rejected), "a rejected record came back"
+    released = [n for n in range(10_000) if n % 10 == 0]
+    assert all(len(deliveries[n]) >= 2 and deliveries[n][-1] > deliveries[n][0] for n in released)
+
+
+def _guard(work: Any, client: ProxyClient, failures: list[str]) -> None:
+    try:
+        work(client)
+    except Exception as exc:  # reported by the test thread
+        failures.append(f"{type(exc).__name__}: {exc}")
+
+
+def test_an_instance_with_records_not_acknowledged_reads_no_more_and_delete_releases_them(
+    pair: Pair, topic: Any
+) -> None:
+    name = topic(partitions=1, prefix="share-held")
+    _produce_numbered(pair.admin, name, 20, 1)
+    group = share_group(pair.admin, lock_ms=60_000)  # only the delete can hand them on
+    with ProxyClient(pair.urls[0]) as client:
+        first = client.share_consumer(group, topics=[name])
+        with first:
+            held = _read_until(first, 1)
+            with pytest.raises(ProxyError) as refused:
+                first.poll(timeout_ms=100)
+            assert (refused.value.status, refused.value.error_code) == (409, 40903)
+            with pytest.raises(ProxyError) as unknown:
+                first.acknowledge([(name, 0, 10_000, "accept")])
+            assert (unknown.value.status, unknown.value.error_code) == (409, 40903)
+        with client.share_consumer(group, topics=[name]) as second:
+            again = _read_until(second, len(held))
+            second.accept(again)
+    assert {r.offset for r in held} <= {r.offset for r in again}
+    assert all((r.delivery_count or 0) >= 2 for r in again if r.offset in {h.offset for h in held})
+
+
+def _read_until(instance: Any, count: int) -> list[ProxyRecord]:
+    """Answers until one holds records (the first answer's records are kept unacknowledged)."""
+    deadline = time.monotonic() + GIVE_UP_S
+    while time.monotonic() < deadline:
+        records: list[ProxyRecord] = instance.poll(timeout_ms=500)
+        if len(records) >= count:
+            return records
+        if records:
+            instance.release(records)
+    raise AssertionError(f"no answer with {count} records within {GIVE_UP_S:.0f} s")
+
+
+# ---------------------------------------------------------------- no instance affinity
+
+
+def test_affinity_free_fetch_through_nginx_survives_a_killed_proxy(stack: Stack, tmp_path: Path, topic: Any) -> None:
+    """4 clients fetch through nginx from 2 processes; one process is SIGKILLed midway.
+    Every record is read at least once (what the dead process held comes again after its
+    lock), and the redelivered ones carry a higher delivery count."""
+    pair = _start_pair(stack, tmp_path)
+    try:
+        name = topic(partitions=4, prefix="share-free")
+        _produce_numbered(pair.admin, name, 4000, 4)
+        group = share_group(pair.admin)
+        seen: Counter[int] = Counter()
+        counts: dict[int, int] = {}
+        cut: list[int] = []  # answers the kill cut off: their records were never accepted
+        lock = threading.Lock()
+        stop = threading.Event()
+        failures: list[str] = []
+
+        def fetch(client: ProxyClient) -> None:
+            while not stop.is_set():
+                try:
+                    records = client.share_fetch(group, [name], timeout_ms=500, max_bytes=20_000)
+                except ProxyUnavailableError:  # the killed process's answer, cut in flight
+                    with lock:
+                        cut.append(1)
+                    continue
+                except ProxyError as exc:  # nginx's 502 for a request the dead process had taken
+                    if exc.status < 500:
+                        raise
+                    continue
+                with lock:
+                    for record in records:
+                        number = _number(record)
+                        seen[number] += 1
+                        counts[number] = max(counts.get(number, 0), record.delivery_count or 0)
+
+        clients = [ProxyClient(pair.nginx.url) for _ in range(4)]
+        threads = [threading.Thread(target=lambda c=c: _guard(fetch, c, failures)) for c in clients]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + GIVE_UP_S
+        while time.monotonic() < deadline and len(seen) < 1000:
+            time.sleep(0.05)
+        pair.proxies[1].stop(signal_kill())
+        while time.monotonic() < deadline and len(seen) < 4000 and not failures:
+            time.sleep(0.2)
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+        for client in clients:
+            client.close()
+        assert not failures, failures
+        assert sorted(seen) == list(range(4000)), f"{4000 - len(seen)} records never read"
+        duplicates = sum(seen.values()) - 4000
+        redelivered = [n for n, c in counts.items() if c >= 2]
+        assert len(redelivered) >= duplicates >= 0
+    finally:
+        _stop_pair(pair)
+
+
+def signal_kill() -> int:
+    import signal
+
+    return signal.SIGKILL
+
+
+# ---------------------------------------------------------------- the trust rule
+
+
+def _cut_records_answer(url: str, path: str, accept: str, keep_bytes: int = 65536) -> int:
+    """Send a records GET, read the headers and `keep_bytes` of the body, then close the
+    connection with the rest unread (the kernel answers the proxy with a reset)."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
+        sock.sendall(request.encode())
+        got = b""
+        while len(got) < keep_bytes:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # reset
+    return len(got)
+
+
+def test_a_cut_answer_accepts_nothing_and_its_records_come_again(stack: Stack, tmp_path: Path, topic: Any) -> None:
+    """An explicit instance's answer of ~25 MB cut after 64 KB: its records are released
+    (the same instance reads them again, delivery count 2), and none can be acknowledged
+    from the cut answer. Then the same through nginx with the affinity-free fetch: a
+    cut answer's records are not accepted, so a second fetch reads them again."""
+    proxy = start_proxy(
+        stack.bootstrap_servers,
+        tmp_path,
+        KAFKA_REST_CONSUMER_MAX_PARTITION_FETCH_BYTES="52428800",
+        KAFKA_REST_CONSUMER_FETCH_MAX_BYTES="52428800",
+        **PROXY_ENV,
+    )
+    try:
+        admin = stack.kafka_config("admin")
+        name = topic(partitions=1, prefix="share-cut")
+        _produce_numbered(admin, name, 250, 1, size=100_000)
+        group = share_group(admin, lock_ms=60_000)  # a release, not the lock, brings them back
+        http = requests.Session()
+        created = post(http, f"{proxy.url}/share-consumers/{group}", {"format": "binary"})
+        base = created.json()["base_uri"]
+        assert post(http, f"{base}/subscription", {"topics": [name]}).status_code == 204
+        path = base.removeprefix(proxy.url)
+        deadline = time.monotonic() + GIVE_UP_S
+        # the first answers may be empty while the member joins; cut every one until one was big
+        while time.monotonic() < deadline:
+            if (
+                _cut_records_answer(proxy.url, f"{path}/records?timeout=1000", "application/vnd.kafka.binary.v2+json")
+                >= 65536
+            ):
+                break
+        refused = post(
+            http,
+            f"{base}/acknowledgements",
+            {"acknowledgements": [{"topic": name, "partition": 0, "offset": 0, "type": "accept"}]},
+        )
+        error(refused, 409, 40903)
+        again: list[dict[str, Any]] = []
+        while time.monotonic() < deadline and not again:
+            answer = http.get(
+                f"{base}/records?timeout=1000", headers={"Accept": "application/vnd.kafka.binary.v2+json"}
+            )
+            assert answer.status_code == 200, answer.text
+            again = answer.json()
+        assert again and again[0]["offset"] == 0 and again[0]["delivery_count"] == 2
+        assert proxy.alive()
+        assert "not written in full" in proxy.log.read_text(errors="replace")
+    finally:
+        proxy.stop()
+
+
+# ---------------------------------------------------------------- hostile inputs
+
+
+def _ack(**change: Any) -> dict[str, Any]:
+    return {"acknowledgements": [{"topic": "{t}", "partition": 0, "offset": 0, "type": "accept", **change}]}
+
+
+_I = "/share-consumers/{g}/instances/inst"
+_G = "/v3/clusters/{c}/share-groups"
+
+#: (method, path, body, status, error_code). `{g}` is a real share group with an instance
+#: `inst` subscribed to topic `{t}`, `{c}` the cluster id; every case is refused before
+#: librdkafka sees it, and the process answers the next one.
+HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
+    "create: NUL in the group": ("POST", "/share-consumers/a%00b", {}, 422, 42204),
+    "create: control character in the group": ("POST", "/share-consumers/a%01b", {}, 422, 42204),
+    "create: group of 256 characters": ("POST", "/share-consumers/" + "g" * 256, {}, 422, 42204),
+    "create: NUL in the name": ("POST", "/share-consumers/{g}", {"name": "a\u0000b"}, 422, 42204),
+    "create: slash in the name": ("POST", "/share-consumers/{g}", {"name": "a/b"}, 422, 42204),
+    "create: name not a string": ("POST", "/share-consumers/{g}", {"name": 7}, 422, 42204),
+    "create: the same name again": ("POST", "/share-consumers/{g}", {"name": "inst"}, 409, 40902),
+    "create: unknown format": ("POST", "/share-consumers/{g}", {"format": "xml"}, 422, 422),
+    "create: bad offset reset": ("POST", "/share-consumers/{g}", {"auto.offset.reset": "none"}, 422, 42204),
+    "create: body not an object": ("POST", "/share-consumers/{g}", [1, 2], 422, 422),
+    "instance: NUL in the name": ("DELETE", "/share-consumers/{g}/instances/a%00b", None, 404, 40403),
+    "instance: dot name": ("GET", "/share-consumers/{g}/instances/%2E%2E/records", None, 404, 40403),
+    "instance: unknown": ("DELETE", "/share-consumers/{g}/instances/nobody", None, 404, 40403),
+    "instance: an affinity-free member": (
+        "GET",
+        "/share-consumers/{g}/instances/affinity-free-0/records",
+        None,
+        404,
+        40403,
+    ),
+    "subscribe: illegal topic": ("POST", f"{_I}/subscription", {"topics": ["a b"]}, 422, 422),
+    "subscribe: NUL in a topic": ("POST", f"{_I}/subscription", {"topics": ["a\u0000"]}, 422, 422),
+    "subscribe: no topics": ("POST", f"{_I}/subscription", {"topics": []}, 422, 422),
+    "subscribe: topics not a list": ("POST", f"{_I}/subscription", {"topics": "t"}, 422, 422),
+    "subscribe: a pattern": ("POST", f"{_I}/subscription", {"topic_pattern": "t.*"}, 422, 422),
+    "records: timeout not an integer": ("GET", f"{_I}/records?timeout=1e3", None, 404, 404),
+    "records: max_bytes past int64": ("GET", f"{_I}/records?max_bytes=" + "9" * 30, None, 404, 404),
+    "records: another embedded format": ("GET", f"{_I}/records", "json-accept", 406, 40601),
+    "ack: empty list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": []}, 422, 422),
+    "ack: not a list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": {}}, 422, 422),
+    "ack: negative offset": ("POST", f"{_I}/acknowledgements", _ack(offset=-1), 422, 422),
+    "ack: offset past int64": ("POST", f"{_I}/acknowledgements", _ack(offset=2**64), 422, 422),
+    "ack: offset a float": ("POST", f"{_I}/acknowledgements", _ack(offset=1.5), 422, 422),
+    "ack: partition past int32": ("POST", f"{_I}/acknowledgements", _ack(partition=2**31), 422, 422),
+    "ack: negative partition": ("POST", f"{_I}/acknowledgements", _ack(partition=-1), 422, 422),
+    "ack: illegal topic": ("POST", f"{_I}/acknowledgements", _ack(topic="a\u0000"), 422, 422),
+    "ack: unknown type": ("POST", f"{_I}/acknowledgements", _ack(type="renew"), 422, 422),
+    "ack: twice in one request": (
+        "POST",
+        f"{_I}/acknowledgements",
+        {"acknowledgements": _ack()["acknowledgements"] * 2},
+        422,
+        422,
+    ),
+    "ack: a record never delivered": ("POST", f"{_I}/acknowledgements", _ack(offset=2**62), 409, 40903),
+    "ack: malformed JSON": ("POST", f"{_I}/acknowledgements", b"{", 400, 400),
+    "fetch: no topic": ("GET", "/share-consumers/{g}/records", None, 422, 422),
+    "fetch: illegal topic": ("GET", "/share-consumers/{g}/records?topic=a%00", None, 404, 40401),
+    "fetch: unknown topic": ("GET", "/share-consumers/{g}/records?topic=no-such-topic-here", None, 404, 40401),
+    "fetch: NUL in the group": ("GET", "/share-consumers/a%00/records?topic={t}", None, 422, 42204),
+    "fetch: 101 topics": ("GET", "/share-consumers/{g}/records?" + "&".join(["topic={t}"] * 101), None, 422, 422),
+    "v3: unknown cluster": ("GET", "/v3/clusters/nope/share-groups", None, 404, 404),
+    "v3: NUL in the group": ("GET", f"{_G}/a%00", None, 404, 404),
+    "v3: a group without a member here": ("GET", f"{_G}/nobody-here", None, 404, 404),
+    "v3: unknown consumer": ("GET", f"{_G}/{{g}}/consumers/nobody", None, 404, 404),
+}
+
+
+@dataclass
+class Target:
+    url: str
+    group: str
+    topic: str
+    cluster: str
+
+
+@pytest.fixture(scope="module")
+def target(pair: Pair, stack: Stack) -> Iterator[Target]:
+    admin = stack.kafka_config("admin")
+    name = kafka.create_topic(admin, f"share-hostile-{uuid.uuid4().hex[:8]}", 1)
+    group = share_group(admin)
+    url = pair.proxies[0].url
+    http = requests.Session()
+    assert post(http, f"{url}/share-consumers/{group}", {"name": "inst"}).status_code == 200
+    assert (
+        post(http, f"{url}/share-consumers/{group}/instances/inst/subscription", {"topics": [name]}).status_code == 204
+    )
+    cluster = http.get(f"{url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+    yield Target(url, group, name, cluster)
+    kafka.delete_topics(admin, [name])
+
+
+@pytest.mark.parametrize("case", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_share_request_is_refused_and_survived(
+    pair: Pair, target: Target, case: tuple[str, str, Any, int, int]
+) -> None:
+    method, path, body, status, code = case
+    path = path.replace("{g}", target.group).replace("{t}", target.topic).replace("{c}", target.cluster)
+    headers = {"Content-Type": V2}
+    if body == "json-accept":
+        body, headers["Accept"] = None, "application/vnd.kafka.json.v2+json"
+    if isinstance(body, dict | list):
+        body = json.dumps(body).replace("{t}", target.topic).encode()  # exact big integers, unlike orjson
+    answer = requests.request(method, target.url + path, data=body, headers=headers, timeout=30)
+    error(answer, status, code)
+    assert pair.proxies[0].alive() and requests.get(f"{target.url}/topics", timeout=30).status_code == 200
+
+
+def test_v3_share_groups_show_this_processes_members(pair: Pair, target: Target) -> None:
+    base = f"{target.url}/v3/clusters/{target.cluster}/share-groups"
+    listed = requests.get(base, timeout=30).json()
+    assert listed["kind"] == "KafkaShareGroupList" and listed["metadata"]["self"] == base
+    mine = [g for g in listed["data"] if g["share_group_id"] == target.group]
+    assert len(mine) == 1 and mine[0]["kind"] == "KafkaShareGroup" and mine[0]["consumer_count"] == 1
+    assert mine[0]["consumers"]["related"] == f"{base}/{target.group}/consumers"
+    consumers = requests.get(f"{base}/{target.group}/consumers", timeout=30).json()
+    assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
+    one = requests.get(f"{base}/{target.group}/consumers/inst", timeout=30).json()
+    assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
+    assignments = requests.get(f"{base}/{target.group}/consumers/inst/assignments", timeout=30).json()
+    assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+    other = requests.get(f"{pair.proxies[1].url}/v3/clusters/{target.cluster}/share-groups/{target.group}", timeout=30)
+    error(other, 404, 404)  # the other process has no member in it
+
+
+# ---------------------------------------------------------------- a broker without share groups
+
+
+def test_a_broker_without_share_groups_says_so_on_every_new_path(foreign_cluster: Any) -> None:
+    """Tansu has no share groups: each new path answers 400 / 40002 in one sentence."""
+    url = foreign_cluster.proxy_urls[0]
+    http = requests.Session()
+    cluster = http.get(f"{url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+    name = f"tansu-share-{uuid.uuid4().hex[:8]}"
+    assert (
+        post(
+            http, f"{url}/v3/clusters/{cluster}/topics", {"topic_name": name, "partitions_count": 1}, "application/json"
+        ).status_code
+        == 201
+    )
+    answers = [
+        post(http, f"{url}/share-consumers/g", {}),
+        http.get(f"{url}/share-consumers/g/records?topic={name}", timeout=30),
+        http.get(f"{url}/v3/clusters/{cluster}/share-groups", timeout=30),
+        http.get(f"{url}/v3/clusters/{cluster}/share-groups/g", timeout=30),
+    ]
+    for answer in answers:
+        assert "no share groups" in error(answer, 400, 40002)
+    http.delete(f"{url}/v3/clusters/{cluster}/topics/{name}", timeout=30)

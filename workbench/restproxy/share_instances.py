@@ -1,0 +1,497 @@
+"""Share-consumer instances (KIP-932 share groups): their state, and the blocking Kafka
+work done for them.
+
+Each instance wraps a confluent-kafka `ShareConsumer` in explicit acknowledgement mode.
+A record it polls is *acquired*: the broker locks it to this member for the group's
+`share.record.lock.duration.ms`, until the member accepts, releases or rejects it (or
+the lock runs out and the record is offered again). The proxy keeps every acquired
+record in exactly one of three places, which is what the trust rule is built on:
+
+- `buffered`: polled, in no answer yet (an answer's budget ran out before them);
+- `writing`: in an answer being written to its client;
+- `outstanding`: in an answer the client's connection took in full, so the client holds
+  them: only these may be acknowledged by the client (explicit instances), or are
+  accepted by the proxy (the affinity-free group members, see `share_fetch.py`).
+
+An answer that fails or is cut releases its records (`finish_answer`), so they are
+offered again. librdkafka polls again only when every record of the last poll is
+acknowledged, so an explicit instance with records outstanding answers a records call
+409 / 40903 until its client acknowledges them.
+
+Every librdkafka call blocks, so it runs on the manager's worker pool, one call at a time
+per instance (`ShareManager.run`), never on the event loop; names and numbers are checked
+before they reach librdkafka (its assertions end the process). An instance idle for
+`consumer.instance.timeout.ms` is closed like a deleted one: what it holds is released
+first, then it leaves the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from confluent_kafka import AcknowledgeType, KafkaException, Message, ShareConsumer, TopicPartition
+
+from workbench.httpserver.errors import RestError
+from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
+from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
+from workbench.restproxy.metadata import kafka_error
+from workbench.restproxy.schemas import SchemaFormats
+from workbench.restproxy.settings import RestProxySettings
+from workbench.restproxy.validation import check_group, check_instance_name
+
+__all__ = [
+    "ACK_TYPES",
+    "AckType",
+    "Coordinates",
+    "ShareInstance",
+    "ShareManager",
+    "acknowledge",
+    "coordinates",
+    "finish_answer",
+    "partitions",
+    "poll_batch",
+    "share_not_found",
+    "subscribe",
+    "subscription",
+    "take",
+    "unsubscribe",
+]
+
+log = logging.getLogger("workbench.restproxy")
+
+_T = TypeVar("_T")
+
+#: (topic, partition, offset): one record.
+Coordinates = tuple[str, int, int]
+AckType = Literal["accept", "release", "reject"]
+ACK_TYPES: dict[str, AcknowledgeType] = {
+    "accept": AcknowledgeType.ACCEPT,
+    "release": AcknowledgeType.RELEASE,
+    "reject": AcknowledgeType.REJECT,
+}
+
+#: Consumer settings a ShareConsumer refuses at construction (librdkafka 2.16's
+#: rdkafka_conf.c: group-protocol settings live on the broker for share groups), left out
+#: of the properties' `consumer.*` pass-through for share instances.
+_NOT_FOR_SHARE = frozenset(
+    {
+        "session.timeout.ms",
+        "heartbeat.interval.ms",
+        "allow.auto.create.topics",
+        "fetch.queue.backoff.ms",
+        "enable.auto.commit",
+        "auto.commit.interval.ms",
+        "auto.offset.reset",
+        "enable.auto.offset.store",
+        "enable.partition.eof",
+        "group.protocol",
+        "group.protocol.type",
+        "group.remote.assignor",
+        "group.instance.id",
+        "partition.assignment.strategy",
+        "max.poll.interval.ms",
+    }
+)
+#: How long a commit of acknowledgements may wait for the broker (seconds).
+_COMMIT_TIMEOUT_S = 10.0
+_RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest"}
+
+
+@dataclass
+class ShareInstance:
+    """One share-consumer instance: the ShareConsumer and the records it holds."""
+
+    group: str
+    name: str
+    format: str
+    consumer: ShareConsumer
+    expires: float
+    #: True for the affinity-free group members (`share_fetch.py`), which the proxy
+    #: acknowledges itself; False for the explicit instances a client acknowledges.
+    member: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    topics: list[str] = field(default_factory=list)
+    buffered: deque[Message] = field(default_factory=deque)
+    writing: dict[Coordinates, Message] = field(default_factory=dict)
+    outstanding: dict[Coordinates, int] = field(default_factory=dict)
+    #: Partitions this member has received records from (what the v3 assignments show).
+    seen: set[tuple[str, int]] = field(default_factory=set)
+    closed: bool = False
+    schemas: SchemaFormats | None = None
+    #: The group's `share.auto.offset.reset` the create body asked for (set before it joins).
+    reset: str | None = None
+
+    @property
+    def held(self) -> int:
+        """Records acquired by this member and not yet acknowledged."""
+        return len(self.buffered) + len(self.writing) + len(self.outstanding)
+
+
+def share_not_found(group: str, name: str) -> RestError:
+    return RestError(404, CONSUMER_NOT_FOUND, f"Share consumer instance not found: group {group}, instance {name}.")
+
+
+class ShareManager:
+    """All share-consumer instances of this process, their worker pool and their expiry."""
+
+    def __init__(
+        self,
+        settings: RestProxySettings,
+        schemas: SchemaFormats | None = None,
+        group_setup: Callable[[str, dict[str, str]], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.schemas = schemas
+        #: Sets a share group's configs before its first member joins (the admin client's
+        #: incremental_alter_configs on the GROUP resource); None: not offered.
+        self.group_setup = group_setup
+        threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="share")
+        self.instances: dict[tuple[str, str], ShareInstance] = {}
+        self.timeout_s = settings.consumer_instance_timeout_ms / 1000
+
+    def __len__(self) -> int:
+        return len(self.instances)
+
+    async def run(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
+        """Run a blocking call for one instance on the pool, one call at a time."""
+        async with instance.lock:
+            return await self.run_locked(instance, function, *args)
+
+    async def run_locked(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
+        """`run`, for a caller already holding the instance's lock."""
+        if instance.closed:
+            raise share_not_found(instance.group, instance.name)
+        self.touch(instance)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
+        finally:
+            self.touch(instance)
+
+    def touch(self, instance: ShareInstance) -> None:
+        instance.expires = time.monotonic() + self.timeout_s
+
+    def get(self, group: str, name: str) -> ShareInstance:
+        instance = self.instances.get((group, name))
+        if instance is None or instance.member:
+            raise share_not_found(group, name)
+        self.touch(instance)
+        return instance
+
+    def conf(self, group: str, client_id: str) -> dict[str, Any]:
+        """The ShareConsumer settings: the properties' `consumer.*` minus what a share
+        consumer refuses, explicit acknowledgement, and `consumer.max.poll.records`."""
+        passed = {
+            k: v for k, v in self.settings.consumer.items() if k not in _NOT_FOR_SHARE and not k.startswith("queued.")
+        }
+        return {
+            "bootstrap.servers": self.settings.bootstrap_servers,
+            "max.poll.records": self.settings.consumer_max_poll_records,
+            **passed,
+            # A member that does not poll for max.poll.interval.ms leaves its group, and an
+            # instance's client may think between answers for as long as the instance lives
+            # (the v2 consumers' 7 s would drop a member a slow client still uses).
+            "max.poll.interval.ms": min(max(self.settings.consumer_instance_timeout_ms, 1000), 86_400_000),
+            "group.id": group,
+            "client.id": client_id,
+            "share.acknowledgement.mode": "explicit",
+            "logger": log,
+        }
+
+    def create(self, group: str, body: dict[str, Any], *, member: bool = False) -> ShareInstance:
+        """Validate the create body and build the instance (the ShareConsumer too).
+
+        Args:
+            group: the share group (checked: 422 / 42204 when unusable).
+            body: `{"name"|"id", "format", "auto.offset.reset"}`; the offset reset is
+                the group's `share.auto.offset.reset`, set before this member joins.
+            member: an affinity-free group member (named by the proxy).
+        """
+        check_group(group)
+        name = body.get("id") or body.get("name")
+        if name is None:
+            prefix = f"rest-share-consumer-{self.settings.id}-" if self.settings.id else "rest-share-consumer-"
+            name = f"{prefix}{uuid.uuid4()}"
+        check_instance_name(name)
+        if (group, name) in self.instances:
+            raise RestError(
+                409, 40902, f"Share consumer with specified consumer ID {name} already exists in group {group}."
+            )
+        fmt = str(body.get("format") or "binary").lower()
+        if fmt in SCHEMA_FORMATS and self.schemas is None:
+            raise no_registry(fmt)
+        if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
+            raise RestError(
+                422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema or protobuf"
+            )
+        reset = body.get("auto.offset.reset", body.get("share.auto.offset.reset"))
+        if reset is not None and str(reset).lower() not in _RESETS:
+            raise RestError(
+                422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest or latest (smallest, largest)"
+            )
+        limit = self.settings.share_instances_max
+        if len(self.instances) >= limit:
+            raise RestError(
+                429,
+                429,
+                f"Too many share consumer instances in this proxy process (share.consumer.instances.max = "
+                f"{limit}); delete instances no longer used",
+                headers={"Retry-After": "5"},
+            )
+        client_id = f"{self.settings.id}-{name}" if self.settings.id else name
+        try:
+            consumer = ShareConsumer(self.conf(group, client_id))
+        except KafkaException as exc:
+            raise RestError(422, 42204, f"Invalid share consumer configuration: {exc.args[0].str()}") from None
+        instance = ShareInstance(
+            group=group,
+            name=name,
+            format=fmt,
+            consumer=consumer,
+            expires=time.monotonic() + self.timeout_s,
+            member=member,
+            schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
+            reset=None if reset is None else _RESETS[str(reset).lower()],
+        )
+        self.instances[(group, name)] = instance
+        return instance
+
+    async def configure_group(self, instance: ShareInstance) -> None:
+        """Set the group's `share.auto.offset.reset` when the create body named one,
+        before the member subscribes (it applies from the member's first fetch)."""
+        reset = instance.reset
+        if reset is None or self.group_setup is None:
+            return
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                self.pool, self.group_setup, instance.group, {"share.auto.offset.reset": reset}
+            )
+        except RestError:
+            await self.delete(instance)
+            raise
+
+    async def delete(self, instance: ShareInstance) -> None:
+        """Release what the instance holds, leave the group, forget it."""
+        self.instances.pop((instance.group, instance.name), None)
+        async with instance.lock:
+            if not instance.closed:
+                instance.closed = True
+                await asyncio.get_running_loop().run_in_executor(self.pool, _close, instance)
+
+    async def expire_forever(self) -> None:
+        """Close instances idle for longer than `consumer.instance.timeout.ms`."""
+        period = min(1.0, max(0.05, self.timeout_s / 4))
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for instance in [i for i in self.instances.values() if i.expires < now and not i.lock.locked()]:
+                log.info(
+                    "share consumer %s/%s expired after %.0f s idle; releasing %d record(s)",
+                    instance.group,
+                    instance.name,
+                    self.timeout_s,
+                    instance.held,
+                )
+                await self.delete(instance)
+
+    async def close_all(self) -> None:
+        """Close every instance (releasing what each holds), then the pool."""
+        await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
+        await asyncio.to_thread(self.pool.shutdown, wait=True)
+
+
+def _ack_all(instance: ShareInstance, messages: Iterable[Coordinates], kind: AcknowledgeType) -> int:
+    """Acknowledge records locally (sent with the next commit); how many librdkafka took.
+
+    A record librdkafka no longer holds in flight (its lock ran out and it was acquired
+    again elsewhere) is skipped: there is nothing left to acknowledge."""
+    done = 0
+    for topic, partition, offset in messages:
+        try:
+            instance.consumer.acknowledge_offset(topic, partition, offset, kind)
+            done += 1
+        except (KafkaException, RuntimeError, ValueError) as exc:
+            log.debug(
+                "share %s/%s: %s-%d@%d not acknowledged: %s",
+                instance.group,
+                instance.name,
+                topic,
+                partition,
+                offset,
+                exc,
+            )
+    return done
+
+
+def _held(instance: ShareInstance) -> list[Coordinates]:
+    coordinates = [coordinates(m) for m in instance.buffered]
+    return coordinates + list(instance.writing) + list(instance.outstanding)
+
+
+def coordinates(message: Message) -> Coordinates:
+    return (message.topic() or "", message.partition() or 0, message.offset() or 0)
+
+
+def _commit(instance: ShareInstance) -> list[dict[str, Any]]:
+    """Send the acknowledgements made so far and wait for the broker's answer: one row
+    per partition, with its error when the broker refused them."""
+    try:
+        results = instance.consumer.commit_sync(_COMMIT_TIMEOUT_S)
+    except KafkaException as exc:
+        raise kafka_error(exc, "acknowledgement commit failed") from None
+    rows = []
+    for tp, error in sorted((results or {}).items(), key=lambda item: (item[0].topic, item[0].partition)):
+        row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition, "error_code": None, "error": None}
+        if error is not None:
+            detail: Any = error.args[0] if error.args else error
+            retriable = bool(detail.retriable()) if hasattr(detail, "retriable") else False
+            row["error_code"] = 50003 if retriable else 50002
+            row["error"] = detail.str() if hasattr(detail, "str") else str(detail)
+        rows.append(row)
+    return rows
+
+
+def _close(instance: ShareInstance) -> None:
+    """Release every record the instance holds, then leave the group (close commits the
+    releases): its records are offered to the group's other members at once, without
+    waiting for their locks."""
+    released = _ack_all(instance, _held(instance), AcknowledgeType.RELEASE)
+    instance.buffered.clear()
+    instance.writing.clear()
+    instance.outstanding.clear()
+    try:
+        instance.consumer.close()
+    except (KafkaException, RuntimeError) as exc:
+        log.warning("closing share consumer %s/%s: %s", instance.group, instance.name, exc)
+    if released:
+        log.info("share consumer %s/%s closed; %d record(s) released", instance.group, instance.name, released)
+
+
+def subscribe(instance: ShareInstance, topics: list[str]) -> None:
+    try:
+        instance.consumer.subscribe(topics)
+    except (KafkaException, ValueError) as exc:
+        raise RestError(422, 422, f"cannot subscribe to {topics[:5]}: {exc}") from None
+    instance.topics = list(topics)
+
+
+def unsubscribe(instance: ShareInstance) -> None:
+    """Release what the instance holds, then leave its subscription."""
+    _ack_all(instance, _held(instance), AcknowledgeType.RELEASE)
+    instance.buffered.clear()
+    instance.outstanding.clear()
+    try:
+        _commit(instance)
+        instance.consumer.unsubscribe()
+    except (KafkaException, RuntimeError) as exc:
+        raise RestError(500, 50002, f"cannot unsubscribe: {exc}") from None
+    instance.topics = []
+
+
+def subscription(instance: ShareInstance) -> list[str]:
+    return list(instance.topics)
+
+
+def poll_batch(instance: ShareInstance, deadline: float) -> None:
+    """Poll into `buffered` until records come or `deadline` passes, when nothing is held
+    (librdkafka polls only when every record of the last poll is acknowledged).
+
+    Raises:
+        RestError: 409 / 40903 when the client still holds records of earlier answers, or
+            when the instance has no subscription.
+    """
+    if instance.buffered:
+        return
+    if instance.outstanding:
+        raise RestError(
+            409,
+            ILLEGAL_STATE,
+            f"{len(instance.outstanding)} record(s) of earlier answers are not acknowledged: acknowledge each "
+            "(accept, release or reject) through POST .../acknowledgements before reading more",
+        )
+    if not instance.topics:
+        raise RestError(409, ILLEGAL_STATE, "The share consumer instance is not subscribed to any topic.")
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            messages = instance.consumer.poll(max(0.0, min(remaining, 1.0)))
+        except KafkaException as exc:
+            raise kafka_error(exc, "share fetch failed") from None
+        for message in messages:
+            error = message.error()
+            if error is None:
+                instance.buffered.append(message)
+            elif error.fatal():
+                raise RestError(500, 50002, f"share consumer failed: {error.str()}")
+            else:
+                log.debug("share %s/%s: %s", instance.group, instance.name, error.str())
+        if instance.buffered or time.monotonic() >= deadline:
+            return
+
+
+def take(instance: ShareInstance, messages: list[Message]) -> None:
+    """Move `messages` (the head of `buffered`) into the answer being written."""
+    for _ in messages:
+        message = instance.buffered.popleft()
+        instance.writing[coordinates(message)] = message
+        instance.seen.add((message.topic() or "", message.partition() or 0))
+
+
+def finish_answer(instance: ShareInstance, written: bool) -> int:
+    """After an answer: the client holds its records when it was written in full (an
+    explicit instance's become `outstanding`; a group member accepts them), else they
+    are released for redelivery. Returns how many records changed hands."""
+    records = list(instance.writing)
+    instance.writing.clear()
+    if not records:
+        return 0
+    if written and not instance.member:
+        for coordinates in records:
+            instance.outstanding[coordinates] = 1
+        return len(records)
+    kind = AcknowledgeType.ACCEPT if written else AcknowledgeType.RELEASE
+    done = _ack_all(instance, records, kind)
+    try:
+        instance.consumer.commit_async()
+    except (KafkaException, RuntimeError) as exc:
+        log.warning("share %s/%s: acknowledgement commit failed: %s", instance.group, instance.name, exc)
+    if not written:
+        log.info(
+            "share %s/%s: an answer was not written in full; %d record(s) released", instance.group, instance.name, done
+        )
+    return done
+
+
+def acknowledge(instance: ShareInstance, acks: list[tuple[str, int, int, str]]) -> list[dict[str, Any]]:
+    """Apply a client's acknowledgements and commit them; one row per partition.
+
+    Every record named must be one the client holds (`outstanding`): a record never
+    written to it, still buffered, or already acknowledged is refused before librdkafka
+    sees anything (409 / 40903), so the whole request applies or none of it does.
+    """
+    unknown = [(t, p, o) for t, p, o, _ in acks if (t, p, o) not in instance.outstanding]
+    if unknown:
+        shown = ", ".join(f"{t}-{p}@{o}" for t, p, o in unknown[:5])
+        more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+        raise RestError(
+            409,
+            ILLEGAL_STATE,
+            f"Not held by this share consumer instance: {shown}{more}. Only records of answers it "
+            "wrote in full and not yet acknowledged can be acknowledged.",
+        )
+    for topic, partition, offset, kind in acks:
+        instance.outstanding.pop((topic, partition, offset), None)
+        _ack_all(instance, [(topic, partition, offset)], ACK_TYPES[kind])
+    return _commit(instance)
+
+
+def partitions(instance: ShareInstance) -> list[TopicPartition]:
+    return [TopicPartition(t, p) for t, p in sorted(instance.seen)]
