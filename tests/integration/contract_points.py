@@ -35,6 +35,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "spark_topic_layout": {"layout": "topic per device", "devices": 2, "readings_seconds": 20},
     "spark_restart": {"first": 400, "second": 200, "topic_partitions": 1},
     "spark_real_time": {"offered_msg_s": 200, "produce_seconds": 6.0, "topic_partitions": 1},
+    "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
 }
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.
@@ -46,6 +47,7 @@ NOT_MEASURED = {
     "spark_aggregate": ["bytes", "mb_s", "latency_p50_ms"],
     "spark_restart": ["seconds", "msg_s", "mb_s", "latency_p99_ms", "client_cpu_s"],
     "spark_real_time": ["bytes", "mb_s", "client_cpu_s"],
+    "share_consume": ["bytes", "mb_s", "latency_p50_ms"],
 }
 
 

@@ -14,7 +14,7 @@ from workbench.stack import Stack
 from workbench.topics import share_groups
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # contract_points, beside this file
-from contract_points import check_contract
+from contract_points import CHEAP, check_contract
 
 
 @pytest.fixture
@@ -49,8 +49,11 @@ def test_released_and_killed_members_records_come_again_and_each_is_accepted_onc
     assert "records were accepted, each once" in share_groups.redelivery_sentence(run)
 
 
-def test_share_consume_rows_follow_the_experiment_contract(stack: Stack) -> None:
-    point = {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2}
+@pytest.mark.parametrize("path", ["native", "proxy"])
+def test_share_consume_rows_follow_the_experiment_contract(stack: Stack, path: str) -> None:
+    """Natively and through share-consumer instances on the REST proxy: every record once."""
+    point = {**CHEAP["share_consume"], "path": path}
     rows = sweep("share_consume", [point], repeat=2, stack=stack, record=False, progress=False)
     check_contract("share_consume", rows)
-    assert (rows["records"] == 200).all() and (rows["duplicates"] == 0).all()
+    assert (rows["records"] == 200).all() and (rows["duplicates"] == 0).all() and rows["complete"].all()
+    assert (rows["path"] == path).all()

@@ -15,10 +15,11 @@ import pandas as pd
 
 from workbench.bench._run import bench_topic
 from workbench.errors import BenchError
-from workbench.measure.contract import result_row
+from workbench.measure.contract import NOT_MEASURED, result_row
+from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
-from workbench.topics.share_groups import KINDS, GroupRun, Kind, fill_for_sharing, order_breaks, run_group
+from workbench.topics.share_groups import KINDS, GroupRun, Kind, Path_, fill_for_sharing, order_breaks, run_group
 
 __all__ = ["records_for", "share_consume", "share_grid"]
 
@@ -28,15 +29,19 @@ def records_for(processing_ms: float, partitions: int, seconds: float) -> int:
     return max(20, min(20_000, int(seconds * partitions * 1000 / max(processing_ms, 0.1))))
 
 
-def _row(stack: Stack, run: GroupRun, params: dict[str, Any]) -> dict[str, Any]:
+def _row(
+    stack: Stack, run: GroupRun, params: dict[str, Any], resources: dict[str, float] | None = None
+) -> dict[str, Any]:
+    record_bytes = params.get("record_bytes")
     return result_row(
         stack,
         experiment="share_consume",
         params=params,
         records=run.unique,
+        payload_bytes=run.unique * record_bytes if record_bytes else NOT_MEASURED,
         seconds=run.seconds,
+        resources=resources,
         extra={
-            "path": "native",
             "deliveries": len(run.deliveries),
             "duplicates": run.duplicates,
             "busy_members": run.busy_members,
@@ -70,10 +75,16 @@ def share_consume(
     records: int = 2_000,
     topic_partitions: int = 4,
     records_per_batch: int = 1,
+    record_bytes: int | None = None,
+    path: str = "native",
     lock_ms: int = 30_000,
     topic_prefix: str = "bench-share",
 ) -> dict[str, Any]:
     """Fill a fresh topic, read it once with `members` members of a `kind` group; one row.
+
+    `path="proxy"` reads a share group through share-consumer instances on the stack's REST
+    proxy instead of librdkafka share consumers; `record_bytes` pads every value (and gives
+    the row its MB/s). CPU is measured by process for the read (client, proxy, broker).
 
     Raises:
         BenchError: parameters out of range, or the broker has no share groups (one line).
@@ -81,6 +92,12 @@ def share_consume(
     Usage: `sweep("share_consume", {"kind": ["share group", "consumer group"], "members": [1, 4, 16]})`.
     """
     _check(kind, members, processing_ms, records, topic_partitions)
+    if path not in ("native", "proxy") or (path == "proxy" and kind != "share group"):
+        raise BenchError(f"path must be 'native', or 'proxy' for a share group; got {path!r} for a {kind}")
+    if path == "proxy" and not stack.proxy_urls:
+        raise BenchError("path='proxy' needs a REST proxy, and this profile has none")
+    if record_bytes is not None and not 1 <= record_bytes <= 1_000_000:
+        raise BenchError(f"record_bytes must be between 1 and 1,000,000, got {record_bytes}")
     params = {
         "kind": kind,
         "members": members,
@@ -88,28 +105,33 @@ def share_consume(
         "records": records,
         "topic_partitions": topic_partitions,
         "records_per_batch": records_per_batch,
+        "record_bytes": record_bytes,
+        "path": path,
     }
     with bench_topic(stack, topic_partitions, topic_prefix) as topic:
-        fill_for_sharing(stack, topic, records, records_per_batch)
+        fill_for_sharing(stack, topic, records, records_per_batch, record_bytes)
         return _read(stack, topic, params, lock_ms)
 
 
 def _read(stack: Stack, topic: str, params: dict[str, Any], lock_ms: int = 30_000) -> dict[str, Any]:
     """One fresh group of `params["kind"]` reads the filled `topic` to its end: the row."""
     kind: Kind = "share group" if params["kind"] == "share group" else "consumer group"
+    path: Path_ = "proxy" if params.get("path") == "proxy" else "native"
     try:
-        run = run_group(
-            stack,
-            topic,
-            kind=kind,
-            members=params["members"],
-            processing_ms=params["processing_ms"],
-            records=params["records"],
-            lock_ms=lock_ms,
-        )
+        with ResourceMonitor(stack.services) as monitor:
+            run = run_group(
+                stack,
+                topic,
+                kind=kind,
+                members=params["members"],
+                processing_ms=params["processing_ms"],
+                records=params["records"],
+                lock_ms=lock_ms,
+                path=path,
+            )
     except TopicDesignError as exc:
         raise BenchError(str(exc)) from None
-    return _row(stack, run, params)
+    return _row(stack, run, params, monitor.columns())
 
 
 def share_grid(
@@ -141,6 +163,8 @@ def share_grid(
                         "records": records,
                         "topic_partitions": partitions,
                         "records_per_batch": 1,
+                        "record_bytes": None,
+                        "path": "native",
                     }
                     rows.append(_read(stack, topic, params))
     return pd.DataFrame(rows)

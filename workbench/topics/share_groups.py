@@ -67,6 +67,8 @@ __all__ = [
 ]
 
 Kind = Literal["consumer group", "share group"]
+#: How a share member reads: a librdkafka share consumer, or an instance on the REST proxy.
+Path_ = Literal["native", "proxy"]
 KINDS: tuple[Kind, Kind] = ("consumer group", "share group")
 
 #: librdkafka refuses these on a share consumer (rdkafka_conf.c): dropped from the profile's settings.
@@ -183,6 +185,7 @@ def run_group(
     lock_ms: int = 30_000,
     max_poll_records: int = 10,
     timeout_s: float = 180.0,
+    path: Path_ = "native",
 ) -> GroupRun:
     """Read `topic`'s `records` with `members` members of a fresh group of `kind`, each
     spending `processing_ms` on every record, until every record has been processed.
@@ -192,6 +195,9 @@ def run_group(
     has acquired wait for it, so large fetches leave members idle (measured: 16 members
     asking for 750 records each on 4 partitions kept 6 busy). librdkafka takes the figure
     as a hint; a batch that outlasts its lock comes again and is counted as duplicates.
+
+    `path="proxy"` makes each share member a share-consumer instance on the stack's REST
+    proxy (explicit acknowledgement: every record of an answer accepted before the next).
 
     Raises:
         TopicDesignError: no record came within `FIRST_RECORD_S` (a broker without share
@@ -215,7 +221,9 @@ def run_group(
                 stop.set()
 
     def work(member: int) -> None:
-        if kind == "share group":
+        if kind == "share group" and path == "proxy":
+            _proxy_share_loop(stack, group, member, topic, processing_ms, stop, record)
+        elif kind == "share group":
             _share_loop(_share_member(stack, group, per_batch), member, topic, processing_ms, stop, record)
         else:
             _group_loop(_group_member(stack, group), member, topic, processing_ms, stop, record)
@@ -286,6 +294,37 @@ def _share_loop(
         client.commit_sync(10)
     finally:
         client.close()
+
+
+def _proxy_share_loop(
+    stack: Stack,
+    group: str,
+    member: int,
+    topic: str,
+    processing_ms: float,
+    stop: threading.Event,
+    record: Callable[[Delivery], None],
+) -> None:
+    """A share member through the REST proxy: read an answer, process and accept its records
+    (releasing those the run no longer needs), read the next."""
+    from workbench.proxy import ProxyClient
+
+    with ProxyClient.for_stack(stack).share_consumer(group, topics=[topic]) as member_instance:
+        while not stop.is_set():
+            acks: list[tuple[str, int, int, Literal["accept", "release", "reject"]]] = []
+            for got in member_instance.poll(timeout_ms=200):
+                if stop.is_set():
+                    acks.append((got.topic, got.partition, got.offset, "release"))
+                    continue
+                time.sleep(processing_ms / 1000)
+                key = got.key if isinstance(got.key, bytes) or got.key is None else str(got.key).encode()
+                done = Delivery(
+                    member, got.partition, got.offset, key, int(got.delivery_count or 1), time.perf_counter()
+                )
+                record(done)
+                acks.append((got.topic, got.partition, got.offset, "accept"))
+            if acks:
+                member_instance.acknowledge(acks)
 
 
 def _group_loop(
@@ -445,14 +484,17 @@ def _hold_one_batch(topic: str) -> None:
             time.sleep(600)
 
 
-def fill_for_sharing(stack: Stack, topic: str, records: int, records_per_batch: int = 1) -> None:
-    """`records` keyed records (20 keys), `records_per_batch` to a producer batch.
+def fill_for_sharing(
+    stack: Stack, topic: str, records: int, records_per_batch: int = 1, record_bytes: int | None = None
+) -> None:
+    """`records` keyed records (20 keys), `records_per_batch` to a producer batch, each value
+    padded to `record_bytes` when given.
 
     Raises:
         TopicDesignError: not every record was acknowledged.
     """
     settings = {"batch.num.messages": records_per_batch, "linger.ms": 0 if records_per_batch == 1 else 50}
-    rows = ((f"key-{i % 20}", f"record-{i}") for i in range(records))
+    rows = ((f"key-{i % 20}", f"record-{i}".ljust(record_bytes or 0, ".")) for i in range(records))
     result = kafka.produce(stack.kafka_config("producer"), topic, rows, settings=settings)
     if result.acknowledged != records:
         raise TopicDesignError(f"only {result.acknowledged} of {records} records were acknowledged")
