@@ -77,6 +77,7 @@ def share_consume(
     records_per_batch: int = 1,
     record_bytes: int | None = None,
     path: str = "native",
+    max_poll_records: int = 10,
     lock_ms: int = 30_000,
     topic_prefix: str = "bench-share",
 ) -> dict[str, Any]:
@@ -85,6 +86,9 @@ def share_consume(
     `path="proxy"` reads a share group through share-consumer instances on the stack's REST
     proxy instead of librdkafka share consumers; `record_bytes` pads every value (and gives
     the row its MB/s). CPU is measured by process for the read (client, proxy, broker).
+    `max_poll_records` is what a native share member asks for a fetch: small shares a
+    partition finely between members, large reads faster (the proxy's instances take the
+    proxy's `consumer.max.poll.records`).
 
     Raises:
         BenchError: parameters out of range, or the broker has no share groups (one line).
@@ -96,6 +100,8 @@ def share_consume(
         raise BenchError(f"path must be 'native', or 'proxy' for a share group; got {path!r} for a {kind}")
     if path == "proxy" and not stack.proxy_urls:
         raise BenchError("path='proxy' needs a REST proxy, and this profile has none")
+    if not 1 <= max_poll_records <= 10_000:
+        raise BenchError(f"max_poll_records must be between 1 and 10,000, got {max_poll_records}")
     if record_bytes is not None and not 1 <= record_bytes <= 1_000_000:
         raise BenchError(f"record_bytes must be between 1 and 1,000,000, got {record_bytes}")
     params = {
@@ -107,6 +113,7 @@ def share_consume(
         "records_per_batch": records_per_batch,
         "record_bytes": record_bytes,
         "path": path,
+        "max_poll_records": max_poll_records,
     }
     with bench_topic(stack, topic_partitions, topic_prefix) as topic:
         fill_for_sharing(stack, topic, records, records_per_batch, record_bytes)
@@ -128,6 +135,7 @@ def _read(stack: Stack, topic: str, params: dict[str, Any], lock_ms: int = 30_00
                 records=params["records"],
                 lock_ms=lock_ms,
                 path=path,
+                max_poll_records=int(params.get("max_poll_records") or 10),
             )
     except TopicDesignError as exc:
         raise BenchError(str(exc)) from None
