@@ -204,6 +204,43 @@ def _read_until(instance: Any, count: int) -> list[ProxyRecord]:
     raise AssertionError(f"no answer with {count} records within {GIVE_UP_S:.0f} s")
 
 
+def test_an_idle_instance_expires_and_its_records_come_again_and_past_the_limit_is_429(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """A proxy allowing 2 share instances, each expiring after 2 s idle: a third is refused
+    with 429, and the records an expired instance held go to the next member at once (its
+    1-minute lock never runs out first)."""
+    proxy = start_proxy(
+        stack.bootstrap_servers,
+        tmp_path,
+        KAFKA_REST_SHARE_CONSUMER_INSTANCES_MAX="2",
+        KAFKA_REST_CONSUMER_INSTANCE_TIMEOUT_MS="2000",
+        **PROXY_ENV,
+    )
+    try:
+        name = topic(partitions=1, prefix="share-idle")
+        _produce_numbered(stack.kafka_config("admin"), name, 20, 1)
+        group = share_group(stack.kafka_config("admin"), lock_ms=60_000)
+        with ProxyClient(proxy.url) as client:
+            idle = client.share_consumer(group, topics=[name])
+            idle.open()
+            held = _read_until(idle, 1)  # kept, unacknowledged, and the instance left idle
+            other = client.share_consumer(group, topics=[name])
+            other.open()
+            with pytest.raises(ProxyError) as refused:
+                client.share_consumer(group, topics=[name]).open()
+            assert refused.value.status == 429
+            other.close()
+            time.sleep(3.5)  # past the 2 s idle timeout and the sweep that follows it
+            with client.share_consumer(group, topics=[name]) as successor:
+                again = _read_until(successor, len(held))
+                successor.accept(again)
+    finally:
+        proxy.stop()
+    assert {r.offset for r in held} <= {r.offset for r in again}
+    assert all((r.delivery_count or 0) >= 2 for r in again if r.offset in {h.offset for h in held})
+
+
 # ---------------------------------------------------------------- no instance affinity
 
 
