@@ -26,6 +26,7 @@ from workbench import kafka
 from workbench.errors import ProxyError
 from workbench.proxy import ProxyClient, ProxyRecord, ProxyUnavailableError
 from workbench.stack import Stack
+from workbench.topics.share_groups import configure_share_group
 
 #: Give-up bound of a reading loop: a bug that loses records ends the test, never hangs it.
 GIVE_UP_S = 120.0
@@ -68,21 +69,8 @@ def pair(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pai
 
 def share_group(admin: dict[str, Any], lock_ms: int = 1000) -> str:
     """A fresh share group reading from the earliest record, with a short lock and session."""
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
-
-    from workbench.kafka.admin import admin_client
-
     group = f"share-{uuid.uuid4().hex[:8]}"
-    settings = {
-        "share.auto.offset.reset": "earliest",
-        "share.record.lock.duration.ms": str(lock_ms),
-        "share.session.timeout.ms": "6000",
-        "share.heartbeat.interval.ms": "500",
-    }
-    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-    with admin_client(admin) as client:
-        client.incremental_alter_configs([resource])[resource].result()
+    configure_share_group(admin, group, lock_ms=lock_ms)
     return group
 
 

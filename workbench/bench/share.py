@@ -19,7 +19,7 @@ from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
-from workbench.topics.share_groups import KINDS, GroupRun, Kind, Path_, fill_for_sharing, order_breaks, run_group
+from workbench.topics.share_groups import KINDS, GroupRun, Kind, ReadPath, fill_for_sharing, order_breaks, run_group
 
 __all__ = ["records_for", "share_consume", "share_grid"]
 
@@ -123,7 +123,7 @@ def share_consume(
 def _read(stack: Stack, topic: str, params: dict[str, Any], lock_ms: int = 30_000) -> dict[str, Any]:
     """One fresh group of `params["kind"]` reads the filled `topic` to its end: the row."""
     kind: Kind = "share group" if params["kind"] == "share group" else "consumer group"
-    path: Path_ = "proxy" if params.get("path") == "proxy" else "native"
+    path: ReadPath = "proxy" if params.get("path") == "proxy" else "native"
     try:
         with ResourceMonitor(stack.services) as monitor:
             run = run_group(

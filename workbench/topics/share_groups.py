@@ -52,6 +52,7 @@ __all__ = [
     "GroupRun",
     "KINDS",
     "Kind",
+    "ReadPath",
     "Redelivery",
     "conclusions",
     "configure_share_group",
@@ -68,7 +69,7 @@ __all__ = [
 
 Kind = Literal["consumer group", "share group"]
 #: How a share member reads: a librdkafka share consumer, or an instance on the REST proxy.
-Path_ = Literal["native", "proxy"]
+ReadPath = Literal["native", "proxy"]
 KINDS: tuple[Kind, Kind] = ("consumer group", "share group")
 
 #: librdkafka refuses these on a share consumer (rdkafka_conf.c): dropped from the profile's settings.
@@ -141,9 +142,10 @@ def share_consumer_conf(stack: Stack, group: str) -> KafkaConf:
     return {**conf, "group.id": group, "share.acknowledgement.mode": "explicit"}
 
 
-def configure_share_group(stack: Stack, group: str, *, lock_ms: int = 30_000) -> None:
+def configure_share_group(target: Stack | KafkaConf, group: str, *, lock_ms: int = 30_000) -> None:
     """Before its first member joins: read from the earliest record, lock records for
     `lock_ms`, notice a dead member after 6 s (the embedded broker's floors: 1 s, 6 s).
+    `target` is a stack, or the admin settings of a cluster.
 
     Raises:
         TopicDesignError: the broker refused a setting (a floor above these, an old broker).
@@ -156,7 +158,8 @@ def configure_share_group(stack: Stack, group: str, *, lock_ms: int = 30_000) ->
     }
     entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
-    with kafka.admin_client(stack.kafka_config("admin")) as admin:
+    conf = target.kafka_config("admin") if isinstance(target, Stack) else target
+    with kafka.admin_client(conf) as admin:
         try:
             for future in admin.incremental_alter_configs([resource]).values():
                 future.result()
@@ -185,7 +188,7 @@ def run_group(
     lock_ms: int = 30_000,
     max_poll_records: int = 10,
     timeout_s: float = 180.0,
-    path: Path_ = "native",
+    path: ReadPath = "native",
 ) -> GroupRun:
     """Read `topic`'s `records` with `members` members of a fresh group of `kind`, each
     spending `processing_ms` on every record, until every record has been processed.
