@@ -182,7 +182,7 @@ def _share_groups(report: Report, profile: Profile) -> None:
     assert set(rows["kind"]) == {"consumer group", "share group"}
     assert rows["complete"].all() and (rows["records"] > 0).all()
     groups = rows[rows["kind"] == "consumer group"]
-    assert (groups["busy_members"] <= 4).all() and (groups["keys_out_of_order"] == 0).all()  # 4 partitions
+    assert (groups["keys_out_of_order"] == 0).all()  # a partition is read by one member at a time
     html = _html(report, "11_share_groups")
     assert "share groups: <strong>yes</strong>" in html
     assert "records were accepted, each once" in html and "200 of 200" in html

@@ -128,6 +128,8 @@ class ShareInstance:
     schemas: SchemaFormats | None = None
     #: The group's `share.auto.offset.reset` the create body asked for (set before it joins).
     reset: str | None = None
+    #: The librdkafka settings the consumer was made with, to make a fresh member (`renew`).
+    conf: dict[str, Any] = field(default_factory=dict)
 
     @property
     def held(self) -> int:
@@ -247,8 +249,9 @@ class ShareManager:
                 headers={"Retry-After": "5"},
             )
         client_id = f"{self.settings.id}-{name}" if self.settings.id else name
+        conf = self.conf(group, client_id)
         try:
-            consumer = ShareConsumer(self.conf(group, client_id))
+            consumer = ShareConsumer(conf)
         except KafkaException as exc:
             raise RestError(422, 42204, f"Invalid share consumer configuration: {exc.args[0].str()}") from None
         instance = ShareInstance(
@@ -260,6 +263,7 @@ class ShareManager:
             member=member,
             schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
             reset=None if reset is None else _RESETS[str(reset).lower()],
+            conf=dict(conf),
         )
         self.instances[(group, name)] = instance
         return instance
@@ -384,16 +388,26 @@ def subscribe(instance: ShareInstance, topics: list[str]) -> None:
 
 
 def unsubscribe(instance: ShareInstance) -> None:
-    """Release what the instance holds, then leave its subscription."""
-    _ack_all(instance, _held(instance), AcknowledgeType.RELEASE)
-    instance.buffered.clear()
-    instance.outstanding.clear()
-    try:
-        _commit(instance)
-        instance.consumer.unsubscribe()
-    except (KafkaException, RuntimeError) as exc:
-        raise RestError(500, 50002, f"cannot unsubscribe: {exc}") from None
+    """Release what the instance holds, then leave the group with a fresh member in its place.
+
+    librdkafka 2.16's share consumer, subscribed again after an unsubscribe, heartbeats with
+    its old member epoch, which the broker answers GROUP_ID_NOT_FOUND, a fatal error (found
+    by fuzzing): the instance leaves as a closed member and the next subscribe joins anew.
+    """
+    renew(instance)
     instance.topics = []
+
+
+def renew(instance: ShareInstance) -> None:
+    """Release what the instance holds, close its member and make a fresh one (same
+    settings, same subscription); a member librdkafka has failed fatally is replaced so."""
+    _close(instance)
+    try:
+        instance.consumer = ShareConsumer(instance.conf)
+        if instance.topics:
+            instance.consumer.subscribe(instance.topics)
+    except (KafkaException, ValueError) as exc:
+        raise RestError(503, 50302, f"share consumer could not join again: {exc}") from None
 
 
 def subscription(instance: ShareInstance) -> list[str]:
@@ -421,20 +435,36 @@ def poll_batch(instance: ShareInstance, deadline: float) -> None:
         raise RestError(409, ILLEGAL_STATE, "The share consumer instance is not subscribed to any topic.")
     while True:
         remaining = deadline - time.monotonic()
+        messages: Iterable[Message] = ()
         try:
             messages = instance.consumer.poll(max(0.0, min(remaining, 1.0)))
         except KafkaException as exc:
-            raise kafka_error(exc, "share fetch failed") from None
+            if not _fatal(exc):
+                raise kafka_error(exc, "share fetch failed") from None
+            _replace_failed(instance, str(exc))
         for message in messages:
             error = message.error()
             if error is None:
                 instance.buffered.append(message)
             elif error.fatal():
-                raise RestError(500, 50002, f"share consumer failed: {error.str()}")
+                _replace_failed(instance, error.str())
+                break
             else:
                 log.debug("share %s/%s: %s", instance.group, instance.name, error.str())
         if instance.buffered or time.monotonic() >= deadline:
             return
+
+
+def _fatal(exc: KafkaException) -> bool:
+    error: Any = exc.args[0] if exc.args else None
+    return bool(error.fatal()) if hasattr(error, "fatal") else False
+
+
+def _replace_failed(instance: ShareInstance, why: str) -> None:
+    """A member librdkafka failed fatally reads nothing more: what it held goes back to the
+    group (released, or freed when it leaves) and a fresh member takes its place."""
+    log.warning("share consumer %s/%s failed (%s); joining again as a new member", instance.group, instance.name, why)
+    renew(instance)
 
 
 def take(instance: ShareInstance, messages: list[Message]) -> None:
