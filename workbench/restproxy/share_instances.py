@@ -58,6 +58,7 @@ __all__ = [
     "finish_answer",
     "partitions",
     "poll_batch",
+    "renew",
     "share_not_found",
     "subscribe",
     "subscription",
