@@ -68,3 +68,14 @@ def test_importing_the_package_does_not_import_pyspark() -> None:
     code = "import sys, workbench.streaming, workbench.streaming.telemetry; print('pyspark' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("connector", ["Kafka", "x" * 10_000, "kafka\x00"])
+def test_an_unknown_connector_is_one_line_before_spark_is_asked(connector: str) -> None:
+    from workbench.config import load_profile
+    from workbench.errors import ConfigError
+    from workbench.streaming import choose_connector
+
+    with pytest.raises(ConfigError, match="must be 'auto', 'kafka' or 'workbench'") as caught:
+        choose_connector(None, load_profile(), connector)  # type: ignore[arg-type]
+    assert "\n" not in str(caught.value) and len(str(caught.value)) < 400

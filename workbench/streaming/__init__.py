@@ -80,6 +80,10 @@ def choose_connector(spark: SparkSession, profile: Profile, connector: Connector
         ConfigError: `kafka` is asked for but the connector is not on the classpath.
     """
     wanted = connector or profile.spark.connector
+    if wanted not in ("auto", "kafka", "workbench"):
+        raise ConfigError(
+            profile.source, "spark.connector", f"must be 'auto', 'kafka' or 'workbench', not {str(wanted)[:80]!r}"
+        )
     if wanted == "workbench":
         return (
             FORMAT_NAME,

@@ -312,7 +312,7 @@ def _proxy_share_loop(
     (releasing those the run no longer needs), read the next."""
     from workbench.proxy import ProxyClient
 
-    with ProxyClient.for_stack(stack).share_consumer(group, topics=[topic]) as member_instance:
+    with ProxyClient.for_stack(stack) as proxy, proxy.share_consumer(group, topics=[topic]) as member_instance:
         while not stop.is_set():
             acks: list[tuple[str, int, int, Literal["accept", "release", "reject"]]] = []
             for got in member_instance.poll(timeout_ms=200):
