@@ -21,6 +21,7 @@ from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
 from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
+from workbench.bench.waterfall import Waterfall, latency_waterfall, waterfall_run
 from workbench.errors import BenchError
 from workbench.measure.latency import latency_summary
 from workbench.measure.resources import ResourceMonitor, cpu_per_mb
@@ -34,6 +35,7 @@ __all__ = [
     "ResourceMonitor",
     "Sample",
     "ThroughputMeter",
+    "Waterfall",
     "cpu_per_mb",
     "delete_bench_topics",
     "end_to_end_latency",
@@ -43,6 +45,7 @@ __all__ = [
     "grid_points",
     "http_floor",
     "latency_summary",
+    "latency_waterfall",
     "missing_setup",
     "native_consume",
     "native_produce",
@@ -58,4 +61,5 @@ __all__ = [
     "spread",
     "sweep",
     "timeline_rates",
+    "waterfall_run",
 ]

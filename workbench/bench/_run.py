@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -22,11 +22,18 @@ TOPIC_PREFIX = "bench"
 
 
 @contextmanager
-def bench_topic(stack: Stack, partitions: int, prefix: str = TOPIC_PREFIX, *, keep: bool = False) -> Iterator[str]:
+def bench_topic(
+    stack: Stack,
+    partitions: int,
+    prefix: str = TOPIC_PREFIX,
+    *,
+    keep: bool = False,
+    config: Mapping[str, str] | None = None,
+) -> Iterator[str]:
     """A fresh, uniquely named topic for one point (`Stack.temporary_topics`: deleted afterwards unless `keep`)."""
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
     try:
-        with stack.temporary_topics({name: partitions}, timeout=30.0, keep=keep):
+        with stack.temporary_topics({name: partitions}, timeout=30.0, keep=keep, config=config):
             yield name
     finally:
         gc.collect()  # destroy this point's Kafka clients here, not in some other thread (see resources.py)

@@ -25,6 +25,7 @@ from workbench.bench.native import native_consume, native_produce, native_round_
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
+from workbench.bench.waterfall import latency_waterfall
 from workbench.errors import BenchError
 from workbench.streaming.ingestion import (
     spark_aggregate,
@@ -175,6 +176,24 @@ EXPERIMENTS: dict[str, Experiment] = {
             end_to_end_latency,
             "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
             True,
+        ),
+        Experiment(
+            "latency_waterfall",
+            latency_waterfall,
+            "where a record's time goes, hop by hop from the client to the reader, at a fixed offered rate",
+            True,
+            shown=(
+                "offered_msg_s",
+                "path",
+                "reader",
+                "latency_p50_ms",
+                "latency_p99_ms",
+                "closed_loop_p99_ms",
+                "ack_p99_ms",
+                "schedule_slips",
+                "lost",
+            ),
+            spread_of=("latency_p50_ms", "latency_p99_ms"),
         ),
         Experiment(
             "leader_failover",

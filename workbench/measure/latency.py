@@ -6,13 +6,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["LATENCY_COLUMNS", "WARM_UP_S", "after_warm_up", "latency_summary"]
+__all__ = ["LATENCY_COLUMNS", "SLIP_S", "WARM_UP_S", "after_warm_up", "latency_summary", "schedule_slips"]
 
 #: The latency columns every result row carries, in milliseconds.
 LATENCY_COLUMNS = ("latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "latency_max_ms")
 
 #: Seconds at the start of an offered load whose records are left out of latency figures.
 WARM_UP_S = 5.0
+
+#: A record sent more than this many seconds after it was due is a schedule slip: the load
+#: generator, not the system under test, fell behind (k6 calls them dropped iterations).
+SLIP_S = 0.050
 
 
 def after_warm_up(sent_s: Sequence[float] | np.ndarray, started_s: float, warm_up_s: float = WARM_UP_S) -> np.ndarray:
@@ -49,3 +53,13 @@ def latency_summary(seconds: Sequence[float] | np.ndarray) -> dict[str, float]:
         "latency_p99_ms": float(p99),
         "latency_max_ms": float(samples.max() * 1000.0),
     }
+
+
+def schedule_slips(due_s: Sequence[float] | np.ndarray, sent_s: Sequence[float] | np.ndarray) -> int:
+    """How many records were sent more than `SLIP_S` after they were due (NaN sends are not counted).
+
+    Printed beside every open-loop percentile: a run with slips offered less than it says,
+    and its percentiles hold the load generator's own delay.
+    """
+    late = np.asarray(sent_s, dtype=float) - np.asarray(due_s, dtype=float)
+    return int(np.count_nonzero(late > SLIP_S))

@@ -113,11 +113,19 @@ class Stack:
         master = next((r for r in self.services.values() if r.kind == "spark-master"), None)
         return f"spark://{master.address}" if master else self.profile.spark.master
 
-    def create_topics(self, topics: Mapping[str, int], *, exist_ok: bool = False, timeout: float = 30.0) -> list[str]:
+    def create_topics(
+        self,
+        topics: Mapping[str, int],
+        *,
+        exist_ok: bool = False,
+        timeout: float = 30.0,
+        config: Mapping[str, str] | None = None,
+    ) -> list[str]:
         """Create `{name: partitions}` with the profile's replication factor and min.insync.replicas.
 
         Every experiment creates its topics here, so none is measured at a replication
-        the profile did not ask for. Returns the names, in order.
+        the profile did not ask for. `config` adds topic settings of the experiment's own
+        (`{"message.timestamp.type": "LogAppendTime"}`). Returns the names, in order.
 
         Raises:
             KafkaError: a topic exists (unless `exist_ok`), or the cluster refused it
@@ -132,7 +140,7 @@ class Stack:
             self.kafka_config("admin"),
             topics,
             replication_factor=settings.replication_factor,
-            config=settings.topic_config(),
+            config={**settings.topic_config(), **(config or {})},
             exist_ok=exist_ok,
             timeout=timeout,
         )
@@ -146,7 +154,13 @@ class Stack:
 
     @contextmanager
     def temporary_topics(
-        self, topics: Mapping[str, int], *, batch: int = CREATE_BATCH, timeout: float = 300.0, keep: bool = False
+        self,
+        topics: Mapping[str, int],
+        *,
+        batch: int = CREATE_BATCH,
+        timeout: float = 300.0,
+        keep: bool = False,
+        config: Mapping[str, str] | None = None,
     ) -> Iterator[TemporaryTopics]:
         """Create `{name: partitions}` (as `create_topics` does) for a block; delete them after it.
 
@@ -156,11 +170,12 @@ class Stack:
         cluster refuses is not recorded, so a name that already existed is never deleted.
         Creation goes in batches of `batch` topics per request (thousands of topics fit
         no single request's timeout); `.create_seconds` is how long it took. `keep`
-        leaves the topics for a later reader (then the caller deletes them).
+        leaves the topics for a later reader (then the caller deletes them). `config`
+        is topic settings for every topic of the block (see `create_topics`).
 
         Usage: `with stack.temporary_topics({"a": 1, "b": 4}) as created: created.create_seconds`.
         """
-        created = TemporaryTopics(self, batch, timeout)
+        created = TemporaryTopics(self, batch, timeout, config)
         try:
             started = time.perf_counter()
             created.create(topics)
@@ -281,8 +296,9 @@ def status(profile: Profile | str | None = None) -> dict[str, Any]:
 class TemporaryTopics:
     """The topics a `Stack.temporary_topics` block created; all are deleted when it ends."""
 
-    def __init__(self, stack: Stack, batch: int, timeout: float) -> None:
+    def __init__(self, stack: Stack, batch: int, timeout: float, config: Mapping[str, str] | None = None) -> None:
         self._stack, self._batch, self._timeout = stack, max(1, batch), timeout
+        self._config = dict(config or {})
         #: Every topic created so far, in order.
         self.names: list[str] = []
         #: Seconds the block's own topics took to create (not those of a later `create`).
@@ -294,7 +310,9 @@ class TemporaryTopics:
         for i in range(0, len(names), self._batch):
             chunk = names[i : i + self._batch]
             # Recorded once created: a name that already existed is never deleted as ours.
-            self.names.extend(self._stack.create_topics({n: topics[n] for n in chunk}, timeout=self._timeout))
+            self.names.extend(
+                self._stack.create_topics({n: topics[n] for n in chunk}, timeout=self._timeout, config=self._config)
+            )
         return names
 
     def __repr__(self) -> str:

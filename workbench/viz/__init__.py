@@ -23,6 +23,7 @@ from workbench.viz.topic_figures import (
     partition_plan_figure,
     topic_count_figure,
 )
+from workbench.viz.waterfall_figures import hop_distribution_figure, loop_figure, waterfall_figure
 from workbench.viz.widgets import control, panel, partition_calculator
 
 __all__ = [
@@ -36,8 +37,10 @@ __all__ = [
     "format_number",
     "group_join_figure",
     "growth_figure",
+    "hop_distribution_figure",
     "latency_vs_load",
     "live_throughput",
+    "loop_figure",
     "panel",
     "partition_calculator",
     "partition_plan_figure",
@@ -46,4 +49,5 @@ __all__ = [
     "throughput_vs",
     "topic_count_figure",
     "watch_query",
+    "waterfall_figure",
 ]

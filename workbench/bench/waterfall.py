@@ -1,0 +1,611 @@
+"""Where a record's time goes: per-hop latency from the HTTP client (or a native producer) to the reader.
+
+Records are sent on an open-loop schedule (`OpenLoopSchedule`) into a topic whose records
+carry the broker's log-append time, and every record is stamped on its way:
+
+- at the client: when it was due and when it was sent; through the proxy, when the HTTP
+  answer was read;
+- in the proxy, when the request asks for tracing (`Workbench-Trace: true`, see
+  docs/rest-proxy.md): received, handed to librdkafka, delivery report;
+- by the broker: the log-append time (whole milliseconds);
+- natively, the delivery report as the producer's callback sees it;
+- at the reader: a native consumer's read, a REST consumer instance's answer, or a Spark
+  micro-batch's planning, its start in the sink and the rows written.
+
+The schedule stamp (sequence number and due time) travels in the first 16 bytes of the
+value, which is the workbench's own payload; the proxy's stamps travel in its answer (and
+in record headers it adds only when tracing). `workbench.measure.hops` turns the stamps
+into hops; the row carries each hop's p50/p95/p99/mean beside the end-to-end figures, open
+loop (from the due time) and closed loop (from the actual send) from the same records.
+"""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaException, Message, TopicPartition
+from confluent_kafka.admin import ConfigResource
+
+from workbench import kafka
+from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row
+from workbench.errors import BenchError
+from workbench.measure.hops import (
+    ACK_PATH,
+    READ_PATH,
+    STAMPS,
+    clock_crossings,
+    disordered,
+    hop_columns,
+    hop_durations,
+    present_path,
+)
+from workbench.measure.latency import WARM_UP_S, after_warm_up, latency_summary, schedule_slips
+from workbench.measure.resources import ResourceMonitor
+from workbench.measure.schedule import OpenLoopSchedule
+from workbench.proxy import ProxyClient
+from workbench.stack import Stack
+
+__all__ = ["PATHS", "READERS", "Waterfall", "latency_waterfall", "waterfall_run"]
+
+#: How records are written: one native librdkafka producer, or REST produce calls through the proxy.
+PATHS = ("native", "proxy")
+#: Who reads them: a native consumer, a REST consumer instance, or a Spark micro-batch query.
+READERS = ("native", "proxy", "spark")
+
+_STAMP = struct.Struct(">qq")  # sequence number, due time (wall-clock ns)
+#: The topic setting that makes the broker stamp each record with its append time.
+_LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
+#: Seconds the run waits for the reader to catch up after the schedule ends.
+_DRAIN_S = 60.0
+
+
+@dataclass
+class Waterfall:
+    """One run: its contract row, and per record its stamps (ms since the schedule started)."""
+
+    row: dict[str, Any]
+    #: Index: sequence number; columns: the stamps of `workbench.measure.hops.STAMPS` the run
+    #: took, then `partition` and `offset`. NaN where a record has no such stamp.
+    stamps: pd.DataFrame
+    #: Whether each record counts (sent after the warm-up).
+    counted: np.ndarray
+
+    @property
+    def read_hops(self) -> pd.DataFrame:
+        """Per counted record, the ms of each hop to the reader (`hops.hop_durations`)."""
+        return hop_durations(self.stamps[self.counted], READ_PATH)
+
+    @property
+    def ack_hops(self) -> pd.DataFrame:
+        """Per counted record, the ms of each hop to the producer's acknowledgement."""
+        return hop_durations(self.stamps[self.counted], ACK_PATH)
+
+
+class _Stamps:
+    """Per record, wall-clock ns of each stamp (0: not taken); written by several threads, one slot each."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.ns = {name: np.zeros(total, dtype=np.int64) for name in STAMPS}
+        self.partition = np.full(total, -1, dtype=np.int64)
+        self.offset = np.full(total, -1, dtype=np.int64)
+        self.read = 0
+        self.duplicates = 0
+        self.failed = 0
+
+    def consumed(self, seq: int, when_ns: int, partition: int, offset: int, appended_ns: int) -> None:
+        if not 0 <= seq < self.total:
+            return
+        if self.ns["consumed"][seq]:
+            self.duplicates += 1
+            return
+        self.ns["consumed"][seq] = when_ns
+        self.ns["appended"][seq] = appended_ns
+        self.partition[seq], self.offset[seq] = partition, offset
+        self.read += 1
+
+    def frame(self, base_ns: int) -> pd.DataFrame:
+        columns = {name: np.where(ns > 0, (ns - base_ns) / 1e6, np.nan) for name, ns in self.ns.items()}
+        frame = pd.DataFrame(columns)
+        frame["partition"], frame["offset"] = self.partition, self.offset
+        frame.index.name = "seq"
+        return frame
+
+
+def _stamp(seq: int, due_ns: int, padding: bytes) -> bytes:
+    return _STAMP.pack(seq, due_ns) + padding
+
+
+def _append_ns(timestamp_ms: int) -> int:
+    """The broker's whole-millisecond stamp as ns, at the middle of its millisecond (unbiased)."""
+    return timestamp_ms * 1_000_000 + 500_000
+
+
+def _check(params: dict[str, Any]) -> None:
+    if params["path"] not in PATHS:
+        raise BenchError(f"path must be one of {list(PATHS)}, got {params['path']!r}")
+    if params["reader"] not in READERS:
+        raise BenchError(f"reader must be one of {list(READERS)}, got {params['reader']!r}")
+    if not WARM_UP_S < params["offered_seconds"] <= 600:
+        raise BenchError(f"offered_seconds must be over the {WARM_UP_S:.0f} s warm-up and at most 600")
+    if not 16 <= params["record_bytes"] <= 1_000_000:
+        raise BenchError(
+            f"record_bytes must be between 16 (the schedule stamp) and 1,000,000, got {params['record_bytes']}"
+        )
+    if not 1 <= params["partitions"] <= 64:
+        raise BenchError(f"partitions must be between 1 and 64, got {params['partitions']}")
+    if not 1 <= params["max_batch"] <= 10_000:
+        raise BenchError(f"max_batch must be between 1 and 10,000, got {params['max_batch']}")
+    if params["offered_msg_s"] * params["offered_seconds"] > 2_000_000:
+        raise BenchError(
+            "at most 2,000,000 records per run (offered_msg_s x offered_seconds): stamps are kept per record"
+        )
+
+
+def waterfall_run(
+    stack: Stack,
+    *,
+    offered_msg_s: float = 1_000.0,
+    offered_seconds: float = 10.0,
+    record_bytes: int = 100,
+    partitions: int = 1,
+    path: str = "native",
+    reader: str = "native",
+    max_batch: int = 500,
+    trigger: str = "0 seconds",
+    topic_prefix: str = TOPIC_PREFIX,
+    **settings: Any,
+) -> Waterfall:
+    """Offer `offered_msg_s` records/s for `offered_seconds`, stamp each on its path, split its time into hops.
+
+    Args:
+        offered_msg_s: the schedule's rate; records are due at fixed times, not when the
+            previous one is done (see `OpenLoopSchedule`).
+        offered_seconds: how long the schedule runs; the first `WARM_UP_S` seconds' records
+            are left out of every figure (`measure.latency.after_warm_up`), so it must be longer.
+        path: "native" (one librdkafka producer, each record sent when due) or "proxy"
+            (REST produce calls with tracing asked for, each carrying what is due, up to `max_batch`).
+        reader: "native" (a consumer assigned every partition), "proxy" (a REST consumer
+            instance, assigned every partition) or "spark" (a micro-batch query with the
+            profile's Kafka source and `trigger`, into a foreachBatch sink).
+        **settings: librdkafka settings for the native producer (`linger.ms`, ...);
+            `consumer.`-prefixed ones go to the native consumer (prefix stripped).
+
+    Returns:
+        A `Waterfall`: the row (registered as `latency_waterfall`) and the stamps per record.
+
+    Raises:
+        BenchError: a parameter out of range, a writer or reader that failed, a rejected setting.
+
+    Usage: `waterfall_run(stack, offered_msg_s=1_000, path="proxy", reader="spark").read_hops`.
+    """
+    params: dict[str, Any] = {
+        "offered_msg_s": offered_msg_s,
+        "offered_seconds": offered_seconds,
+        "record_bytes": record_bytes,
+        "partitions": partitions,
+        "path": path,
+        "reader": reader,
+        "max_batch": max_batch,
+        "trigger": trigger,
+    }
+    _check(params)
+    schedule = OpenLoopSchedule(offered_msg_s, offered_seconds)
+    stamps = _Stamps(schedule.total)
+    padding = b"x" * (record_bytes - _STAMP.size)
+    producer_settings = {k: v for k, v in settings.items() if not k.startswith("consumer.")}
+    consumer_settings = {k[len("consumer.") :]: v for k, v in settings.items() if k.startswith("consumer.")}
+    extra: dict[str, Any] = {}
+    with bench_topic(stack, partitions, topic_prefix, config=_LOG_APPEND_TIME) as topic:
+        log_append = _has_log_append_time(stack, topic)
+        start_reader = {"native": _native_reader, "proxy": _proxy_reader, "spark": _spark_reader}[reader]
+        with (
+            start_reader(stack, topic, partitions, stamps, consumer_settings, params, extra) as done,
+            ResourceMonitor(stack.services) as monitor,
+        ):
+            if path == "native":
+                _native_writer(stack, topic, schedule, stamps, producer_settings, padding, done)
+            else:
+                _proxy_writer(stack, topic, schedule, stamps, max_batch, padding, done)
+            _drain(stamps, done)
+    if not log_append:
+        stamps.ns["appended"][:] = 0
+    return _result(stack, params, settings, schedule, stamps, monitor.columns(), extra)
+
+
+def latency_waterfall(stack: Stack, **params: Any) -> dict[str, Any]:
+    """The registered experiment: `waterfall_run`'s row (see there for the parameters).
+
+    Usage: `sweep("latency_waterfall", {"offered_msg_s": [100, 1_000, 5_000], "path": ["native", "proxy"]})`.
+    """
+    return waterfall_run(stack, **params).row
+
+
+# --- the topic ----------------------------------------------------------------------------
+
+
+def _has_log_append_time(stack: Stack, topic: str) -> bool:
+    """Whether the broker took the topic's `LogAppendTime` (Tansu and some clusters do not)."""
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    admin = kafka.admin_client(stack.kafka_config("admin"))  # kept until the answer: destroying it fails the future
+    try:
+        entries = admin.describe_configs([resource])[resource].result(timeout=10)
+    except (KafkaException, ValueError, TypeError):
+        return False
+    entry = entries.get("message.timestamp.type")
+    return entry is not None and entry.value == "LogAppendTime"
+
+
+# --- writers -------------------------------------------------------------------------------
+
+
+def _native_writer(
+    stack: Stack,
+    topic: str,
+    schedule: OpenLoopSchedule,
+    stamps: _Stamps,
+    settings: dict[str, Any],
+    padding: bytes,
+    done: _Reader,
+) -> None:
+    """Each record produced when due; its delivery report stamped by a thread that only polls."""
+    client = bench_producer(stack, settings)
+    delivered = stamps.ns["delivered"]
+
+    def report(error: Any, message: Message) -> None:
+        seq = _STAMP.unpack_from(message.value() or b"")[0]
+        delivered[seq] = time.time_ns()
+        if error is not None:
+            stamps.failed += 1
+
+    polling = threading.Event()
+    poller = threading.Thread(target=_poll_until, args=(client, polling), name="waterfall-reports", daemon=True)
+    poller.start()
+    try:
+        sent = stamps.ns["sent"]
+        for due in schedule.batches(max_batch=1, stop=done.failed):
+            seq = due.start
+            value = _stamp(seq, schedule.due_ns(seq), padding)
+            sent[seq] = time.time_ns()
+            while True:
+                try:
+                    client.produce(topic, value, on_delivery=report)
+                    break
+                except BufferError:  # the queue is full: waiting delays this record, which is measured
+                    time.sleep(0.001)
+    finally:
+        polling.set()
+        poller.join()
+        unsent = client.flush(60)
+    if unsent:
+        raise BenchError(f"the native producer left {unsent} records unacknowledged after 60 s")
+
+
+def _poll_until(client: Any, stop: threading.Event) -> None:
+    while not stop.is_set():
+        client.poll(0.05)
+
+
+def _proxy_writer(
+    stack: Stack,
+    topic: str,
+    schedule: OpenLoopSchedule,
+    stamps: _Stamps,
+    max_batch: int,
+    padding: bytes,
+    done: _Reader,
+) -> None:
+    """What is due, in one traced REST call at a time over a reused connection."""
+    ns = stamps.ns
+    with ProxyClient.for_stack(stack, session_reuse=True, pool_size=1) as client:
+        for due in schedule.batches(max_batch=max_batch, stop=done.failed):
+            values = [_stamp(seq, schedule.due_ns(seq), padding) for seq in due]
+            ns["sent"][due.start : due.stop] = time.time_ns()
+            result = client.produce(topic, values, trace=True)
+            ns["answered"][due.start : due.stop] = time.time_ns()
+            if result.failed:
+                raise BenchError(f"the proxy refused {result.failed} records: {result.errors[0].error}")
+            for seq, trace in zip(due, result.traces, strict=False):
+                ns["proxy_received"][seq] = trace.received_ns
+                ns["proxy_handed"][seq] = trace.handed_ns or 0
+                ns["delivered"][seq] = trace.delivered_ns
+
+
+# --- readers -------------------------------------------------------------------------------
+
+
+class _Reader:
+    """What the writer and the drain ask a reader: has it failed, and how far it got."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.ready = threading.Event()
+
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise BenchError(f"the reader failed: {self.error}") from self.error
+
+
+def _drain(stamps: _Stamps, done: _Reader) -> None:
+    """Until every record sent was read once, the reader failed, or `_DRAIN_S` passed (the row counts the lost)."""
+    deadline = time.monotonic() + _DRAIN_S
+    while stamps.read < stamps.total and time.monotonic() < deadline and not done.failed():
+        time.sleep(0.01)
+    done.check()
+
+
+@contextmanager
+def _reader_thread(name: str, loop: Callable[[threading.Event, _Reader], None]) -> Iterator[_Reader]:
+    """Run `loop(stop, reader)` in a thread from before the schedule starts until the block ends."""
+    stop, reader = threading.Event(), _Reader()
+
+    def run() -> None:
+        try:
+            loop(stop, reader)
+        except BaseException as exc:  # the writer and the drain read it; the thread must not die silently
+            reader.error = exc
+        finally:
+            reader.ready.set()
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    if not reader.ready.wait(60):
+        stop.set()
+        raise BenchError("the reader did not start within 60 s")
+    reader.check()
+    try:
+        yield reader
+    finally:
+        stop.set()
+        thread.join(30)
+
+
+@contextmanager
+def _native_reader(
+    stack: Stack,
+    topic: str,
+    partitions: int,
+    stamps: _Stamps,
+    settings: dict[str, Any],
+    params: dict[str, Any],
+    extra: dict[str, Any],
+) -> Iterator[_Reader]:
+    def loop(stop: threading.Event, reader: _Reader) -> None:
+        client = bench_consumer(stack, {"fetch.wait.max.ms": 10, **settings})
+        try:
+            client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+            client.poll(0.5)  # the first fetch answered (empty) before the schedule starts
+            reader.ready.set()
+            while not stop.is_set() and stamps.read < stamps.total:
+                # What is fetched already, else the next record within 50 ms; a batch call with
+                # a timeout would hold the first records until the batch filled.
+                messages: list[Message | None] = [*client.consume(num_messages=10_000, timeout=0)]
+                for message in messages or [client.poll(0.05)]:
+                    now = time.time_ns()
+                    if message is None or message.error() is not None or not message.value():
+                        continue
+                    seq = _STAMP.unpack_from(message.value())[0]  # type: ignore[arg-type]
+                    kind, stamp_ms = message.timestamp()
+                    appended = _append_ns(stamp_ms) if kind == TIMESTAMP_LOG_APPEND_TIME else 0
+                    stamps.consumed(seq, now, message.partition() or 0, message.offset() or 0, appended)
+        finally:
+            client.close()
+
+    with _reader_thread("waterfall-native-reader", loop) as reader:
+        yield reader
+
+
+@contextmanager
+def _proxy_reader(
+    stack: Stack,
+    topic: str,
+    partitions: int,
+    stamps: _Stamps,
+    settings: dict[str, Any],
+    params: dict[str, Any],
+    extra: dict[str, Any],
+) -> Iterator[_Reader]:
+    def loop(stop: threading.Event, reader: _Reader) -> None:
+        group = f"waterfall-{uuid.uuid4().hex[:8]}"
+        with (
+            ProxyClient.for_stack(stack, session_reuse=True, pool_size=1) as client,
+            client.consumer(group, partitions=[(topic, p) for p in range(partitions)]) as consumer,
+        ):
+            consumer.poll(timeout_ms=200)
+            reader.ready.set()
+            while not stop.is_set() and stamps.read < stamps.total:
+                records = consumer.poll(timeout_ms=50)
+                now = time.time_ns()
+                for record in records:
+                    seq = _STAMP.unpack_from(record.value)[0]
+                    appended = _append_ns(record.timestamp) if record.timestamp is not None else 0
+                    stamps.consumed(seq, now, record.partition, record.offset, appended)
+
+    with _reader_thread("waterfall-proxy-reader", loop) as reader:
+        yield reader
+
+
+@contextmanager
+def _spark_reader(
+    stack: Stack,
+    topic: str,
+    partitions: int,
+    stamps: _Stamps,
+    settings: dict[str, Any],
+    params: dict[str, Any],
+    extra: dict[str, Any],
+) -> Iterator[_Reader]:
+    """A micro-batch query into a foreachBatch sink that stamps each batch's start and its rows' write."""
+    from workbench.streaming import connector_name, kafka_source, spark_version
+    from workbench.streaming.ingestion.runs import bench_session
+    from workbench.streaming.pipelines import stopping
+
+    spark, work = bench_session(stack)
+    extra["connector"] = connector_name(spark, stack.profile)
+    extra["spark_version"] = spark_version()
+    started_by_batch: dict[int, int] = {}
+
+    def sink(frame: Any, batch_id: int) -> None:
+        started = time.time_ns()
+        rows = frame.selectExpr(
+            "substring(value, 1, 8) AS seq", "partition", "offset", "timestampType", "unix_micros(timestamp) AS ts"
+        ).collect()
+        written = time.time_ns()
+        started_by_batch[batch_id] = started
+        for row in rows:
+            seq = int.from_bytes(row.seq, "big", signed=True)
+            appended = row.ts * 1_000 + 500_000 if row.timestampType == 1 else 0
+            if 0 <= seq < stamps.total and not stamps.ns["consumed"][seq]:
+                stamps.ns["batch_started"][seq] = started
+                stamps.ns["batch_planned"][seq] = batch_id + 1  # the batch, until its plan time is known
+            stamps.consumed(seq, written, row.partition, row.offset, appended)
+
+    checkpoint = work / f"waterfall-{uuid.uuid4().hex[:8]}"
+    reader = _Reader()
+    frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
+    query = (
+        frame.writeStream.foreachBatch(sink)
+        .trigger(processingTime=params["trigger"])
+        .option("checkpointLocation", str(checkpoint))
+        .start()
+    )
+    planned: dict[int, int] = {}
+    try:
+        with stopping(query):
+            deadline = time.monotonic() + 120
+            while not query.recentProgress:
+                if query.exception() is not None or time.monotonic() > deadline:
+                    raise BenchError(f"the Spark query did not start: {query.exception() or 'no batch in 120 s'}")
+                time.sleep(0.05)
+            finished = threading.Event()
+            watcher = threading.Thread(
+                target=_watch_query, args=(query, reader, planned, started_by_batch, finished), daemon=True
+            )
+            watcher.start()
+            try:
+                yield reader
+            finally:
+                finished.set()
+                watcher.join(30)
+    finally:
+        shutil.rmtree(checkpoint, ignore_errors=True)
+    batch_of = stamps.ns["batch_planned"]
+    for seq in np.flatnonzero(batch_of):
+        batch_of[seq] = planned.get(int(batch_of[seq]) - 1, 0)
+
+
+def _watch_query(
+    query: Any, reader: _Reader, planned: dict[int, int], sunk: dict[int, int], finished: threading.Event
+) -> None:
+    """Collect each batch's plan time (trigger start + the time to fix its offsets) from the query's
+    progress, which keeps only its last 100 batches, so it is read while the query runs; a
+    failed query becomes the reader's error. Once `finished`, it waits (up to 10 s) for the
+    progress of every batch the sink saw, which Spark posts after the sink returns."""
+    give_up = float("inf")
+    while True:
+        if finished.is_set() and give_up == float("inf"):
+            give_up = time.monotonic() + 10
+        last = time.monotonic() > give_up or (finished.is_set() and set(sunk) <= set(planned))
+        for progress in query.recentProgress:
+            if progress.batchId not in planned:
+                trigger_ms = datetime.fromisoformat(progress.timestamp.replace("Z", "+00:00")).timestamp() * 1000
+                fixing_ms = progress.durationMs.get("latestOffset", 0)
+                planned[progress.batchId] = int((trigger_ms + fixing_ms) * 1_000_000)
+        if query.exception() is not None and reader.error is None:
+            reader.error = query.exception()
+        if last or not query.isActive:
+            return
+        time.sleep(0.2)
+
+
+# --- the row -------------------------------------------------------------------------------
+
+
+def _result(
+    stack: Stack,
+    params: dict[str, Any],
+    settings: dict[str, Any],
+    schedule: OpenLoopSchedule,
+    stamps: _Stamps,
+    resources: dict[str, float],
+    extra: dict[str, Any],
+) -> Waterfall:
+    frame = stamps.frame(schedule.started_ns)
+    frame["scheduled"] = (np.arange(stamps.total) * schedule.interval_ns) / 1e6
+    counted = after_warm_up(frame["scheduled"].to_numpy() / 1000, 0.0) & frame["consumed"].notna().to_numpy()
+    measured = frame[counted]
+    open_loop = (measured["consumed"] - measured["scheduled"]).to_numpy() / 1000
+    closed_loop = (measured["consumed"] - measured["sent"]).to_numpy() / 1000
+    acked = "answered" if params["path"] == "proxy" else "delivered"
+    ack = (measured[acked] - measured["scheduled"]).dropna().to_numpy() / 1000
+    read_path, ack_path = present_path(frame, READ_PATH), present_path(frame, ACK_PATH)
+    remote = _remote_stamps(stack, params)
+    crossings = list(dict.fromkeys(clock_crossings(read_path, remote) + clock_crossings(ack_path, remote)))
+    connector = extra.pop("connector", None)
+    row_params = {**params, **({"connector": connector} if connector else {}), **settings}
+    row = result_row(
+        stack,
+        experiment="latency_waterfall",
+        params=row_params,
+        records=stamps.read,
+        payload_bytes=stamps.read * params["record_bytes"],
+        seconds=schedule.seconds,
+        latencies=open_loop,
+        latency_of="due by the schedule → read by the reader (open loop), per record after the warm-up",
+        resources=resources,
+        extra={
+            **{f"closed_loop_{k.removeprefix('latency_')}": v for k, v in latency_summary(closed_loop).items()},
+            **{f"ack_{k.removeprefix('latency_')}": v for k, v in latency_summary(ack).items()},
+            **hop_columns(hop_durations(measured, READ_PATH)),
+            **hop_columns(hop_durations(measured, ACK_PATH)),
+            "read_path": " → ".join(read_path),
+            "ack_path": " → ".join(ack_path),
+            "unsplit": ", ".join(
+                s for s in STAMPS if s not in read_path and s not in ack_path and _expected(s, params)
+            ),
+            "clock_crossings": "; ".join(crossings),
+            "expected": stamps.total,
+            "lost": stamps.total - stamps.read,
+            "duplicates": stamps.duplicates,
+            "failed": stamps.failed,
+            "measured_records": int(counted.sum()),
+            "warm_up_s": WARM_UP_S,
+            "schedule_slips": schedule_slips(frame["scheduled"] / 1000, frame["sent"] / 1000),
+            "disordered": disordered(measured, READ_PATH) + disordered(measured, ACK_PATH),
+            **extra,
+        },
+    )
+    return Waterfall(row=row, stamps=frame, counted=counted)
+
+
+def _remote_stamps(stack: Stack, params: dict[str, Any]) -> frozenset[str]:
+    """The stamps taken on another machine than the workbench's: none on an embedded stack; on a
+    cluster the proxy's and the broker's (the client, the native producer, the readers and
+    Spark's driver run here)."""
+    if stack.profile.embedded:
+        return frozenset()
+    proxy = {"proxy_received", "proxy_handed", "delivered"} if params["path"] == "proxy" else set()
+    return frozenset({"appended", *proxy})
+
+
+def _expected(stamp: str, params: dict[str, Any]) -> bool:
+    """Whether this run's path and reader would take `stamp` on a stack that can."""
+    if stamp.startswith("proxy_") or stamp == "answered":
+        return bool(params["path"] == "proxy")
+    if stamp.startswith("batch_"):
+        return bool(params["reader"] == "spark")
+    return True
