@@ -25,7 +25,6 @@ CHEAP: dict[str, dict[str, Any]] = {
     "proxy_vs_native": {"records": 300, "partitions": 1, "concurrency": 1, "max_seconds": 2.0, "client": "python"},
     "format_produce": {"records": 200, "format": "avro"},
     "registry_lookups": {"lookups": 50, "schemas": 2},
-    "end_to_end_latency": {"offered_msg_s": 200.0, "offered_seconds": 0.5, "partitions": 1},
     "latency_waterfall": {"offered_msg_s": 200.0, "offered_seconds": 5.5},
     "leader_failover": {"records": 2_000, "rate": 4_000},
     "topic_count": {"topics": 3, "records": 300, "metadata_samples": 1},

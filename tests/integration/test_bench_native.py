@@ -20,7 +20,6 @@ from workbench import kafka, results
 from workbench.bench import (
     BenchError,
     ThroughputMeter,
-    end_to_end_latency,
     native_consume,
     native_produce,
     sweep,
@@ -114,13 +113,6 @@ def test_a_pattern_meter_counts_topics_created_while_it_runs(stack: Stack) -> No
         made.create({f"{prefix}-b": 3})
         kafka.produce(conf, f"{prefix}-b", ((None, b"v") for _ in range(2_500)))
     assert meter.samples[0].total == 0 and meter.samples[-1].total == 3_500
-
-
-def test_end_to_end_latency_receives_every_scheduled_record(stack: Stack) -> None:
-    row = end_to_end_latency(stack, offered_msg_s=500, offered_seconds=1, record_bytes=64, partitions=2)
-    assert (row["records"], row["expected"], row["lost"]) == (500, 500, 0)
-    assert 0 < row["latency_p50_ms"] <= row["latency_max_ms"]
-    assert row["offered_msg_s"] == 500 and row["path"] == "native"
 
 
 def test_sweep_runs_every_point_repeatedly_records_them_and_cleans_up(stack: Stack) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from workbench import kafka
-from workbench.bench import BenchError, end_to_end_latency, http_floor, proxy_consume, proxy_produce
+from workbench.bench import BenchError, http_floor, proxy_consume, proxy_produce
 from workbench.bench.loadgen import wrk_path
 from workbench.stack import Stack
 
@@ -57,12 +57,6 @@ def test_proxy_consume_reads_every_record(stack: Stack) -> None:
     assert (row["records"], row["expected"]) == (3_000, 3_000)
     assert timeline[-1][1] == 3_000
     assert _bench_topics(stack) == []
-
-
-def test_end_to_end_latency_through_the_proxy_loses_nothing(stack: Stack) -> None:
-    row = end_to_end_latency(stack, offered_msg_s=300, offered_seconds=1, path="proxy")
-    assert (row["records"], row["lost"]) == (300, 0)
-    assert row["latency_p50_ms"] > 0
 
 
 def test_http_floor_answers_every_call_and_leaves_no_process(stack: Stack) -> None:

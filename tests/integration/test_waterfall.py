@@ -29,6 +29,14 @@ def test_a_native_record_is_stamped_by_the_client_the_broker_and_the_reader(stac
     assert row["hop_sent_appended_p50_ms"] <= row["hop_sent_appended_p99_ms"]
 
 
+def test_a_traced_rest_call_splits_the_proxys_hops(stack: Stack) -> None:
+    run = waterfall_run(stack, offered_msg_s=300, offered_seconds=5.5, path="proxy", max_batch=50)
+    check_stamps(run, ["scheduled", "sent", "proxy_received", "proxy_handed", "appended", "consumed"])
+    assert run.row["ack_path"] == "scheduled → sent → proxy_received → proxy_handed → appended → delivered → answered"
+    counted = run.stamps[run.counted]
+    assert (counted["delivered"] <= counted["answered"]).all() and (counted["sent"] <= counted["proxy_received"]).all()
+
+
 def test_a_rest_consumer_instance_reads_every_record_once(stack: Stack) -> None:
     run = waterfall_run(stack, offered_msg_s=300, offered_seconds=5.5, reader="proxy")
     check_stamps(run, ["scheduled", "sent", "appended", "consumed"])

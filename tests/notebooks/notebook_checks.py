@@ -42,7 +42,7 @@ TUNING = {
     "01_rest_proxy_tuning": [
         "proxy_produce",
         "proxy_buffer_time",
-        "end_to_end_latency",
+        "latency_waterfall",
         "native_produce",
         "cpu_per_mb",
     ],

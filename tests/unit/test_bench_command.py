@@ -15,7 +15,7 @@ Cli = Callable[..., Result]
 def test_list_shows_every_experiment_with_its_parameters(cli: Cli) -> None:
     result = cli("bench", "--list")
     assert result.exit_code == 0, result.stderr
-    for name in ("native_produce", "native_consume", "proxy_produce", "proxy_consume", "end_to_end_latency"):
+    for name in ("native_produce", "native_consume", "proxy_produce", "proxy_consume", "latency_waterfall"):
         assert name in result.stdout
     assert "records_per_call=100" in result.stdout
 
@@ -29,7 +29,7 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> N
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["nope"], "error: no experiment 'nope'; experiments: device_read, end_to_end_latency, format_produce"),
+        (["nope"], "error: no experiment 'nope'; experiments: device_read, format_produce, http_floor"),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
         (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),

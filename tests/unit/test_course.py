@@ -93,6 +93,21 @@ FORMATS = pd.DataFrame(
 KEYS = [f"device-{i}" for i in range(3_000)]
 
 #: (notebook, exercise, measured inputs, reference answer, a wrong answer, words the failure must say)
+#: Waterfall rows at two linger.ms values: the wait lands on "sent → appended".
+LINGER = pd.DataFrame(
+    [
+        {
+            "offered_msg_s": 1_000,
+            "linger.ms": linger,
+            "read_path": "scheduled → sent → appended → consumed",
+            **{f"hop_{hop}_{stat}": value for stat in ("mean_ms", "p50_ms") for hop, value in hops.items()},
+        }
+        for linger, hops in (
+            (0, {"scheduled_sent": 0.1, "sent_appended": 3.0, "appended_consumed": 1.0}),
+            (20, {"scheduled_sent": 0.1, "sent_appended": 13.0, "appended_consumed": 1.2}),
+        )
+    ]
+)
 CASES = [
     ("00", "million_seconds", ({"produce_msg_s": 250_000.0},), 4.0, 100, "too high"),
     (
@@ -149,6 +164,7 @@ CASES = [
     ("09", "real_time_ratio", (REAL_TIME,), 5.0, 20, "too high"),
     ("10", "smaller_format", (FORMATS,), "protobuf", "json", "too many bytes"),
     ("11", "group_ceiling", (GROUPS,), 80, 300, "too high"),
+    ("12", "linger_wait", (LINGER,), 10.0, 40, "too high"),
 ]
 JUNK = [..., "a lot", [1, 2], {"nonsense": 1}, float("nan"), True, object(), -1, "", 10**400]
 IDS = [f"{n}.{k}" for n, k, *_ in CASES]
@@ -156,7 +172,7 @@ IDS = [f"{n}.{k}" for n, k, *_ in CASES]
 
 def test_every_exercise_of_the_course_is_covered_here() -> None:
     assert sorted((e.notebook, e.key) for e in course.catalogue()) == sorted((n, k) for n, k, *_ in CASES)
-    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(12)}
+    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(13)}
 
 
 @pytest.mark.parametrize(("notebook", "key", "measured", "reference", "wrong", "said"), CASES, ids=IDS)
@@ -260,7 +276,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 20 exercises passed" in shown.stdout and "linus: 0 of 20" in shown.stdout
+    assert "ada: 1 of 21 exercises passed" in shown.stdout and "linus: 0 of 21" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

@@ -50,7 +50,7 @@ def test_every_headline_names_a_notebook_and_a_table_it_records() -> None:
 #: What a latency headline pins, per table: the path (or trigger) and the offered rate, or the
 #: cache it measures. A new latency headline names its table here.
 PINNED = {
-    "end_to_end_latency": {"path", "offered_msg_s"},
+    "latency_waterfall": {"path", "reader", "offered_msg_s"},
     "spark_trigger_latency": {"trigger", "offered_msg_s"},
     "spark_real_time": {"mode", "trigger", "offered_msg_s"},
     "registry_lookups": {"cached"},
@@ -63,7 +63,7 @@ def test_every_declared_headline_is_taken_at_a_stated_point() -> None:
             assert headline.point, (notebook, headline.label)  # never "the best over every row"
             if headline.direction == "lower":
                 assert PINNED[headline.table] <= set(headline.point), (notebook, headline.label)
-    assert HEADLINES["01_rest_proxy_tuning"][1].point == {"path": "proxy", "offered_msg_s": 1000}
+    assert HEADLINES["01_rest_proxy_tuning"][1].point == {"path": "proxy", "reader": "native", "offered_msg_s": 1000}
 
 
 def _sweep() -> pd.DataFrame:
@@ -77,9 +77,10 @@ def _sweep() -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "experiment": "end_to_end_latency",
-                "params": "path,offered_msg_s",
+                "experiment": "latency_waterfall",
+                "params": "path,reader,offered_msg_s",
                 "path": path,
+                "reader": "native",
                 "offered_msg_s": rate,
                 "latency_p99_ms": value,
                 "msg_s": rate * 0.99,
@@ -95,7 +96,7 @@ def test_a_latency_headline_is_the_median_at_its_point_not_the_least_over_the_sw
 
 
 def test_a_latency_filter_leaving_several_points_gives_no_figure() -> None:
-    loose = Headline("end_to_end_latency", "latency_p99_ms", "p99", {"path": "proxy"}, "lower")
+    loose = Headline("latency_waterfall", "latency_p99_ms", "p99", {"path": "proxy"}, "lower")
     assert math.isnan(_run_figure(_sweep(), loose))
 
 
@@ -114,8 +115,8 @@ def test_the_front_page_label_states_the_point(tmp_path: Path, monkeypatch: pyte
     monkeypatch.setenv("WORKBENCH_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("WORKBENCH_RUN_ID", "r1")
     profile = load_profile()
-    results.record("end_to_end_latency", _sweep(), profile)
+    results.record("latency_waterfall", _sweep(), profile)
     page, _ = headline_section("01_rest_proxy_tuning", [], "r1", ["r1"], profile)
     assert "end-to-end latency p99 ms through the proxy at 1,000 msg/s" in page
-    assert "latency_p99_ms at path=proxy, offered_msg_s=1,000" in page
+    assert "latency_p99_ms at path=proxy, reader=native, offered_msg_s=1,000" in page
     assert "<td>19</td>" in page  # the median at that point

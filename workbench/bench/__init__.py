@@ -11,7 +11,6 @@ here, never asserted by tests.
 """
 
 from workbench.bench.efficiency import proxy_vs_native
-from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.experiments import Experiment, get_experiment
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
@@ -38,7 +37,6 @@ __all__ = [
     "Waterfall",
     "cpu_per_mb",
     "delete_bench_topics",
-    "end_to_end_latency",
     "fill_topic",
     "format_produce",
     "get_experiment",

@@ -17,7 +17,6 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench.efficiency import proxy_vs_native
-from workbench.bench.endtoend import end_to_end_latency
 from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
@@ -170,12 +169,6 @@ EXPERIMENTS: dict[str, Experiment] = {
             "registry_lookups",
             registry_lookups,
             "what a Schema Registry lookup by id costs, from the client's cache and over HTTP",
-        ),
-        Experiment(
-            "end_to_end_latency",
-            end_to_end_latency,
-            "latency from scheduled send to consumer at a fixed offered rate, native or proxy",
-            True,
         ),
         Experiment(
             "latency_waterfall",
