@@ -311,15 +311,17 @@ def _proxy_writer(
     with ProxyClient.for_stack(stack, session_reuse=True, pool_size=1) as client:
         for due in schedule.batches(max_batch=max_batch, stop=done.failed):
             values = [_stamp(seq, schedule.due_ns(seq), padding) for seq in due]
-            ns["sent"][due.start : due.stop] = time.time_ns()
+            sent = time.time_ns()
             result = client.produce(topic, values, trace=True)
-            ns["answered"][due.start : due.stop] = time.time_ns()
+            answered = time.time_ns()
             if result.failed:
                 raise BenchError(f"the proxy refused {result.failed} records: {result.errors[0].error}")
-            for seq, trace in zip(due, result.traces, strict=False):
+            ns["sent"][due.start : due.stop] = result.client_sent_ns or sent
+            ns["answered"][due.start : due.stop] = result.client_received_ns or answered
+            for seq, trace in zip(due, result.traces, strict=False):  # none from a proxy that does not trace
                 ns["proxy_received"][seq] = trace.received_ns
                 ns["proxy_handed"][seq] = trace.handed_ns or 0
-                ns["delivered"][seq] = trace.delivered_ns
+                ns["delivered"][seq] = trace.delivered_ns or 0
 
 
 # --- readers -------------------------------------------------------------------------------
