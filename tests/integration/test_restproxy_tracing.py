@@ -26,6 +26,8 @@ from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_LOG_APPEND_TIME, TopicPa
 from proxy_http import AVRO_V2, BINARY_V2, JSON_V2, error
 
 from workbench import kafka
+from workbench.bench import proxy_produce
+from workbench.bench.loadgen import wrk_path
 from workbench.proxy import ProxyClient
 from workbench.restproxy.tracing import HANDED_HEADER, RECEIVED_HEADER
 from workbench.stack import Stack
@@ -464,3 +466,26 @@ def test_proxy_client_returns_traces_aligned_with_the_records(stack: Stack, topi
         got = stored[(where.partition, where.offset)]
         assert (got.key, got.value) == (key, value)
         assert_stamped(got, dataclasses.asdict(trace), [])
+
+
+# ---------------------------------------------------------------- the benchmark
+
+
+@pytest.mark.parametrize("client", ["python", "wrk"])
+def test_proxy_produce_measures_traced_calls(stack: Stack, client: str) -> None:
+    """The benchmark's traced point lands every record once and names itself; the untraced one
+    stays the point earlier runs measured (no `trace` in its params)."""
+    if client == "wrk" and wrk_path() is None:
+        pytest.skip("wrk is not installed (Debian package wrk)")
+    row = proxy_produce(
+        stack, records=1_000, record_bytes=64, records_per_call=100, trace=True, client=client, max_seconds=1
+    )
+    assert row["trace"] is True and "trace" in row["params"].split(",")
+    assert row["failed"] == 0 and row["acknowledged"] > 0
+    if client == "python":
+        assert (row["records"], row["acknowledged"], row["landed"]) == (1_000, 1_000, 1_000)
+    else:  # wrk stops with calls in flight: they land, uncounted
+        assert row["landed"] >= row["acknowledged"]
+    plain = proxy_produce(stack, records=200, record_bytes=64, records_per_call=100)
+    assert "trace" not in plain and "trace" not in plain["params"].split(",")
+    assert plain["landed"] == 200
