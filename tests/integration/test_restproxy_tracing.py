@@ -489,3 +489,40 @@ def test_proxy_produce_measures_traced_calls(stack: Stack, client: str) -> None:
     plain = proxy_produce(stack, records=200, record_bytes=64, records_per_call=100)
     assert "trace" not in plain and "trace" not in plain["params"].split(",")
     assert plain["landed"] == 200
+
+
+def test_a_proxy_that_does_not_trace_leaves_traces_empty(caplog: pytest.LogCaptureFixture) -> None:
+    """Confluent's proxy ignores the header: the records are written, so the client answers
+    with their offsets and no traces (an error would invite a retry, and duplicates)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from threading import Thread
+
+    seen: list[str | None] = []
+
+    class Untraced(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            seen.append(self.headers.get("Workbench-Trace"))
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = b'{"offsets":[{"partition":0,"offset":5,"error_code":null,"error":null}]}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.kafka.v2+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Untraced)
+    thread = Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with ProxyClient(f"http://127.0.0.1:{server.server_address[1]}") as client:
+            result = client.produce("t", [b"x"], trace=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert seen == ["true"]
+    assert result.acknowledged == 1 and result.offsets[0].offset == 5 and result.traces == ()
+    assert "only the workbench's own proxy traces records" in caplog.text
