@@ -18,6 +18,7 @@ from workbench.bench.payload import key_pool, value_pool
 from workbench.errors import BenchError
 from workbench.measure.resources import cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
+from workbench.proxy.records import TRACE_HEADER
 from workbench.proxy.wire import V2_ACCEPT, embedded_type, encode_topic
 
 __all__ = [
@@ -34,7 +35,8 @@ __all__ = [
 
 class ProduceJob(NamedTuple):
     """The calls of a run: where, how many records a call (`last_size` in the last one),
-    their size and format, and the client threads; picklable for a spawned process."""
+    their size and format, the client threads, and whether the proxy traces the records
+    (`Workbench-Trace: true`); picklable for a spawned process."""
 
     urls: list[str]
     topic: str
@@ -45,6 +47,7 @@ class ProduceJob(NamedTuple):
     session_reuse: bool
     concurrency: int
     max_seconds: float
+    trace: bool = False
 
 
 @dataclass
@@ -107,7 +110,7 @@ def run_calls(job: ProduceJob, calls: int, bodies: tuple[EncodedRecords, Encoded
                     issued[0] += 1
                     chosen = last_body if issued[0] == calls else body
                 before = time.perf_counter()
-                result = client.produce(job.topic, chosen)
+                result = client.produce(job.topic, chosen, trace=job.trace)
                 elapsed = time.perf_counter() - before
                 with lock:
                     outcome.latencies.append(elapsed)
@@ -189,6 +192,8 @@ def run_wrk_calls(job: ProduceJob, processes: int) -> tuple[CallOutcome, float]:
     show as landed < acknowledged)."""
     body = _bodies(job.records_per_call, job.record_bytes, job.format)
     headers = {"Content-Type": embedded_type(body.format), "Accept": V2_ACCEPT}
+    if job.trace:
+        headers[TRACE_HEADER] = "true"
     url = f"{job.urls[0].rstrip('/')}/topics/{encode_topic(job.topic)}"
     result = run_wrk(
         url,

@@ -56,6 +56,7 @@ def proxy_produce(
     urls: Sequence[str] | None = None,
     topic_prefix: str = TOPIC_PREFIX,
     client: str = "python",
+    trace: bool = False,
 ) -> dict[str, Any]:
     """Produce through the REST proxy with `processes` x `concurrency` client threads.
 
@@ -77,6 +78,10 @@ def proxy_produce(
             `concurrency` connections on one wrk thread per client process; it runs for
             `max_seconds`, whatever `records` says, and `acknowledged` counts the
             records of its 2xx answers).
+        trace: ask the proxy to trace every record (`Workbench-Trace: true`, the
+            workbench's proxy only; wrk sends the header too): what tracing costs, against
+            the same point untraced. Listed in the row's `params` only when on, so an
+            untraced point stays the point earlier runs measured.
 
     Returns:
         One row; latency is one HTTP call's round trip; `client_cpu_s` includes the
@@ -95,7 +100,7 @@ def proxy_produce(
     shares = [calls // processes + (1 if i < calls % processes else 0) for i in range(processes)]
     last_size = records - (calls - 1) * records_per_call
     job = ProduceJob(
-        base_urls, "", records_per_call, last_size, record_bytes, format, session_reuse, concurrency, max_seconds
+        base_urls, "", records_per_call, last_size, record_bytes, format, session_reuse, concurrency, max_seconds, trace
     )
 
     with bench_topic(stack, partitions, topic_prefix) as topic:
@@ -128,6 +133,7 @@ def proxy_produce(
             "format": format,
             "partitions": partitions,
             "client": client,
+            **({"trace": True} if trace else {}),
         },
         records=sent,
         payload_bytes=sent * record_bytes,

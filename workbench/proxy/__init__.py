@@ -14,6 +14,7 @@ from workbench.proxy.errors import ProxyUnavailableError
 from workbench.proxy.records import (
     EncodedRecords,
     ProduceResult,
+    ProduceTrace,
     ProxyRecord,
     RecordOffset,
     encode_records,
@@ -25,6 +26,7 @@ from workbench.proxy.wire import encode_topic
 __all__ = [
     "EncodedRecords",
     "ProduceResult",
+    "ProduceTrace",
     "ProxyClient",
     "ProxyConsumer",
     "ProxyError",

@@ -40,9 +40,11 @@ from workbench.errors import ProxyError
 from workbench.proxy.consumer import ProxyConsumer
 from workbench.proxy.errors import ProxyUnavailableError
 from workbench.proxy.records import (
+    TRACE_HEADER,
     EncodedRecords,
     Format,
     ProduceResult,
+    ProduceTrace,
     ProxyRecord,
     RecordOffset,
     encode_records,
@@ -197,6 +199,7 @@ class ProxyClient:
         key_schema_id: int | None = None,
         value_schema: str | None = None,
         value_schema_id: int | None = None,
+        trace: bool = False,
     ) -> ProduceResult:
         """Produce a records array in one call (`POST /topics/{topic}[/partitions/{p}]`).
 
@@ -209,6 +212,11 @@ class ProxyClient:
             partition: produce to this partition (the per-partition URL).
             key_schema, key_schema_id, value_schema, value_schema_id: the schema formats'
                 schema text or registry id; the result carries the ids the proxy used.
+            trace: ask the proxy to trace every record (`Workbench-Trace: true`, the
+                workbench's proxy only: it adds two record headers and a `trace` per
+                record); the result's `traces`, `client_sent_ns` and `client_received_ns`
+                say where the call's time went. A proxy that does not trace (Confluent's)
+                leaves `traces` empty, with a warning in the log.
 
         Returns:
             The offsets in request order; check `.failed` (a count) and `.errors` for per-record errors.
@@ -233,12 +241,38 @@ class ProxyClient:
         if partition is not None:
             path += f"/partitions/{int(partition)}"
         headers = {"Content-Type": embedded_type(encoded.format), "Accept": V2_ACCEPT}
+        if trace:
+            return self._produce_traced(path, encoded.body, headers)
         body = self.request_json("POST", path, data=encoded.body, headers=headers)
         offsets = tuple(
             RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error"))
             for o in body.get("offsets", [])
         )
         return ProduceResult(offsets, body.get("key_schema_id"), body.get("value_schema_id"))
+
+    def _produce_traced(self, path: str, data: bytes, headers: dict[str, str]) -> ProduceResult:
+        """`produce` with tracing asked for, stamped on the client's wall clock around the call."""
+        headers = {**headers, TRACE_HEADER: "true"}
+        sent_ns = time.time_ns()
+        response = self.request("POST", path, data=data, headers=headers)
+        received_ns = time.time_ns()  # requests has read the whole body (no stream)
+        body = _json_of(response, "POST", path)
+        items = body.get("offsets", [])
+        offsets = tuple(
+            RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error")) for o in items
+        )
+        traces = tuple(ProduceTrace.from_json(o["trace"]) for o in items if o.get("trace") is not None)
+        if len(traces) != len(offsets):  # the records are written: an error here would invite a duplicate retry
+            log.warning(
+                "POST %s: %d records answered with %d traces; only the workbench's own proxy traces records",
+                path,
+                len(offsets),
+                len(traces),
+            )
+            traces = ()
+        return ProduceResult(
+            offsets, body.get("key_schema_id"), body.get("value_schema_id"), traces, sent_ns, received_ns
+        )
 
     # v3 admin and records ------------------------------------------------------------
 
@@ -288,7 +322,7 @@ class ProxyClient:
         self.request("DELETE", f"{self._v3()}/topics/{encode_topic(name)}")
 
     def produce_stream(
-        self, topic: str, records: Iterable[Any], *, partition: int | None = None
+        self, topic: str, records: Iterable[Any], *, partition: int | None = None, trace: bool = False
     ) -> Iterator[dict[str, Any]]:
         """v3 streaming produce: many records in one chunked request, one result each.
 
@@ -298,24 +332,38 @@ class ProxyClient:
         is 200 once it is established. requests sends the whole upload before reading
         the answers, so keep one stream to tens of thousands of records.
 
+        `trace=True` asks the proxy to trace every record (`Workbench-Trace: true`, the
+        workbench's proxy only): each record's result then holds the proxy's `trace`
+        (`ProduceTrace.from_json(result["trace"])`) and the client's wall-clock stamps
+        `client_sent_ns` (just before its record went to the connection) and
+        `client_received_ns` (when its result was read).
+
         Raises:
             ProxyError: the stream was refused before it started (e.g. 404 unknown topic).
         """
         path = f"{self._v3()}/topics/{encode_topic(topic)}/records"
+        sent: list[int] = []
 
         def body() -> Iterator[bytes]:
             for record in records:
                 shaped = _v3_record(record)
                 if partition is not None:
                     shaped.setdefault("partition_id", partition)
-                yield json.dumps(shaped, separators=(",", ":")).encode() + b"\n"
+                line = json.dumps(shaped, separators=(",", ":")).encode() + b"\n"
+                if trace:
+                    sent.append(time.time_ns())
+                yield line
 
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if trace:
+            headers[TRACE_HEADER] = "true"
         response = self.request("POST", path, data=body(), headers=headers, stream=True)
         try:
             decoder = json.JSONDecoder()
             buffer = ""
+            index = 0
             for chunk in response.iter_content(chunk_size=None, decode_unicode=True):
+                received_ns = time.time_ns() if trace else 0
                 buffer += chunk
                 while True:
                     buffer = buffer.lstrip()
@@ -326,6 +374,10 @@ class ProxyClient:
                     except json.JSONDecodeError:
                         break  # an object cut by the chunk boundary: wait for the rest
                     buffer = buffer[end:]
+                    if trace and "trace" in item:  # a record's result (a stream's own error has none)
+                        item["client_sent_ns"] = sent[index] if index < len(sent) else None
+                        item["client_received_ns"] = received_ns
+                        index += 1
                     yield item
         finally:
             response.close()
@@ -429,17 +481,7 @@ class ProxyClient:
         Raises:
             ProxyError: as `request`, or the answer is not JSON.
         """
-        response = self.request(method, path, **kwargs)
-        if response.status_code == 204 or not response.content:
-            return {}
-        try:
-            return orjson.loads(response.content)
-        except orjson.JSONDecodeError:
-            raise ProxyError(
-                response.status_code,
-                response.status_code,
-                f"{method} {path}: the answer is not JSON: {response.text[:120]!r}",
-            ) from None
+        return _json_of(self.request(method, path, **kwargs), method, path)
 
     def _v3(self) -> str:
         return f"/v3/clusters/{quote(self.cluster_id(), safe='')}"
@@ -487,6 +529,20 @@ class ProxyClient:
         finally:
             if not stream:
                 session.close()
+
+
+def _json_of(response: requests.Response, method: str, path: str) -> Any:
+    """An answer's JSON body (`{}` for an empty one); ProxyError when it is not JSON."""
+    if response.status_code == 204 or not response.content:
+        return {}
+    try:
+        return orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        raise ProxyError(
+            response.status_code,
+            response.status_code,
+            f"{method} {path}: the answer is not JSON: {response.text[:120]!r}",
+        ) from None
 
 
 def _checked(response: requests.Response, method: str, url: str) -> requests.Response:

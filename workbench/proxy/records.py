@@ -5,6 +5,9 @@ UTF-8) and decodes what it reads back to bytes. json: any JSON value, unchanged.
 avro, jsonschema, protobuf: JSON values (Avro's JSON encoding; JSON Schema instances;
 protobuf's JSON mapping) with the schema, or its registry id, in the body; the proxy
 encodes them with its Schema Registry.
+
+A traced produce (`TRACE_HEADER`, the workbench's proxy only) answers each record's
+`trace` as a `ProduceTrace`; see `workbench.restproxy.tracing` for what each time means.
 """
 
 from __future__ import annotations
@@ -22,9 +25,11 @@ __all__ = [
     "FORMATS",
     "Format",
     "ProduceResult",
+    "ProduceTrace",
     "ProxyRecord",
     "RecordOffset",
     "SCHEMA_FORMATS",
+    "TRACE_HEADER",
     "decode_value",
     "encode_records",
     "parse_records",
@@ -33,6 +38,8 @@ __all__ = [
 Format = Literal["binary", "json", "avro", "jsonschema", "protobuf"]
 FORMATS: tuple[str, ...] = ("binary", "json", "avro", "jsonschema", "protobuf")
 SCHEMA_FORMATS: tuple[str, ...] = ("avro", "jsonschema", "protobuf")
+#: The request header that asks the workbench's proxy to trace a produce's records.
+TRACE_HEADER = "Workbench-Trace"
 
 
 @dataclass(frozen=True)
@@ -57,13 +64,43 @@ class RecordOffset(NamedTuple):
     error: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ProduceTrace:
+    """Where one record's time went inside the proxy: wall-clock `time.time_ns()` stamps.
+
+    received (the request reached its handler) ≤ handed (to librdkafka) ≤ delivered
+    (its delivery report) ≤ answered (the answer was about to be written). `handed_ns`
+    is None for a record librdkafka never took; `delivered_ns` for one that had no
+    report and no refusal (refused before producing, v3).
+    """
+
+    received_ns: int
+    handed_ns: int | None
+    delivered_ns: int | None
+    answered_ns: int
+
+    @classmethod
+    def from_json(cls, trace: Mapping[str, Any]) -> ProduceTrace:
+        """The `trace` object of an answer's record (v2 `offsets[i]`, a v3 result)."""
+        return cls(trace["received_ns"], trace.get("handed_ns"), trace.get("delivered_ns"), trace["answered_ns"])
+
+
 @dataclass(frozen=True)
 class ProduceResult:
-    """The proxy's answer to a produce: one `RecordOffset` per record, in request order."""
+    """The proxy's answer to a produce: one `RecordOffset` per record, in request order.
+
+    A traced produce (`ProxyClient.produce(..., trace=True)`) also has one `ProduceTrace`
+    per record in `traces`, aligned with `offsets`, and the client's own wall-clock
+    stamps of the call: `client_sent_ns` just before the request was sent,
+    `client_received_ns` once the answer's body was read. Untraced: `()` and None.
+    """
 
     offsets: tuple[RecordOffset, ...]
     key_schema_id: int | None = None
     value_schema_id: int | None = None
+    traces: tuple[ProduceTrace, ...] = ()
+    client_sent_ns: int | None = None
+    client_received_ns: int | None = None
 
     @property
     def errors(self) -> list[RecordOffset]:

@@ -15,6 +15,7 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     consumer_records    a records answer: fetched, rendered, sent in pieces
     v3                  v3 clusters, topics, configs, consumer groups and lag
     producer            the shared async producer
+    tracing             opt-in per-record tracing of produce (Workbench-Trace)
     metadata            admin calls and their cache
     schemas             Schema Registry formats (avro, jsonschema, protobuf)
     metrics             Prometheus at /metrics

@@ -193,6 +193,33 @@ _SCHEMAS: dict[str, Schema] = {
         offset=_nullable(_INT64),
         error_code=_nullable(_INT),
         error=_nullable(_STR),
+        trace=_ref("RecordTrace"),
+    ),
+    "RecordTrace": _obj(
+        ("received_ns", "handed_ns", "delivered_ns", "answered_ns"),
+        additional=False,
+        doc="Only with the request header Workbench-Trace: true (off by default; the workbench's own "
+        "extension, not part of Confluent's API). Wall-clock time.time_ns() of the proxy's machine.",
+        received_ns={
+            **_INT64,
+            "description": "the request reached its handler, before its body was read "
+            "(v3 stream: the chunk that completed the record, after the first)",
+        },
+        handed_ns=_nullable(
+            {
+                **_INT64,
+                "description": "just before the record's produce() call into librdkafka; "
+                "null: librdkafka never took it",
+            }
+        ),
+        delivered_ns=_nullable(
+            {
+                **_INT64,
+                "description": "librdkafka's delivery report (or the refusal) for the "
+                "record; null: refused before producing",
+            }
+        ),
+        answered_ns={**_INT64, "description": "just before the answer (v3: this record's result) was written"},
     ),
     "ProduceResponse": _obj(
         ("offsets",),
@@ -490,6 +517,7 @@ _SCHEMAS: dict[str, Schema] = {
         timestamp={**_STR, "format": "date-time"},
         key=_nullable(_obj(type=_STR, size=_INT)),
         value=_nullable(_obj(type=_STR, size=_INT)),
+        trace=_ref("RecordTrace"),
     ),
 }
 
@@ -529,6 +557,16 @@ _PARAMETERS: dict[str, Schema] = {
         {"type": "string", "enum": ["earliest", "latest"]},
         "The group's share.auto.offset.reset, set when this process's member joins (its first fetch)",
     ),
+    "trace": {
+        "name": "Workbench-Trace",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string", "enum": ["true", "1", "false", "0"], "default": "false"},
+        "description": "Trace every record of this produce (off by default; the workbench's own extension, "
+        "not part of Confluent's API): each record gets the record headers workbench.proxy.received_ns and "
+        "workbench.proxy.handed_ns (after its own), and each result a `trace` (RecordTrace). Any other "
+        "value: 400 / 400",
+    },
     "cluster": _path("cluster", {**_STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
     "config": _path("name", {**_STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),
     "timeout": _query(
@@ -660,7 +698,8 @@ def _produce_body() -> Schema:
 
 def _produce(operation_id: str, summary: str, params: tuple[str, ...]) -> dict[str, Any]:
     errors = {
-        400: "Malformed JSON, or a key or value that is not base64 (binary format)",
+        400: "Malformed JSON, a key or value that is not base64 (binary format), or a Workbench-Trace "
+        "header other than true, 1, false or 0",
         404: "40401 topic not found, 40402 partition not found",
         406: _NOT_ACCEPTABLE[406],
         413: "A record over message.max.bytes, or a body over request.max.bytes",
@@ -671,10 +710,11 @@ def _produce(operation_id: str, summary: str, params: tuple[str, ...]) -> dict[s
     }
     ok = _ok(
         200,
-        "Each record's partition and offset, or its error (per-record 50002 / 50003), in request order",
+        "Each record's partition and offset, or its error (per-record 50002 / 50003), in request order; "
+        "with Workbench-Trace: true, each with its `trace`",
         _ref("ProduceResponse"),
     )
-    return _op(operation_id, "v2 produce", summary, ok, errors, params, _produce_body())
+    return _op(operation_id, "v2 produce", summary, ok, errors, (*params, "trace"), _produce_body())
 
 
 def _v2_paths() -> dict[str, dict[str, Any]]:
@@ -1142,17 +1182,19 @@ def _v3_paths() -> dict[str, dict[str, Any]]:
                 {
                     "200": {
                         "description": "The stream started: one V3ProduceResult per record, each followed by "
-                        "\\r\\n, written as records are stored; read error_code on every one",
+                        "\\r\\n, written as records are stored; read error_code on every one. With "
+                        "Workbench-Trace: true, each record's result has its `trace`",
                         "content": _content(_ref("V3ProduceResult"), (_JSON,)),
                     }
                 },
                 {
-                    400: "Unsupported charset (UTF-8 or ISO-8859-1)",
+                    400: "Unsupported charset (UTF-8 or ISO-8859-1), or a Workbench-Trace header other than "
+                    "true, 1, false or 0",
                     404: "Cluster or topic (40401) not found",
                     415: "Content-Type other than application/json",
                     422: "42206: empty body",
                 },
-                topic,
+                (*topic, "trace"),
                 _body(
                     _ref("V3ProduceRecord"),
                     (_JSON,),
@@ -1213,6 +1255,8 @@ share-group GETs.
 * v3 speaks `application/json`; `/kafka/v3/...` is accepted as an alias of `/v3/...`.
 * A trailing slash is accepted on every path; HEAD is answered for every GET.
 * With `authentication.method=BASIC` every request needs HTTP basic auth (401 otherwise).
+* Produce (v2 and v3) takes the request header `Workbench-Trace: true` to trace every record
+  (`RecordTrace`): off by default, and the workbench's own extension, not Confluent's API.
 """
 
 

@@ -12,6 +12,12 @@ the response lists each record's partition and offset, or its error, in request
 order; a partial failure keeps 200 as Confluent does, with Confluent's per-record
 codes (50002, 50003).
 
+With `Workbench-Trace: true` (`workbench.restproxy.tracing`) the records go through
+the producer one `produce()` each with two trace headers, and each element of `offsets`
+gets a `trace` object. `received_ns` is taken when the handler starts: the request line
+and headers are in, the body is read after it, so it includes the body's upload.
+`answered_ns` is taken just before the answer's body is rendered, once for all records.
+
 Large requests never hold the event loop: their JSON is parsed and their records are
 encoded in a worker thread, and the producer yields between slices of records.
 
@@ -23,8 +29,10 @@ from __future__ import annotations
 
 import asyncio
 import binascii
+import time
 import zlib
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import orjson
@@ -44,7 +52,9 @@ from workbench.restproxy.formats import (
     no_registry,
     produce_format,
 )
+from workbench.restproxy.producer import Delivery, TracedDelivery
 from workbench.restproxy.schemas import encode_schema_records
+from workbench.restproxy.tracing import TRACE_HEADER, trace_object, tracing_requested
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]
 
@@ -99,6 +109,7 @@ class _Encoded:
 
 async def _produce(ctx: Context, request: Request, topic: str, url_partition: int | None) -> Response:
     headers = request.headers
+    received_ns = time.time_ns() if tracing_requested(headers.getlist(TRACE_HEADER)) else None
     fmt = produce_format(headers.get("content-type"))
     check_accept(headers.get("accept"))
     body = await read_body(request, ctx.settings)
@@ -141,14 +152,18 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
             raise RestError(404, PARTITION_NOT_FOUND, f"Partition {missing} of topic {topic} not found.")
 
     messages = encoded.messages
-    if encoded.unassigned:
+    delivery: Delivery
+    if received_ns is not None:
+        triples = [(m.get("key"), m["value"], m["partition"]) for m in messages]
+        delivery = await ctx.producer.enqueue_traced(topic, triples, received_ns)
+    elif encoded.unassigned:
         delivery = await ctx.producer.enqueue(topic, [(m.get("key"), m["value"], m["partition"]) for m in messages])
     else:
         delivery = await ctx.producer.enqueue_batch(topic, messages)
     if encoded.total >= ctx.settings.full_batch_bytes:
         ctx.producer.kick()  # a full batch already: do not wait out linger.ms
     await delivery.future
-    return await _answer(ctx, topic, delivery.outcomes, encoded.total, ids)
+    return await _answer(ctx, topic, delivery, encoded.total, ids)
 
 
 def _records(data: Any, ceiling: int) -> list[Any]:
@@ -377,14 +392,16 @@ def _values_only(records: list[Any], binary: bool, raw: bool = False) -> list[by
 
 
 async def _answer(
-    ctx: Context, topic: str, outcomes: list[Any], total: int, ids: tuple[int | None, int | None] = (None, None)
+    ctx: Context, topic: str, delivery: Delivery, total: int, ids: tuple[int | None, int | None] = (None, None)
 ) -> Response:
     """The offsets answer (with the schema ids used); built in a worker thread for large
     requests (400,000 offsets take ~150 ms of Python, which would otherwise stop the loop)."""
+    outcomes = delivery.outcomes
+    render = partial(_traced_body, delivery) if isinstance(delivery, TracedDelivery) else _offsets_body
     if len(outcomes) > _ENCODE_IN_THREAD:
-        body, acknowledged = await asyncio.to_thread(_offsets_body, outcomes, ids)
+        body, acknowledged = await asyncio.to_thread(render, outcomes, ids)
     else:
-        body, acknowledged = _offsets_body(outcomes, ids)
+        body, acknowledged = render(outcomes, ids)
     if acknowledged:
         ctx.metrics.records_produced.labels("v2").inc(acknowledged)
         ctx.metrics.bytes_produced.labels("v2").inc(total if acknowledged == len(outcomes) else 0)
@@ -407,6 +424,26 @@ def _offsets_body(outcomes: list[Any], ids: tuple[int | None, int | None]) -> tu
         else:
             code, message = outcome_error(outcome)
             offsets.append({"partition": None, "offset": None, "error_code": code, "error": message})
+    return orjson.dumps({"key_schema_id": ids[0], "value_schema_id": ids[1], "offsets": offsets}), acknowledged
+
+
+def _traced_body(
+    delivery: TracedDelivery, outcomes: list[Any], ids: tuple[int | None, int | None]
+) -> tuple[bytes, int]:
+    """`_offsets_body` with each record's `trace`; `answered_ns` is now, once for all."""
+    answered = time.time_ns()
+    received = delivery.received_ns
+    offsets = []
+    acknowledged = 0
+    for outcome, handed, delivered in zip(outcomes, delivery.handed_ns, delivery.delivered_ns, strict=True):
+        if type(outcome) is tuple:
+            entry = {"partition": outcome[0], "offset": outcome[1], "error_code": None, "error": None}
+            acknowledged += 1
+        else:
+            code, message = outcome_error(outcome)
+            entry = {"partition": None, "offset": None, "error_code": code, "error": message}
+        entry["trace"] = trace_object(received, handed, delivered, answered)
+        offsets.append(entry)
     return orjson.dumps({"key_schema_id": ids[0], "value_schema_id": ids[1], "offsets": offsets}), acknowledged
 
 

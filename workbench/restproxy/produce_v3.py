@@ -8,6 +8,15 @@ report arrives: reading and answering run concurrently, so a full-duplex client 
 results while it is still sending. The status is 200 once the stream starts; every
 result carries its own `error_code` (200, 400, 404/40402, 413, 422, 5000x).
 
+With `Workbench-Trace: true` (`workbench.restproxy.tracing`) each record gets two
+trace headers after its own, and each record's result (a per-record error too, not an
+error that ends the stream) a `trace` object. A record's `received_ns` is when the
+handler started (request line and headers in, before the body is read) for the records
+that came with the first part of the body, and for a record completed by a later chunk
+of a stream, when that chunk arrived: on a stream that stays open, a record is not
+received before its client sent it. `answered_ns` is taken just before that record's
+result is written.
+
 An empty body is 422 / 42206 before the stream starts; an unknown topic 404 / 40401; a
 Content-Type other than application/json 415. An object that does not parse emits one
 400 result and ends the stream, as upstream.
@@ -37,7 +46,9 @@ from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context
 from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.produce import outcome_error
+from workbench.restproxy.producer import TracedDelivery
 from workbench.restproxy.schemas import encode_v3_part
+from workbench.restproxy.tracing import TRACE_HEADER, trace_object, tracing_requested
 from workbench.restproxy.v3 import check_cluster
 
 __all__ = ["ROUTES", "StreamingProduce", "produce_records"]
@@ -187,6 +198,7 @@ class StreamingProduce:
         first: bytes,
         rest: AsyncIterator[bytes],
         charset: str = "utf-8",
+        received_ns: int | None = None,
     ) -> None:
         self.ctx = ctx
         self.topic = topic
@@ -194,6 +206,8 @@ class StreamingProduce:
         self.first = first
         self.rest = rest
         self.charset = charset
+        #: When the handler started, for a traced request (None: not traced).
+        self.received_ns = received_ns
 
     async def _objects(self, results: asyncio.Queue[Any]) -> None:
         """Parse objects as they arrive; queue a Delivery (or an error) per object."""
@@ -204,6 +218,7 @@ class StreamingProduce:
         pending_max = 2 * limit + 65536
         request_max = settings.v3_request_max_bytes
         received = len(self.first)
+        stamp = self.received_ns  # a traced record's received_ns: its chunk's arrival
         ended = False
         chunks = self.rest.__aiter__()
         try:
@@ -229,7 +244,7 @@ class StreamingProduce:
                         await results.put(("error", 400, f"Bad Request: invalid JSON: {reason}"))
                         return
                     position = end
-                    await results.put(await self._produce(record, limit))
+                    await results.put(await self._produce(record, limit, stamp))
                 buffer = buffer[position:]
                 if len(buffer) > pending_max:
                     await results.put(
@@ -246,6 +261,8 @@ class StreamingProduce:
                 try:
                     async with asyncio.timeout(settings.idle_timeout_ms / 1000):
                         chunk = await chunks.__anext__()
+                    if stamp is not None:
+                        stamp = time.time_ns()
                     received += len(chunk)
                     if request_max and received > request_max:
                         await results.put(
@@ -275,18 +292,22 @@ class StreamingProduce:
         finally:
             await results.put(None)
 
-    async def _produce(self, record: Any, limit: int) -> tuple[Any, ...]:
+    async def _produce(self, record: Any, limit: int, received_ns: int | None) -> tuple[Any, ...]:
+        """("record", delivery, timestamp, key_info, value_info), or ("error", code,
+        message, received_ns) for a record refused before producing."""
         try:
             encoded = await self._schema_parts(record)
             key, value, partition, timestamp, headers, key_info, value_info = _prepare(
                 record, self.partitions, limit, encoded
             )
         except _RecordError as exc:
-            return ("error", exc.code, exc.message)
+            return ("error", exc.code, exc.message, received_ns)
         except RestError as exc:  # per record, as kafka-rest writes them: the status, then "Error: <code> : ..."
             message = exc.message if exc.error_code == exc.status else f"Error: {exc.error_code} : {exc.message}"
-            return ("error", exc.status, message)
-        delivery = await self.ctx.producer.enqueue_one(self.topic, key, value, partition, timestamp, headers)
+            return ("error", exc.status, message, received_ns)
+        delivery = await self.ctx.producer.enqueue_one(
+            self.topic, key, value, partition, timestamp, headers, received_ns=received_ns
+        )
         return ("record", delivery, timestamp, key_info, value_info)
 
     async def _schema_parts(self, record: Any) -> dict[str, Any]:
@@ -303,32 +324,36 @@ class StreamingProduce:
 
     def _result(self, item: tuple[Any, ...]) -> bytes:
         if item[0] == "error":
-            return orjson.dumps({"error_code": item[1], "message": item[2]}) + b"\r\n"
+            error = {"error_code": item[1], "message": item[2]}
+            if len(item) > 3 and item[3] is not None:  # a traced record's own error (not the stream's)
+                error["trace"] = trace_object(item[3], None, None, time.time_ns())
+            return orjson.dumps(error) + b"\r\n"
         _, delivery, timestamp, key_info, value_info = item
         outcome = delivery.outcomes[0]
         if type(outcome) is not tuple:
             code, message = outcome_error(outcome)
-            return orjson.dumps({"error_code": code, "message": message}) + b"\r\n"
+            failed = {"error_code": code, "message": message}
+            if isinstance(delivery, TracedDelivery):
+                failed["trace"] = _trace(delivery)
+            return orjson.dumps(failed) + b"\r\n"
         metrics = self.ctx.metrics
         metrics.records_produced.labels("v3").inc()
         metrics.bytes_produced.labels("v3").inc((key_info or {}).get("size", 0) + (value_info or {}).get("size", 0))
         if value_info is not None and value_info["type"] in ("JSON", "BINARY", "STRING"):
             value_info = {**value_info, "subject": None, "schema_id": None, "schema_version": None}
-        return (
-            orjson.dumps(
-                {
-                    "error_code": 200,
-                    "cluster_id": self.ctx.cluster_id,
-                    "topic_name": self.topic,
-                    "partition_id": outcome[0],
-                    "offset": outcome[1],
-                    "timestamp": _iso(timestamp),
-                    "key": key_info,
-                    "value": value_info,
-                }
-            )
-            + b"\r\n"
-        )
+        result = {
+            "error_code": 200,
+            "cluster_id": self.ctx.cluster_id,
+            "topic_name": self.topic,
+            "partition_id": outcome[0],
+            "offset": outcome[1],
+            "timestamp": _iso(timestamp),
+            "key": key_info,
+            "value": value_info,
+        }
+        if isinstance(delivery, TracedDelivery):
+            result["trace"] = _trace(delivery)
+        return orjson.dumps(result) + b"\r\n"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
@@ -354,7 +379,13 @@ class StreamingProduce:
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def _trace(delivery: TracedDelivery) -> dict[str, Any]:
+    """The `trace` of a one-record delivery; answered now."""
+    return trace_object(delivery.received_ns, delivery.handed_ns[0], delivery.delivered_ns[0], time.time_ns())
+
+
 async def produce_records(ctx: Context, request: Request, cluster: str, topic: str) -> StreamingProduce:
+    received_ns = time.time_ns() if tracing_requested(request.headers.getlist(TRACE_HEADER)) else None
     check_cluster(ctx, cluster)
     content_type = (request.headers.get("content-type") or "").split(";")
     if content_type[0].strip().lower() != "application/json":
@@ -381,7 +412,7 @@ async def produce_records(ctx: Context, request: Request, cluster: str, topic: s
         ) from None
     if not first.strip():
         raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
-    return StreamingProduce(ctx, topic, partitions, first, stream, _CHARSETS[charset])
+    return StreamingProduce(ctx, topic, partitions, first, stream, _CHARSETS[charset], received_ns)
 
 
 ROUTES = [Route("POST", "/v3/clusters/{cluster}/topics/{topic}/records", produce_records)]

@@ -14,6 +14,12 @@ and 40 % of the native producer's MB/s; one thread, no hand-over, removes it.
 
 Shutdown (`close`) flushes: every record a client was told is written has been
 acknowledged by the broker, and requests still waiting get their answers first.
+
+A traced request (`workbench.restproxy.tracing`) goes through `enqueue_traced`, one
+`produce()` per record with two trace headers, and a `TracedDelivery` that stamps each
+report's wall-clock time first thing in librdkafka's callback. librdkafka's batch call
+takes no headers, so tracing costs the batch call's saving; an untraced request takes
+no timestamp at all.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping
 from functools import partial
@@ -31,13 +38,16 @@ from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka import KafkaException, Message, Producer
 
 from workbench.errors import ConfigError
+from workbench.restproxy.tracing import HANDED_HEADER, RECEIVED_HEADER
 
-__all__ = ["AsyncProducer", "BatchDelivery", "Delivery", "Outcome"]
+__all__ = ["AsyncProducer", "BatchDelivery", "Delivery", "Outcome", "TracedDelivery"]
 
 log = logging.getLogger("workbench.restproxy")
 
 #: A record's outcome: (partition, offset) or the librdkafka error.
 Outcome = tuple[int, int] | RdKafkaError
+#: Record headers as confluent-kafka takes them.
+_Headers = list[tuple[str, bytes | None]]
 
 
 #: Records handed to librdkafka between two yields to the event loop.
@@ -152,6 +162,37 @@ class BatchDelivery(Delivery):
                 self._finish()
             else:
                 self.loop.call_soon_threadsafe(self._finish)
+
+
+class TracedDelivery(Delivery):
+    """A traced request's reports, and per record when it was handed over and reported.
+
+    Times are `time.time_ns()` (wall clock, comparable across processes): `handed_ns`
+    just before the `produce()` that librdkafka took (None: it never took the record),
+    `delivered_ns` first thing in the delivery callback, as `poll` serves it (or when
+    the record was refused, for one that gets no report; None: neither yet).
+    """
+
+    __slots__ = ("delivered_ns", "handed_ns", "received", "received_ns")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, count: int, received_ns: int) -> None:
+        super().__init__(loop, count)
+        self.received_ns = received_ns
+        #: The received header's value, rendered once for all the request's records.
+        self.received = b"%d" % received_ns
+        self.handed_ns: list[int | None] = [None] * count
+        self.delivered_ns: list[int | None] = [None] * count
+
+    def report(self, index: int, error: RdKafkaError | None, message: Message) -> None:
+        """librdkafka's delivery callback: the time first, then `Delivery.report`."""
+        self.delivered_ns[index] = time.time_ns()
+        super().report(index, error, message)
+
+    def fail(self, index: int, error: RdKafkaError) -> None:
+        """A record refused before librdkafka took it: its refusal is its report."""
+        self.delivered_ns[index] = time.time_ns()
+        self.handed_ns[index] = None
+        super().fail(index, error)
 
 
 def _by_partition(messages: list[dict[str, Any]]) -> dict[int, list[int]]:
@@ -350,6 +391,74 @@ class AsyncProducer:
         self._track(delivery)
         return delivery
 
+    async def enqueue_traced(
+        self,
+        topic: str,
+        records: list[tuple[bytes | None, bytes | None, int]],
+        received_ns: int,
+        *,
+        timestamp_ms: int = 0,
+        headers: _Headers | None = None,
+    ) -> TracedDelivery:
+        """`enqueue` for a traced request: each record with its trace headers, after `headers`.
+
+        One `produce()` per record, as confluent-kafka's `produce_batch` takes no headers;
+        the handed time is taken just before each call (again after a wait for room).
+        `timestamp_ms` 0 lets librdkafka stamp the record (v2); v3 gives its own.
+        """
+        delivery = TracedDelivery(asyncio.get_running_loop(), len(records), received_ns)
+        own: _Headers = [*(headers or ()), (RECEIVED_HEADER, delivery.received)]
+        enqueued = 0
+        deadline: float | None = None
+        for index, (key, value, partition) in enumerate(records):
+            while True:
+                taken = self._produce_traced(delivery, index, topic, key, value, partition, timestamp_ms, own)
+                if taken is not None:
+                    enqueued += taken
+                    break
+                deadline = deadline or self._deadline()
+                if not await self._room(deadline):
+                    delivery.fail(index, _queue_full(self._max_block_s))
+                    break
+            if index % _YIELD_EVERY == _YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+        delivery.seal(enqueued)
+        self._track(delivery)
+        return delivery
+
+    def _produce_traced(
+        self,
+        delivery: TracedDelivery,
+        index: int,
+        topic: str,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int,
+        timestamp_ms: int,
+        headers: _Headers,
+    ) -> bool | None:
+        """One traced record to librdkafka: True taken, False refused (failed on the
+        delivery), None the queue is full (nothing taken: wait for room and call again)."""
+        handed = time.time_ns()
+        delivery.handed_ns[index] = handed  # before the call: a report may come from a flush thread
+        try:
+            self._producer.produce(
+                topic,
+                value,
+                key,
+                partition,
+                partial(delivery.report, index),
+                timestamp=timestamp_ms,
+                headers=[*headers, (HANDED_HEADER, b"%d" % handed)],
+            )
+            return True
+        except BufferError:
+            delivery.handed_ns[index] = None
+            return None
+        except KafkaException as exc:
+            delivery.fail(index, exc.args[0])
+            return False
+
     def _track(self, delivery: Delivery) -> None:
         if delivery.future.done():
             return
@@ -367,9 +476,17 @@ class AsyncProducer:
         value: bytes | None,
         partition: int,
         timestamp_ms: int,
-        headers: list[tuple[str, bytes | None]] | None,
+        headers: _Headers | None,
+        received_ns: int | None = None,
     ) -> Delivery:
-        """One record with a timestamp and headers (API v3); await `.future`."""
+        """One record with a timestamp and headers (API v3); await `.future`.
+
+        `received_ns` traces it (`enqueue_traced`): a `TracedDelivery` comes back.
+        """
+        if received_ns is not None:
+            return await self.enqueue_traced(
+                topic, [(key, value, partition)], received_ns, timestamp_ms=timestamp_ms, headers=headers
+            )
         delivery = Delivery(asyncio.get_running_loop(), 1)
         deadline: float | None = None
         while True:
