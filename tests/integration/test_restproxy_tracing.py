@@ -307,6 +307,45 @@ def test_traced_v3_stamps_every_record_after_its_own_headers(
         assert_stamped(got, result["trace"], own)
 
 
+def test_traced_in_the_answer_only_v2_writes_the_records_byte_for_byte(
+    stack: Stack, http: requests.Session, proxy: str, topic_with: Callable[..., str]
+) -> None:
+    """`Workbench-Trace: answer`: every result has its trace, the records take the untraced path
+    and carry no header, and the broker's stamp still lies between handed and delivered."""
+    name = topic_with(3, message_timestamp_type="LogAppendTime")
+    records = [{"key": b64(b"key-%d" % i), "value": b64(b"value-%d" % i)} for i in range(150)]
+    records += [{"value": b64(b"keyless-%d" % i)} for i in range(50)]
+    answer = v2_produce(http, f"{proxy}/topics/{name}", records, BINARY_V2, "answer")
+    assert answer.status_code == 200, answer.text
+    offsets = answer.json()["offsets"]
+    stored = read_back(stack, name, 3, len(records))
+    for record, where in zip(records, offsets, strict=True):
+        assert where["error_code"] is None
+        assert_ordered(where["trace"])
+        got = stored[(where["partition"], where["offset"])]
+        assert got.value == base64.b64decode(record["value"]) and got.headers is None
+        trace = where["trace"]
+        assert trace["handed_ns"] - MS <= got.timestamp_ms * MS <= trace["delivered_ns"] + MS, (got, trace)
+
+
+def test_traced_in_the_answer_only_v3_keeps_the_users_headers_alone(
+    stack: Stack, http: requests.Session, proxy: str, cluster: str, topic_with: Callable[..., str]
+) -> None:
+    name = topic_with(1, message_timestamp_type="LogAppendTime")
+    own = [("user", b"\x00\x01")]
+    records = [
+        {"value": {"type": "BINARY", "data": b64(b"v%d" % i)}, "headers": [{"name": "user", "value": b64(b"\x00\x01")}]}
+        for i in range(20)
+    ]
+    results = v3_produce(http, f"{proxy}/v3/clusters/{cluster}/topics/{name}/records", records, "answer")
+    stored = read_back(stack, name, 1, len(records))
+    for i, result in enumerate(results):
+        assert result["error_code"] == 200
+        assert_ordered(result["trace"])
+        got = stored[(result["partition_id"], result["offset"])]
+        assert (got.value, got.headers) == (b"v%d" % i, own)
+
+
 def test_traced_v3_stream_stamps_each_record_when_its_chunk_arrived(
     stack: Stack, http: requests.Session, proxy: str, cluster: str, topic_with: Callable[..., str]
 ) -> None:

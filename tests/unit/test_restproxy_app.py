@@ -91,7 +91,9 @@ class StandInProducer:
     async def enqueue(self, topic: str, records: list[tuple[bytes | None, bytes | None, int]]) -> Delivery:
         return self._deliver(topic, records)
 
-    async def enqueue_batch(self, topic: str, messages: list[dict[str, Any]]) -> Delivery:
+    async def enqueue_batch(
+        self, topic: str, messages: list[dict[str, Any]], received_ns: int | None = None
+    ) -> Delivery:
         return self._deliver(topic, [(m.get("key"), m["value"], m["partition"]) for m in messages])
 
 

@@ -18,6 +18,7 @@ from workbench.bench.payload import key_pool, value_pool
 from workbench.errors import BenchError
 from workbench.measure.resources import cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
+from workbench.proxy.client import Trace, trace_header_value
 from workbench.proxy.records import TRACE_HEADER
 from workbench.proxy.wire import V2_ACCEPT, embedded_type, encode_topic
 
@@ -47,7 +48,7 @@ class ProduceJob(NamedTuple):
     session_reuse: bool
     concurrency: int
     max_seconds: float
-    trace: bool = False
+    trace: Trace = False
 
 
 @dataclass
@@ -193,7 +194,7 @@ def run_wrk_calls(job: ProduceJob, processes: int) -> tuple[CallOutcome, float]:
     body = _bodies(job.records_per_call, job.record_bytes, job.format)
     headers = {"Content-Type": embedded_type(body.format), "Accept": V2_ACCEPT}
     if job.trace:
-        headers[TRACE_HEADER] = "true"
+        headers[TRACE_HEADER] = trace_header_value(job.trace)
     url = f"{job.urls[0].rstrip('/')}/topics/{encode_topic(job.topic)}"
     result = run_wrk(
         url,

@@ -33,7 +33,7 @@ from workbench.errors import BenchError
 from workbench.measure.resources import ResourceMonitor
 from workbench.measure.timeline import Timeline, timed_reads, timeline_cv
 from workbench.proxy import ProxyClient, ProxyConsumer
-from workbench.proxy.client import proxy_urls
+from workbench.proxy.client import Trace, proxy_urls
 from workbench.proxy.wire import V2
 from workbench.stack import Stack
 
@@ -56,7 +56,7 @@ def proxy_produce(
     urls: Sequence[str] | None = None,
     topic_prefix: str = TOPIC_PREFIX,
     client: str = "python",
-    trace: bool = False,
+    trace: Trace = False,
 ) -> dict[str, Any]:
     """Produce through the REST proxy with `processes` x `concurrency` client threads.
 
@@ -78,7 +78,8 @@ def proxy_produce(
             `concurrency` connections on one wrk thread per client process; it runs for
             `max_seconds`, whatever `records` says, and `acknowledged` counts the
             records of its 2xx answers).
-        trace: ask the proxy to trace every record (`Workbench-Trace: true`, the
+        trace: ask the proxy to trace every record (True: `Workbench-Trace: true`, in
+            the answer and the records' headers; "answer": in the answer only; the
             workbench's proxy only; wrk sends the header too): what tracing costs, against
             the same point untraced. Listed in the row's `params` only when on, so an
             untraced point stays the point earlier runs measured.
@@ -133,7 +134,7 @@ def proxy_produce(
             "format": format,
             "partitions": partitions,
             "client": client,
-            **({"trace": True} if trace else {}),
+            **({"trace": trace} if trace else {}),
         },
         records=sent,
         payload_bytes=sent * record_bytes,

@@ -312,7 +312,7 @@ def _proxy_writer(
         for due in schedule.batches(max_batch=max_batch, stop=done.failed):
             values = [_stamp(seq, schedule.due_ns(seq), padding) for seq in due]
             sent = time.time_ns()
-            result = client.produce(topic, values, trace=True)
+            result = client.produce(topic, values, trace="answer")
             answered = time.time_ns()
             if result.failed:
                 raise BenchError(f"the proxy refused {result.failed} records: {result.errors[0].error}")

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 import orjson
@@ -61,8 +61,15 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "IDEMPOTENT",
     "ProxyClient",
+    "Trace",
     "proxy_urls",
+    "trace_header_value",
 ]
+
+#: What a traced produce asks for: True (stamps in the answer and in every record's headers),
+#: "answer" (in the answer only, the records untouched) or False.
+Trace = bool | Literal["answer"]
+
 
 log = logging.getLogger("workbench.proxy")
 
@@ -199,7 +206,7 @@ class ProxyClient:
         key_schema_id: int | None = None,
         value_schema: str | None = None,
         value_schema_id: int | None = None,
-        trace: bool = False,
+        trace: Trace = False,
     ) -> ProduceResult:
         """Produce a records array in one call (`POST /topics/{topic}[/partitions/{p}]`).
 
@@ -212,11 +219,12 @@ class ProxyClient:
             partition: produce to this partition (the per-partition URL).
             key_schema, key_schema_id, value_schema, value_schema_id: the schema formats'
                 schema text or registry id; the result carries the ids the proxy used.
-            trace: ask the proxy to trace every record (`Workbench-Trace: true`, the
-                workbench's proxy only: it adds two record headers and a `trace` per
-                record); the result's `traces`, `client_sent_ns` and `client_received_ns`
-                say where the call's time went. A proxy that does not trace (Confluent's)
-                leaves `traces` empty, with a warning in the log.
+            trace: ask the proxy to trace every record (the workbench's proxy only):
+                True (`Workbench-Trace: true`) adds two record headers and a `trace` per
+                record in the answer; "answer" only the `trace`s, the records going the
+                proxy's untraced way. The result's `traces`, `client_sent_ns` and
+                `client_received_ns` say where the call's time went. A proxy that does not
+                trace (Confluent's) leaves `traces` empty, with a warning in the log.
 
         Returns:
             The offsets in request order; check `.failed` (a count) and `.errors` for per-record errors.
@@ -242,7 +250,7 @@ class ProxyClient:
             path += f"/partitions/{int(partition)}"
         headers = {"Content-Type": embedded_type(encoded.format), "Accept": V2_ACCEPT}
         if trace:
-            return self._produce_traced(path, encoded.body, headers)
+            return self._produce_traced(path, encoded.body, {**headers, TRACE_HEADER: trace_header_value(trace)})
         body = self.request_json("POST", path, data=encoded.body, headers=headers)
         offsets = tuple(
             RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error"))
@@ -252,7 +260,6 @@ class ProxyClient:
 
     def _produce_traced(self, path: str, data: bytes, headers: dict[str, str]) -> ProduceResult:
         """`produce` with tracing asked for, stamped on the client's wall clock around the call."""
-        headers = {**headers, TRACE_HEADER: "true"}
         sent_ns = time.time_ns()
         response = self.request("POST", path, data=data, headers=headers)
         received_ns = time.time_ns()  # requests has read the whole body (no stream)
@@ -322,7 +329,7 @@ class ProxyClient:
         self.request("DELETE", f"{self._v3()}/topics/{encode_topic(name)}")
 
     def produce_stream(
-        self, topic: str, records: Iterable[Any], *, partition: int | None = None, trace: bool = False
+        self, topic: str, records: Iterable[Any], *, partition: int | None = None, trace: Trace = False
     ) -> Iterator[dict[str, Any]]:
         """v3 streaming produce: many records in one chunked request, one result each.
 
@@ -333,7 +340,8 @@ class ProxyClient:
         the answers, so keep one stream to tens of thousands of records.
 
         `trace=True` asks the proxy to trace every record (`Workbench-Trace: true`, the
-        workbench's proxy only): each record's result then holds the proxy's `trace`
+        workbench's proxy only; "answer": in the answer only, no record header): each
+        record's result then holds the proxy's `trace`
         (`ProduceTrace.from_json(result["trace"])`) and the client's wall-clock stamps
         `client_sent_ns` (just before its record went to the connection) and
         `client_received_ns` (when its result was read).
@@ -356,7 +364,7 @@ class ProxyClient:
 
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if trace:
-            headers[TRACE_HEADER] = "true"
+            headers[TRACE_HEADER] = trace_header_value(trace)
         response = self.request("POST", path, data=body(), headers=headers, stream=True)
         try:
             decoder = json.JSONDecoder()
@@ -587,3 +595,10 @@ def _v3_record(record: Any) -> dict[str, Any]:
     if isinstance(record, str):
         return {"value": {"type": "STRING", "data": record}}
     return {"value": {"type": "JSON", "data": record}}
+
+
+def trace_header_value(trace: Trace) -> str:
+    """The `Workbench-Trace` header value for `trace`."""
+    if trace not in (True, "answer"):
+        raise ValueError(f"trace must be True, False or 'answer', got {trace!r}")
+    return "answer" if trace == "answer" else "true"

@@ -198,7 +198,7 @@ _SCHEMAS: dict[str, Schema] = {
     "RecordTrace": _obj(
         ("received_ns", "handed_ns", "delivered_ns", "answered_ns"),
         additional=False,
-        doc="Only with the request header Workbench-Trace: true (off by default; the workbench's own "
+        doc="Only with the request header Workbench-Trace: true or answer (off by default; the workbench's own "
         "extension, not part of Confluent's API). Wall-clock time.time_ns() of the proxy's machine.",
         received_ns={
             **_INT64,
@@ -561,11 +561,12 @@ _PARAMETERS: dict[str, Schema] = {
         "name": "Workbench-Trace",
         "in": "header",
         "required": False,
-        "schema": {"type": "string", "enum": ["true", "1", "false", "0"], "default": "false"},
+        "schema": {"type": "string", "enum": ["true", "1", "answer", "false", "0"], "default": "false"},
         "description": "Trace every record of this produce (off by default; the workbench's own extension, "
-        "not part of Confluent's API): each record gets the record headers workbench.proxy.received_ns and "
-        "workbench.proxy.handed_ns (after its own), and each result a `trace` (RecordTrace). Any other "
-        "value: 400 / 400",
+        "not part of Confluent's API). true or 1: each record gets the record headers "
+        "workbench.proxy.received_ns and workbench.proxy.handed_ns (after its own), and each result a `trace` "
+        "(RecordTrace); answer: only the results' `trace`, the records written as sent, along the untraced "
+        "path. Any other value: 400 / 400",
     },
     "cluster": _path("cluster", {**_STR, "minLength": 1}, "The cluster id (GET /v3/clusters); any other: 404"),
     "config": _path("name", {**_STR, "minLength": 1}, "A topic config name, e.g. cleanup.policy"),

@@ -52,9 +52,9 @@ from workbench.restproxy.formats import (
     no_registry,
     produce_format,
 )
-from workbench.restproxy.producer import Delivery, TracedDelivery
+from workbench.restproxy.producer import Delivery, Traced, TracedBatchDelivery, TracedDelivery
 from workbench.restproxy.schemas import encode_schema_records
-from workbench.restproxy.tracing import TRACE_HEADER, trace_object, tracing_requested
+from workbench.restproxy.tracing import TRACE_HEADER, trace_mode, trace_object
 
 __all__ = ["ROUTES", "outcome_error", "produce_to_partition", "produce_to_topic"]
 
@@ -109,7 +109,8 @@ class _Encoded:
 
 async def _produce(ctx: Context, request: Request, topic: str, url_partition: int | None) -> Response:
     headers = request.headers
-    received_ns = time.time_ns() if tracing_requested(headers.getlist(TRACE_HEADER)) else None
+    tracing = trace_mode(headers.getlist(TRACE_HEADER))
+    received_ns = time.time_ns() if tracing is not None else None
     fmt = produce_format(headers.get("content-type"))
     check_accept(headers.get("accept"))
     body = await read_body(request, ctx.settings)
@@ -153,13 +154,13 @@ async def _produce(ctx: Context, request: Request, topic: str, url_partition: in
 
     messages = encoded.messages
     delivery: Delivery
-    if received_ns is not None:
+    if received_ns is not None and (tracing == "records" or encoded.unassigned):
         triples = [(m.get("key"), m["value"], m["partition"]) for m in messages]
-        delivery = await ctx.producer.enqueue_traced(topic, triples, received_ns)
+        delivery = await ctx.producer.enqueue_traced(topic, triples, received_ns, stamp_records=tracing == "records")
     elif encoded.unassigned:
         delivery = await ctx.producer.enqueue(topic, [(m.get("key"), m["value"], m["partition"]) for m in messages])
-    else:
-        delivery = await ctx.producer.enqueue_batch(topic, messages)
+    else:  # traced in the answer only, the records take the same path as untraced ones
+        delivery = await ctx.producer.enqueue_batch(topic, messages, received_ns)
     if encoded.total >= ctx.settings.full_batch_bytes:
         ctx.producer.kick()  # a full batch already: do not wait out linger.ms
     await delivery.future
@@ -397,7 +398,9 @@ async def _answer(
     """The offsets answer (with the schema ids used); built in a worker thread for large
     requests (400,000 offsets take ~150 ms of Python, which would otherwise stop the loop)."""
     outcomes = delivery.outcomes
-    render = partial(_traced_body, delivery) if isinstance(delivery, TracedDelivery) else _offsets_body
+    render = (
+        partial(_traced_body, delivery) if isinstance(delivery, TracedDelivery | TracedBatchDelivery) else _offsets_body
+    )
     if len(outcomes) > _ENCODE_IN_THREAD:
         body, acknowledged = await asyncio.to_thread(render, outcomes, ids)
     else:
@@ -427,9 +430,7 @@ def _offsets_body(outcomes: list[Any], ids: tuple[int | None, int | None]) -> tu
     return orjson.dumps({"key_schema_id": ids[0], "value_schema_id": ids[1], "offsets": offsets}), acknowledged
 
 
-def _traced_body(
-    delivery: TracedDelivery, outcomes: list[Any], ids: tuple[int | None, int | None]
-) -> tuple[bytes, int]:
+def _traced_body(delivery: Traced, outcomes: list[Any], ids: tuple[int | None, int | None]) -> tuple[bytes, int]:
     """`_offsets_body` with each record's `trace`; `answered_ns` is now, once for all."""
     answered = time.time_ns()
     received = delivery.received_ns

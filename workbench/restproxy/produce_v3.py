@@ -10,12 +10,11 @@ result carries its own `error_code` (200, 400, 404/40402, 413, 422, 5000x).
 
 With `Workbench-Trace: true` (`workbench.restproxy.tracing`) each record gets two
 trace headers after its own, and each record's result (a per-record error too, not an
-error that ends the stream) a `trace` object. A record's `received_ns` is when the
-handler started (request line and headers in, before the body is read) for the records
-that came with the first part of the body, and for a record completed by a later chunk
-of a stream, when that chunk arrived: on a stream that stays open, a record is not
-received before its client sent it. `answered_ns` is taken just before that record's
-result is written.
+error that ends the stream) a `trace` object (`Workbench-Trace: answer`: the `trace`
+only). A record's `received_ns` is when the chunk of the body that completed it arrived
+(for the first records, the body's first chunk): a streaming client sends its headers
+before its first record, so the handler's start would come before the record was sent.
+`answered_ns` is taken just before that record's result is written.
 
 An empty body is 422 / 42206 before the stream starts; an unknown topic 404 / 40401; a
 Content-Type other than application/json 415. An object that does not parse emits one
@@ -48,7 +47,7 @@ from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.produce import outcome_error
 from workbench.restproxy.producer import TracedDelivery
 from workbench.restproxy.schemas import encode_v3_part
-from workbench.restproxy.tracing import TRACE_HEADER, trace_object, tracing_requested
+from workbench.restproxy.tracing import TRACE_HEADER, trace_mode, trace_object
 from workbench.restproxy.v3 import check_cluster
 
 __all__ = ["ROUTES", "StreamingProduce", "produce_records"]
@@ -199,6 +198,7 @@ class StreamingProduce:
         rest: AsyncIterator[bytes],
         charset: str = "utf-8",
         received_ns: int | None = None,
+        stamp_records: bool = True,
     ) -> None:
         self.ctx = ctx
         self.topic = topic
@@ -208,6 +208,9 @@ class StreamingProduce:
         self.charset = charset
         #: When the handler started, for a traced request (None: not traced).
         self.received_ns = received_ns
+        #: Whether a traced request's records carry the trace headers (`Workbench-Trace: true`)
+        #: or only its answer does (`answer`).
+        self.stamp_records = stamp_records
 
     async def _objects(self, results: asyncio.Queue[Any]) -> None:
         """Parse objects as they arrive; queue a Delivery (or an error) per object."""
@@ -306,7 +309,14 @@ class StreamingProduce:
             message = exc.message if exc.error_code == exc.status else f"Error: {exc.error_code} : {exc.message}"
             return ("error", exc.status, message, received_ns)
         delivery = await self.ctx.producer.enqueue_one(
-            self.topic, key, value, partition, timestamp, headers, received_ns=received_ns
+            self.topic,
+            key,
+            value,
+            partition,
+            timestamp,
+            headers,
+            received_ns=received_ns,
+            stamp_records=self.stamp_records,
         )
         return ("record", delivery, timestamp, key_info, value_info)
 
@@ -385,7 +395,8 @@ def _trace(delivery: TracedDelivery) -> dict[str, Any]:
 
 
 async def produce_records(ctx: Context, request: Request, cluster: str, topic: str) -> StreamingProduce:
-    received_ns = time.time_ns() if tracing_requested(request.headers.getlist(TRACE_HEADER)) else None
+    tracing = trace_mode(request.headers.getlist(TRACE_HEADER))
+    received_ns = time.time_ns() if tracing is not None else None
     check_cluster(ctx, cluster)
     content_type = (request.headers.get("content-type") or "").split(";")
     if content_type[0].strip().lower() != "application/json":
@@ -412,7 +423,11 @@ async def produce_records(ctx: Context, request: Request, cluster: str, topic: s
         ) from None
     if not first.strip():
         raise RestError(422, 42206, "Payload error. Request body is empty. Data is required.")
-    return StreamingProduce(ctx, topic, partitions, first, stream, _CHARSETS[charset], received_ns)
+    if received_ns is not None:
+        received_ns = time.time_ns()  # the first chunk's arrival (see the module's docstring)
+    return StreamingProduce(
+        ctx, topic, partitions, first, stream, _CHARSETS[charset], received_ns, stamp_records=tracing == "records"
+    )
 
 
 ROUTES = [Route("POST", "/v3/clusters/{cluster}/topics/{topic}/records", produce_records)]

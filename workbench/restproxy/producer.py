@@ -40,7 +40,7 @@ from confluent_kafka import KafkaException, Message, Producer
 from workbench.errors import ConfigError
 from workbench.restproxy.tracing import HANDED_HEADER, RECEIVED_HEADER
 
-__all__ = ["AsyncProducer", "BatchDelivery", "Delivery", "Outcome", "TracedDelivery"]
+__all__ = ["AsyncProducer", "BatchDelivery", "Delivery", "Outcome", "Traced", "TracedBatchDelivery", "TracedDelivery"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -144,16 +144,22 @@ class BatchDelivery(Delivery):
         gone = set(indexes)
         self._waiting[partition] = deque(i for i in self._waiting[partition] if i not in gone)
 
-    def report_any(self, error: RdKafkaError | None, message: Message) -> None:
-        """The batch's delivery callback; `report` inlined, as it runs once per record."""
-        partition = message.partition()
-        queue = self._waiting[partition]  # type: ignore[index]
+    def _index_of(self, partition: int, value: bytes | None) -> int:
+        """The request index of a reported record: the oldest waiting on its partition."""
+        queue = self._waiting[partition]
         index = queue.popleft()
-        value = message.value()
         if self._values[index] != value:  # reordered by a retry: find the record it is
             queue.appendleft(index)
             index = next((i for i in queue if self._values[i] == value), index)
             queue.remove(index)
+        return index
+
+    def report_any(self, error: RdKafkaError | None, message: Message) -> None:
+        """The batch's delivery callback; `report` inlined, as it runs once per record."""
+        partition = message.partition()
+        self._settle(self._index_of(partition, message.value()), partition, error, message)  # type: ignore[arg-type]
+
+    def _settle(self, index: int, partition: int, error: RdKafkaError | None, message: Message) -> None:
         self.outcomes[index] = (partition, message.offset()) if error is None else error  # type: ignore[assignment]
         acks = self._acks
         acks.append(None)
@@ -193,6 +199,54 @@ class TracedDelivery(Delivery):
         self.delivered_ns[index] = time.time_ns()
         self.handed_ns[index] = None
         super().fail(index, error)
+
+
+class TracedBatchDelivery(BatchDelivery):
+    """A `produce_batch` request traced in its answer only (`Workbench-Trace: answer`).
+
+    The records take the untraced path, untouched; `handed_ns` is taken just before the
+    `produce_batch` call that took each record (one stamp per call, which hands over its
+    records within microseconds), `delivered_ns` first thing in each delivery callback.
+    """
+
+    __slots__ = ("delivered_ns", "handed_ns", "received_ns")
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        messages: list[dict[str, Any]],
+        groups: dict[int, list[int]],
+        received_ns: int,
+    ) -> None:
+        super().__init__(loop, messages, groups)
+        self.received_ns = received_ns
+        self.handed_ns: list[int | None] = [None] * len(messages)
+        self.delivered_ns: list[int | None] = [None] * len(messages)
+
+    def handed(self, indexes: list[int]) -> None:
+        """These records are about to be handed to librdkafka."""
+        now = time.time_ns()
+        handed = self.handed_ns
+        for index in indexes:
+            handed[index] = now
+
+    def report_any(self, error: RdKafkaError | None, message: Message) -> None:
+        """The time first, then the batch's report."""
+        now = time.time_ns()
+        partition: int = message.partition()  # type: ignore[assignment]  # a reported record has one
+        index = self._index_of(partition, message.value())
+        self.delivered_ns[index] = now
+        self._settle(index, partition, error, message)
+
+    def fail(self, index: int, error: RdKafkaError) -> None:
+        """A record refused before librdkafka took it: its refusal is its report."""
+        self.delivered_ns[index] = time.time_ns()
+        self.handed_ns[index] = None
+        super().fail(index, error)
+
+
+#: A delivery whose answer carries each record's `trace` (both kinds have these stamps).
+Traced = TracedDelivery | TracedBatchDelivery
 
 
 def _by_partition(messages: list[dict[str, Any]]) -> dict[int, list[int]]:
@@ -335,7 +389,9 @@ class AsyncProducer:
         self._track(delivery)
         return delivery
 
-    async def enqueue_batch(self, topic: str, messages: list[dict[str, Any]]) -> Delivery:
+    async def enqueue_batch(
+        self, topic: str, messages: list[dict[str, Any]], received_ns: int | None = None
+    ) -> BatchDelivery:
         """Hand records with explicit partitions to librdkafka, `produce_batch` per partition.
 
         `messages` are dicts with `value`, `partition` and optionally `key`. About three
@@ -344,9 +400,16 @@ class AsyncProducer:
         (confluent-kafka's produce_batch ignores a per-message partition, hence the
         grouping: each call names its partition.) Calls take at most `_YIELD_EVERY`
         records, and a large request yields between them, so it cannot hold the loop.
+        `received_ns` traces the request in its answer only (`TracedBatchDelivery`).
         """
         groups = _by_partition(messages)
-        delivery = BatchDelivery(asyncio.get_running_loop(), messages, groups)
+        loop = asyncio.get_running_loop()
+        delivery = (
+            BatchDelivery(loop, messages, groups)
+            if received_ns is None
+            else TracedBatchDelivery(loop, messages, groups, received_ns)
+        )
+        traced = delivery if isinstance(delivery, TracedBatchDelivery) else None
         whole = len(groups) == 1 and len(messages) <= _YIELD_EVERY  # one call takes the list as it is
         enqueued = 0
         deadline: float | None = None
@@ -357,6 +420,8 @@ class AsyncProducer:
                 pending = indexes[start : start + _YIELD_EVERY]
                 while pending:
                     chunk = messages if whole and len(pending) == len(messages) else [messages[i] for i in pending]
+                    if traced is not None:
+                        traced.handed(pending)
                     try:
                         done = self._producer.produce_batch(
                             topic, chunk, partition=partition, on_delivery=delivery.report_any
@@ -399,20 +464,24 @@ class AsyncProducer:
         *,
         timestamp_ms: int = 0,
         headers: _Headers | None = None,
+        stamp_records: bool = True,
     ) -> TracedDelivery:
         """`enqueue` for a traced request: each record with its trace headers, after `headers`.
 
         One `produce()` per record, as confluent-kafka's `produce_batch` takes no headers;
         the handed time is taken just before each call (again after a wait for room).
         `timestamp_ms` 0 lets librdkafka stamp the record (v2); v3 gives its own.
+        `stamp_records=False` (`Workbench-Trace: answer`) adds no header to the records.
         """
         delivery = TracedDelivery(asyncio.get_running_loop(), len(records), received_ns)
-        own: _Headers = [*(headers or ()), (RECEIVED_HEADER, delivery.received)]
+        own: _Headers | None = [*(headers or ()), (RECEIVED_HEADER, delivery.received)] if stamp_records else headers
         enqueued = 0
         deadline: float | None = None
         for index, (key, value, partition) in enumerate(records):
             while True:
-                taken = self._produce_traced(delivery, index, topic, key, value, partition, timestamp_ms, own)
+                taken = self._produce_traced(
+                    delivery, index, topic, key, value, partition, timestamp_ms, own, stamp_records
+                )
                 if taken is not None:
                     enqueued += taken
                     break
@@ -435,10 +504,12 @@ class AsyncProducer:
         value: bytes | None,
         partition: int,
         timestamp_ms: int,
-        headers: _Headers,
+        headers: _Headers | None,
+        stamp: bool,
     ) -> bool | None:
         """One traced record to librdkafka: True taken, False refused (failed on the
-        delivery), None the queue is full (nothing taken: wait for room and call again)."""
+        delivery), None the queue is full (nothing taken: wait for room and call again).
+        `stamp` False: a record traced in the answer only, handed over with `headers` as they came."""
         handed = time.time_ns()
         delivery.handed_ns[index] = handed  # before the call: a report may come from a flush thread
         try:
@@ -449,7 +520,7 @@ class AsyncProducer:
                 partition,
                 partial(delivery.report, index),
                 timestamp=timestamp_ms,
-                headers=[*headers, (HANDED_HEADER, b"%d" % handed)],
+                headers=[*(headers or ()), (HANDED_HEADER, b"%d" % handed)] if stamp else headers,  # type: ignore[arg-type]
             )
             return True
         except BufferError:
@@ -478,14 +549,21 @@ class AsyncProducer:
         timestamp_ms: int,
         headers: _Headers | None,
         received_ns: int | None = None,
+        stamp_records: bool = True,
     ) -> Delivery:
         """One record with a timestamp and headers (API v3); await `.future`.
 
-        `received_ns` traces it (`enqueue_traced`): a `TracedDelivery` comes back.
+        `received_ns` traces it (`enqueue_traced`, `stamp_records` as there): a
+        `TracedDelivery` comes back.
         """
         if received_ns is not None:
             return await self.enqueue_traced(
-                topic, [(key, value, partition)], received_ns, timestamp_ms=timestamp_ms, headers=headers
+                topic,
+                [(key, value, partition)],
+                received_ns,
+                timestamp_ms=timestamp_ms,
+                headers=headers,
+                stamp_records=stamp_records,
             )
         delivery = Delivery(asyncio.get_running_loop(), 1)
         deadline: float | None = None

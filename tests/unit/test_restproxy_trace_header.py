@@ -6,7 +6,7 @@ import pytest
 
 from workbench.httpserver.errors import RestError
 from workbench.proxy import ProduceTrace
-from workbench.restproxy.tracing import trace_object, tracing_requested
+from workbench.restproxy.tracing import trace_mode, trace_object, tracing_requested
 
 
 @pytest.mark.parametrize("value", ["true", "1", "TRUE", " True "])
@@ -38,3 +38,19 @@ def test_the_header_twice_is_400() -> None:
 def test_a_trace_object_reads_back_as_a_produce_trace() -> None:
     assert ProduceTrace.from_json(trace_object(1, 2, 3, 4)) == ProduceTrace(1, 2, 3, 4)
     assert ProduceTrace.from_json(trace_object(1, None, None, 4)) == ProduceTrace(1, None, None, 4)
+
+
+@pytest.mark.parametrize(
+    ("values", "mode"),
+    [
+        ([], None),
+        (["0"], None),
+        (["true"], "records"),
+        (["1"], "records"),
+        (["answer"], "answer"),
+        ([" Answer "], "answer"),
+    ],
+)
+def test_the_header_names_a_level_records_or_answer_only(values: list[str], mode: str | None) -> None:
+    assert trace_mode(values) == mode
+    assert tracing_requested(values) is (mode is not None)
