@@ -37,6 +37,10 @@ RUN_ONCE = frozenset(
     }
 )
 
+#: Notebooks that start a Spark session: one worker runs them, one after another (two JVMs on
+#: two cores would measure each other).
+SPARK_NOTEBOOKS = frozenset({"09_spark_ingestion", "12_where_time_goes"})
+
 #: Tuning notebook → the experiments whose tables its run must have appended rows to.
 TUNING = {
     "01_rest_proxy_tuning": [
@@ -55,6 +59,7 @@ TUNING = {
     "09_spark_ingestion": ["spark_parallelism", "spark_rate_limit", "spark_real_time", "spark_restart"],
     "10_schema_formats": ["format_produce", "registry_lookups"],
     "11_share_groups": ["share_consume"],
+    "12_where_time_goes": ["latency_waterfall"],
 }
 
 
@@ -188,6 +193,23 @@ def _share_groups(report: Report, profile: Profile) -> None:
     assert "records were accepted, each once" in html and "200 of 200" in html
 
 
+def _where_time_goes(report: Report, profile: Profile) -> None:
+    _tuning("12_where_time_goes")(report, profile)
+    rows = results.load("latency_waterfall", run_id=report.run_id, profile=profile)
+    assert (rows["lost"] == 0).all() and (rows["duplicates"] == 0).all() and (rows["disordered"] == 0).all()
+    assert {"native", "proxy", "spark"} <= set(rows["reader"]) and set(rows["path"]) == {"native", "proxy"}
+    assert (rows["measured_records"] > 0).all()
+    spark = rows[rows["reader"] == "spark"]
+    assert spark["read_path"].str.contains("batch_planned → batch_started → consumed").all()
+    html = _html(report, "12_where_time_goes")
+    assert "Every record offered was read: 0 lost and 0 read twice" in html
+    linger = "<code>linger.ms</code> 0 → 20 moved <strong>"
+    assert f"{linger}sent → appended</strong>" in html or f"{linger}sent → consumed</strong>" in html
+    if profile.embedded:
+        assert "Every hop was split, and every stamp came from this machine's clock." in html
+        assert rows["unsplit"].fillna("").eq("").all()
+
+
 CHECKS: dict[str, Check] = {
     **{notebook: _tuning(notebook) for notebook in TUNING},
     "06_topics_vs_partitions": _topics_vs_partitions,
@@ -195,4 +217,5 @@ CHECKS: dict[str, Check] = {
     "08_partition_sizing": _partition_sizing,
     "09_spark_ingestion": _spark_ingestion,
     "11_share_groups": _share_groups,
+    "12_where_time_goes": _where_time_goes,
 }

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from course_outcomes import exercise_labels, exercise_outcomes
-from notebook_checks import RUN_ONCE, check_quick_run
+from notebook_checks import RUN_ONCE, SPARK_NOTEBOOKS, check_quick_run
 
 from workbench import kafka, load_profile, results
 from workbench.report import notebooks_dir, run_report
@@ -34,13 +34,14 @@ RECORDS = {
     "09_spark_ingestion": "spark_restart",
     "10_schema_formats": "format_produce",  # binary and JSON: "their" cluster has no Schema Registry
     "11_share_groups": "share_consume",  # consumer groups only: Tansu has no share groups
+    "12_where_time_goes": "latency_waterfall",  # Tansu keeps no log-append time: those hops are one
 }
 
 
 def _group(notebook: str) -> str:
     """Each notebook its own unit of work, spread over the workers (09's group name keeps
     it out of the worker that runs the shared Spark session's tests: see conftest.py)."""
-    return "spark-notebooks" if notebook == "09_spark_ingestion" else f"foreign-{notebook}"
+    return "spark-notebooks" if notebook in SPARK_NOTEBOOKS else f"foreign-{notebook}"
 
 
 def test_every_notebook_is_covered() -> None:

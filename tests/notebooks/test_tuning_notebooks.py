@@ -7,7 +7,7 @@ foreign cluster it takes the path that says what it cannot do)."""
 from __future__ import annotations
 
 import pytest
-from notebook_checks import RUN_ONCE, TUNING, check_quick_run
+from notebook_checks import RUN_ONCE, SPARK_NOTEBOOKS, TUNING, check_quick_run
 
 from workbench import results
 from workbench.report import run_report
@@ -19,7 +19,7 @@ ON_THREE_BROKERS = {"02_producer_tuning"}
 def _marks(notebook: str) -> pytest.MarkDecorator | tuple[()]:
     """09 shares the worker of the foreign cluster's 09: two Spark applications starting at
     once on two cores lose their Python workers (see conftest.py)."""
-    return pytest.mark.xdist_group("spark-notebooks") if notebook == "09_spark_ingestion" else ()
+    return pytest.mark.xdist_group("spark-notebooks") if notebook in SPARK_NOTEBOOKS else ()
 
 
 @pytest.mark.parametrize(
