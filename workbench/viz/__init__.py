@@ -15,6 +15,7 @@ from workbench.viz.figures import (
     throughput_vs,
 )
 from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
+from workbench.viz.time_axis import live_time_axis, time_axis_figure
 from workbench.viz.topic_figures import (
     capacity_figure,
     device_read_figure,
@@ -38,12 +39,14 @@ __all__ = [
     "growth_figure",
     "latency_vs_load",
     "live_throughput",
+    "live_time_axis",
     "panel",
     "partition_calculator",
     "partition_plan_figure",
     "progress_figure",
     "throughput_over_time",
     "throughput_vs",
+    "time_axis_figure",
     "topic_count_figure",
     "watch_query",
 ]
