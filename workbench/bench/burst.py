@@ -572,12 +572,16 @@ def _catch_up_rate(totals: pd.DataFrame, burst_end: float, clear_s: float) -> fl
 
 
 def _spark_facts(reader: BurstConsumer, batches: pd.DataFrame | None) -> dict[str, Any]:
+    """Spark's batches, and the capacity they allowed: a batch longer than the trigger
+    delays the next, so the rate limit is reached only while batches take less."""
     if not isinstance(reader, SparkConsumer) or batches is None:
         return {}
     busy = batches[batches["rows"] > 0]
+    median_ms = float(busy["duration_ms"].median()) if len(busy) else math.nan
     return {
         "batches": len(busy),
-        "median_batch_ms": float(busy["duration_ms"].median()) if len(busy) else math.nan,
+        "median_batch_ms": median_ms,
+        "batch_capacity_msg_s": reader.max_offsets / max(reader.trigger_s, median_ms / 1000) if len(busy) else math.nan,
         "max_batch_rows": int(busy["rows"].max()) if len(busy) else 0,
         "missing_batches": reader.missing_batches(),
     }
