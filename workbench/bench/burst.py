@@ -25,7 +25,7 @@ limit (its capacity could not be set) and reports progress only at its checkpoin
 5 s or more, too coarse to time a backlog by.
 
 Usage:
-    plan = plan_burst(consumer="native", burst_msg_s=3_000, burst_s=5)
+    plan = plan_burst(consumer="native", process_ms=2.0, burst_msg_s=1_500, burst_s=5)  # capacity 500 records/s
     chart, on_sample = viz.live_time_axis(burst=plan.burst_window, offered=plan.schedule().rate_at)
     display(chart)
     run = lag_burst_run(stack, plan, on_sample=on_sample)
@@ -172,12 +172,12 @@ def plan_burst(
     *,
     consumer: str = "native",
     normal_msg_s: float = 200.0,
-    burst_msg_s: float = 2_000.0,
+    burst_msg_s: float = 1_500.0,
     lead_in_s: float = 8.0,
     burst_s: float = 5.0,
     clear_deadline_s: float = 60.0,
     warm_up_s: float = WARM_UP_S,
-    process_ms: float = 1.0,
+    process_ms: float = 2.0,
     max_offsets_per_trigger: int = 500,
     trigger_s: float = 1.0,
     partitions: int = 4,
@@ -411,12 +411,12 @@ def lag_burst(
     *,
     consumer: str = "native",
     normal_msg_s: float = 200.0,
-    burst_msg_s: float = 2_000.0,
+    burst_msg_s: float = 1_500.0,
     lead_in_s: float = 8.0,
     burst_s: float = 5.0,
     clear_deadline_s: float = 60.0,
     warm_up_s: float = WARM_UP_S,
-    process_ms: float = 1.0,
+    process_ms: float = 2.0,
     max_offsets_per_trigger: int = 500,
     trigger_s: float = 1.0,
     partitions: int = 4,
