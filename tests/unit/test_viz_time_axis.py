@@ -47,7 +47,7 @@ def test_every_series_gets_a_row_on_one_shared_x_axis_with_the_burst_shaded() ->
     figure = viz.time_axis_figure(**_series(), batches=batches, latency=latency, burst=(1.0, 3.0), per_partition=True)
     names = [trace.name for trace in figure.data]
     assert names == [
-        "offered", "achieved", "lag (total)", "lag orders[0]", "lag orders[1]", "consumed",
+        "offered", "achieved", "lag (total)", "lag p0", "lag p1", "consumed",
         "Spark input rows/s", "Spark processing rows/s", "batch duration",
         "latency p50", "latency p99", "latency max",
     ]  # fmt: skip
@@ -72,6 +72,9 @@ def test_rows_without_a_series_are_left_out_and_no_series_is_an_error() -> None:
     assert [t.name for t in figure.data] == ["lag (total)"] and len(_axes(figure)) == 1
     with pytest.raises(ValueError, match="at least one series"):
         viz.time_axis_figure()
+    two_topics = pd.concat([_lag(), _lag().assign(topic="returns")])
+    named = [t.name for t in viz.time_axis_figure(lag=two_topics, per_partition=True).data]
+    assert named == ["lag (total)", "lag orders[0]", "lag orders[1]", "lag returns[0]", "lag returns[1]"]
 
 
 def test_latency_samples_become_percentiles_per_bin() -> None:
@@ -93,7 +96,7 @@ def test_the_live_figure_follows_lag_readings() -> None:
     assert list(by_name["lag (total)"].y) == [20, 120, 220]
     assert list(by_name["landed"].y) == [200.0, 200.0] and list(by_name["consumed"].y) == [100.0, 100.0]
     assert list(by_name["offered"].y) == [100.0] * 3
-    assert list(by_name["lag orders[1]"].y) == [10, 60, 110]
+    assert list(by_name["lag p1"].y) == [10, 60, 110]
     assert len([s for s in chart.layout.shapes if s.type == "rect"]) == 3
     for step in range(60):
         add(LagTick(3.0 + step, {p: 0 for p in parts}, {p: 0 for p in parts}))

@@ -146,9 +146,10 @@ def _lag_traces(figure: go.Figure, row: int, lag: pd.DataFrame, per_partition: b
         col=1,
     )
     if per_partition:
+        one_topic = lag["topic"].nunique() == 1
         for (topic, partition), part in lag.groupby(["topic", "partition"], sort=True):
             figure.add_trace(
-                go.Scatter(x=part["t"], y=part["lag"], mode="lines", name=f"lag {topic}[{partition}]"),
+                go.Scatter(x=part["t"], y=part["lag"], mode="lines", name=_label((topic, partition), one_topic)),
                 row=row,
                 col=1,
             )
@@ -290,7 +291,8 @@ def live_time_axis(
             if per_partition:
                 for partition, value in lags.items():
                     if partition not in partitions:
-                        widget.add_trace(go.Scatter(x=[], y=[], mode="lines", name=_label(partition)), row=2, col=1)
+                        name = _label(partition, len({_topic(p) for p in lags}) == 1)
+                        widget.add_trace(go.Scatter(x=[], y=[], mode="lines", name=name), row=2, col=1)
                         partitions[partition] = len(widget.data) - 1
                     _append(points(f"p{partitions[partition]}"), tick.t, float(value))
             for index, trace in enumerate(widget.data):
@@ -302,8 +304,15 @@ def live_time_axis(
     return widget, add
 
 
-def _label(partition: Any) -> str:
-    return f"lag {partition[0]}[{partition[1]}]" if isinstance(partition, tuple) else f"lag {partition}"
+def _label(partition: Any, one_topic: bool) -> str:
+    """`lag p3` when every partition is of one topic, else `lag orders[3]`."""
+    if not isinstance(partition, tuple):
+        return f"lag {partition}"
+    return f"lag p{partition[1]}" if one_topic else f"lag {partition[0]}[{partition[1]}]"
+
+
+def _topic(partition: Any) -> Any:
+    return partition[0] if isinstance(partition, tuple) else None
 
 
 def _append(points: tuple[deque[float], deque[float]], t: float, value: float) -> None:
