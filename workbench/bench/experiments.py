@@ -16,6 +16,7 @@ from typing import Any, get_type_hints
 
 from pydantic import TypeAdapter, ValidationError
 
+from workbench.bench.burst import lag_burst
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce
@@ -187,6 +188,28 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "lost",
             ),
             spread_of=("latency_p50_ms", "latency_p99_ms"),
+        ),
+        Experiment(
+            "lag_burst",
+            lag_burst,
+            "how high consumer lag climbs in a burst above capacity and how long it takes to clear, "
+            "for a native member, a REST consumer or Spark (consumer=spark needs Spark)",
+            shown=(
+                "consumer",
+                "capacity_msg_s",
+                "burst_msg_s",
+                "baseline_lag",
+                "lag_peak",
+                "lag_peak_s",
+                "clear_s",
+                "predicted_clear_s",
+                "catch_up_msg_s",
+                "sent",
+                "read",
+                "lost",
+                "schedule_slips",
+            ),
+            spread_of=("clear_s", "lag_peak"),
         ),
         Experiment(
             "leader_failover",

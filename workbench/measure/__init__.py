@@ -7,7 +7,9 @@ none of them imports another sideways for them, so the subpackage graph stays ac
 - `contract`: the one result row (`result_row`), its standard metrics and its checks;
 - `resources`: CPU seconds and peak RSS of the stack's processes (`ResourceMonitor`);
 - `latency`: latency samples summarised as the p50/p95/p99/max columns;
-- `timeline`: throughput over time, readings turned into rates.
+- `timeline`: throughput over time, readings turned into rates;
+- `schedule`: an open-loop schedule of offered rates by phase, and its slips (`run_open_loop`);
+- `lag`: consumer lag over time (`LagSampler`) and a burst's baseline, peak and time to clear.
 
 The public names are re-exported by `workbench.bench`, the toolkit notebooks use; this
 package's own surface is its modules.

@@ -15,6 +15,7 @@ from workbench.viz.figures import (
     throughput_vs,
 )
 from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
+from workbench.viz.time_axis import live_time_axis, time_axis_figure
 from workbench.viz.topic_figures import (
     capacity_figure,
     device_read_figure,
@@ -40,6 +41,7 @@ __all__ = [
     "hop_distribution_figure",
     "latency_vs_load",
     "live_throughput",
+    "live_time_axis",
     "loop_figure",
     "panel",
     "partition_calculator",
@@ -47,6 +49,7 @@ __all__ = [
     "progress_figure",
     "throughput_over_time",
     "throughput_vs",
+    "time_axis_figure",
     "topic_count_figure",
     "watch_query",
     "waterfall_figure",

@@ -29,6 +29,7 @@ from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.latency import WARM_UP_S, after_warm_up
+from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
 from workbench.stack import Stack
 from workbench.streaming import Connector, kafka_source, spark_version
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
@@ -61,11 +62,6 @@ SPARK_PUBLISHED_MS = {
     "dedup_micro_batch_p50_ms": 263.0,
     "dedup_real_time_p50_ms": 99.0,
 }
-
-#: A producer tick: records due are sent every this many seconds (an open-loop schedule).
-_TICK_S = 0.005
-#: A record sent more than this late against its schedule is counted as a slip.
-_SLIP_S = 0.050
 
 
 def _drop(_row: Any) -> None:
@@ -227,8 +223,8 @@ def _wait_running(query: StreamingQuery, mode: Mode) -> None:
 class _OpenLoop:
     """A producer on a fixed schedule: record i is due at `i / rate` seconds, whatever came before.
 
-    Sends what is due every 5 ms; a record sent more than 50 ms after it was due is a
-    slip (the load generator, not the system under test, fell behind).
+    Sends what is due every tick (`measure.schedule.run_open_loop`); a record sent more than
+    50 ms after it was due is a slip (the load generator, not the system under test, fell behind).
     """
 
     def __init__(self, conf: dict[str, Any], topic: str, rate: int, seconds: float) -> None:
@@ -240,21 +236,16 @@ class _OpenLoop:
 
     def run(self, failed: Callable[[], bool]) -> None:
         client = kafka.producer(self.conf, {"linger.ms": 1})
-        total = int(self.rate * self.seconds)
+
+        def send(first: int, upto: int) -> None:
+            for i in range(first, upto):
+                client.produce(self.topic, value=b"%d" % i)
+            client.poll(0)
+
+        schedule = RateSchedule([Phase("steady", self.seconds, self.rate)])
         self.started_ms = int(time.time() * 1000)
-        started = time.perf_counter()
-        while self.sent < total and not failed():
-            now = time.perf_counter() - started
-            due = min(total, int(now * self.rate) + 1)
-            if due > self.sent:
-                if now - self.sent / self.rate > _SLIP_S:
-                    self.slips += due - self.sent
-                for i in range(self.sent, due):
-                    client.produce(self.topic, value=b"%d" % i)
-                client.poll(0)
-                self.sent = due
-            time.sleep(_TICK_S)
-        self.took_s = time.perf_counter() - started
+        run = run_open_loop(schedule, send, started=time.perf_counter(), stop=lambda _t: failed())
+        self.sent, self.slips, self.took_s = run.sent, run.slips, run.seconds
         if client.flush(60) != 0:
             raise BenchError(f"{len(client)} records were not acknowledged within 60 s")
 

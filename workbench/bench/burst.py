@@ -1,0 +1,648 @@
+"""`lag_burst`: consumer lag over time and the time to clear a backlog, for three consumers.
+
+What an on-call engineer watches first: a producer runs above what its consumer can take for
+a while, a backlog builds, and the question is how high the lag goes and how long it takes
+to come back. The scenario, open loop (`measure.schedule`: records are due at fixed times,
+a record sent more than 50 ms late is a schedule slip):
+
+1. a **lead-in** at the normal rate (`normal_msg_s`, below the consumer's capacity) for
+   `lead_in_s`; its readings after the warm-up (`warm_up_s`) give the **baseline**: the
+   largest total lag the consumer carries at the normal rate;
+2. a **burst** at `burst_msg_s`, above the capacity, for `burst_s`;
+3. the normal rate again until the lag is back at or below the baseline (**cleared**), or
+   `clear_deadline_s` after the burst's end; then the producer stops and the consumer
+   reads what is left, so every record sent is read and counted.
+
+A `LagSampler` reads the log ends and the consumer's positions every `interval_s` on the
+run's one clock (t = 0 when the lead-in starts). **Time to clear** (`clear_s`) is the time
+from the burst's end to the first reading, at or after it, whose total lag is at or below
+the baseline; every reading between the two was above it. The consumer's capacity is
+stated, not guessed (see `burst_consumers`): `1000 / process_ms` records/s for a native
+group member or a REST consumer instance, `maxOffsetsPerTrigger / trigger_s` for Spark, and
+`predicted_clear_s` is what that capacity promises: the backlog the burst leaves over the
+spare capacity at the normal rate. Spark's real-time mode is not offered: it takes no rate
+limit (its capacity could not be set) and reports progress only at its checkpoints, every
+5 s or more, too coarse to time a backlog by.
+
+Usage:
+    plan = plan_burst(consumer="native", process_ms=2.0, burst_msg_s=1_500, burst_s=5)  # capacity 500 records/s
+    chart, on_sample = viz.live_time_axis(burst=plan.burst_window, offered=plan.schedule().rate_at)
+    display(chart)
+    run = lag_burst_run(stack, plan, on_sample=on_sample)
+    viz.time_axis_figure(**run.series())
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from confluent_kafka import Producer
+
+from workbench.bench._run import bench_producer, bench_topic, result_row
+from workbench.bench.burst_consumers import (
+    CONSUMERS,
+    SEQUENCE,
+    BurstConsumer,
+    NativeConsumer,
+    RestConsumer,
+    SparkConsumer,
+)
+from workbench.errors import BenchError
+from workbench.kafka.producing import DeliveryTally, Outgoing, enqueue
+from workbench.measure.lag import (
+    INTERVAL_S,
+    MAX_INTERVAL_S,
+    MAX_ROWS,
+    MIN_INTERVAL_S,
+    LagSampler,
+    LagTick,
+    baseline_lag,
+    summarise_lag,
+    total_lag,
+)
+from workbench.measure.latency import WARM_UP_S, after_warm_up
+from workbench.measure.resources import ResourceMonitor
+from workbench.measure.schedule import OpenLoopRun, Phase, RateSchedule, run_open_loop
+from workbench.stack import Stack
+
+__all__ = [
+    "BurstPlan",
+    "BurstRun",
+    "DRAIN_S",
+    "MAX_BYTES",
+    "MAX_DEADLINE_S",
+    "MAX_DRAIN_S",
+    "MAX_MSG_S",
+    "MAX_PHASE_S",
+    "MAX_RECORDS",
+    "lag_burst",
+    "lag_burst_run",
+    "plan_burst",
+]
+
+#: The open-loop producer is one Python thread: offered rates above this are refused.
+MAX_MSG_S = 100_000.0
+#: Records one run may send (each is tracked in an 8-byte slot) and bytes it may write.
+MAX_RECORDS = 2_000_000
+MAX_BYTES = 1_000_000_000
+#: Seconds the consumer is given, after the producer stops, to read what is left (more
+#: when the backlog is large, at most `MAX_DRAIN_S`); a record not read by then is lost.
+DRAIN_S = 30.0
+MAX_DRAIN_S = 300.0
+#: Upper bounds of the phases' lengths (seconds).
+MAX_PHASE_S = 600.0
+MAX_DEADLINE_S = 3_600.0
+
+
+@dataclass(frozen=True)
+class BurstPlan:
+    """A burst scenario's settings, checked (`plan_burst`), and what follows from them."""
+
+    consumer: str
+    normal_msg_s: float
+    burst_msg_s: float
+    lead_in_s: float
+    burst_s: float
+    clear_deadline_s: float
+    warm_up_s: float
+    process_ms: float
+    max_offsets_per_trigger: int
+    trigger_s: float
+    partitions: int
+    record_bytes: int
+    interval_s: float
+
+    @property
+    def capacity_msg_s(self) -> float:
+        """The most records per second the consumer can take (see `burst_consumers`)."""
+        if self.consumer == "spark":
+            return self.max_offsets_per_trigger / self.trigger_s
+        return 1000.0 / self.process_ms
+
+    @property
+    def burst_window(self) -> tuple[float, float]:
+        """(start, end) of the burst, in seconds of the run's clock."""
+        return self.lead_in_s, self.lead_in_s + self.burst_s
+
+    @property
+    def predicted_clear_s(self) -> float:
+        """Seconds to clear at the stated capacity: the backlog the burst leaves, over the
+        capacity left over at the normal rate."""
+        backlog = (self.burst_msg_s - self.capacity_msg_s) * self.burst_s
+        return backlog / (self.capacity_msg_s - self.normal_msg_s)
+
+    def schedule(self) -> RateSchedule:
+        """Lead-in, burst, and the normal rate up to the deadline."""
+        return RateSchedule(
+            [
+                Phase("lead-in", self.lead_in_s, self.normal_msg_s),
+                Phase("burst", self.burst_s, self.burst_msg_s),
+                Phase("after", self.clear_deadline_s, self.normal_msg_s),
+            ]
+        )
+
+    def params(self) -> dict[str, Any]:
+        """The row's parameters: every setting, None where the consumer does not use it."""
+        spark = self.consumer == "spark"
+        return {
+            "consumer": self.consumer,
+            "normal_msg_s": self.normal_msg_s,
+            "burst_msg_s": self.burst_msg_s,
+            "lead_in_s": self.lead_in_s,
+            "burst_s": self.burst_s,
+            "clear_deadline_s": self.clear_deadline_s,
+            "warm_up_s": self.warm_up_s,
+            "process_ms": None if spark else self.process_ms,
+            "max_offsets_per_trigger": self.max_offsets_per_trigger if spark else None,
+            "trigger_s": self.trigger_s if spark else None,
+            "partitions": self.partitions,
+            "record_bytes": self.record_bytes,
+            "interval_s": self.interval_s,
+        }
+
+
+def plan_burst(
+    *,
+    consumer: str = "native",
+    normal_msg_s: float = 200.0,
+    burst_msg_s: float = 1_500.0,
+    lead_in_s: float = 8.0,
+    burst_s: float = 5.0,
+    clear_deadline_s: float = 60.0,
+    warm_up_s: float = WARM_UP_S,
+    process_ms: float = 2.0,
+    max_offsets_per_trigger: int = 500,
+    trigger_s: float = 1.0,
+    partitions: int = 4,
+    record_bytes: int = 100,
+    interval_s: float = INTERVAL_S,
+) -> BurstPlan:
+    """Check a burst scenario's settings and return its plan; nothing runs.
+
+    Args:
+        consumer: "native" (a consumer group member), "proxy" (a REST consumer instance) or
+            "spark" (a micro-batch query; its connector is the profile's).
+        normal_msg_s: the offered rate before and after the burst; below the capacity.
+        burst_msg_s: the offered rate during the burst; above the capacity.
+        lead_in_s, burst_s: how long the lead-in and the burst last.
+        clear_deadline_s: how long after the burst the normal rate goes on, at most,
+            waiting for the lag to clear.
+        warm_up_s: lead-in readings before this are not part of the baseline.
+        process_ms: per-record processing time of a native or REST consumer (capacity =
+            1000 / process_ms records/s).
+        max_offsets_per_trigger, trigger_s: Spark's rate limit and trigger interval
+            (capacity = max_offsets_per_trigger / trigger_s records/s).
+        partitions: of the fresh topic; the producer spreads records over them in turn.
+        record_bytes: value size (at least 8: the sequence number travels in it).
+        interval_s: seconds between lag readings.
+
+    Raises:
+        BenchError: a setting out of range, not a finite number, or a scenario that cannot
+            show a backlog clearing (burst not above capacity, normal rate not below it,
+            a deadline shorter than the predicted time to clear); one line each.
+
+    Usage: `plan = plan_burst(consumer="spark", max_offsets_per_trigger=400, trigger_s=0.5)`.
+    """
+    if consumer not in CONSUMERS:
+        raise BenchError(f"consumer must be one of {list(CONSUMERS)}, got {consumer!r}")
+    _within("normal_msg_s", normal_msg_s, 0.0, MAX_MSG_S, low_open=True)
+    _within("burst_msg_s", burst_msg_s, 0.0, MAX_MSG_S, low_open=True)
+    _within("interval_s", interval_s, MIN_INTERVAL_S, MAX_INTERVAL_S)
+    _within("lead_in_s", lead_in_s, 0.0, MAX_PHASE_S, low_open=True)
+    _within("burst_s", burst_s, 0.0, MAX_PHASE_S, low_open=True)
+    _within("clear_deadline_s", clear_deadline_s, 0.0, MAX_DEADLINE_S, low_open=True)
+    _within("warm_up_s", warm_up_s, 0.0, MAX_PHASE_S)
+    _within("process_ms", process_ms, 0.0, 1_000.0, low_open=True)
+    _within("max_offsets_per_trigger", max_offsets_per_trigger, 1, 1_000_000, whole=True)
+    _within("trigger_s", trigger_s, 0.1, 60.0)
+    _within("partitions", partitions, 1, 64, whole=True)
+    _within("record_bytes", record_bytes, SEQUENCE.size, 1_000_000, whole=True)
+    plan = BurstPlan(
+        consumer,
+        float(normal_msg_s),
+        float(burst_msg_s),
+        float(lead_in_s),
+        float(burst_s),
+        float(clear_deadline_s),
+        float(warm_up_s),
+        float(process_ms),
+        int(max_offsets_per_trigger),
+        float(trigger_s),
+        int(partitions),
+        int(record_bytes),
+        float(interval_s),
+    )
+    _check_shape(plan)
+    return plan
+
+
+def _within(name: str, value: Any, low: float, high: float, *, low_open: bool = False, whole: bool = False) -> None:
+    """A finite number in range (an int where `whole`), or a one-line BenchError."""
+    kinds = (int, np.integer) if whole else (int, float, np.integer, np.floating)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(float(value)):
+        wanted = "a whole number" if whole else "a finite number"
+        raise BenchError(f"{name} must be {wanted}, got {value!r}")
+    if value < low or (low_open and value == low) or value > high:
+        bound = f"above {low:g}" if low_open else f"at least {low:g}"
+        raise BenchError(f"{name} must be {bound} and at most {high:,g}, got {value:g}")
+
+
+def _check_shape(plan: BurstPlan) -> None:
+    """The scenario must be able to show a backlog build and clear, within the bounds."""
+    capacity = plan.capacity_msg_s
+    rule = (
+        f"maxOffsetsPerTrigger / trigger_s = {plan.max_offsets_per_trigger} / {plan.trigger_s:g}"
+        if plan.consumer == "spark"
+        else f"1000 / process_ms = 1000 / {plan.process_ms:g}"
+    )
+    if plan.burst_msg_s <= capacity:
+        raise BenchError(
+            f"burst_msg_s ({plan.burst_msg_s:,g}) must be above the consumer's capacity ({capacity:,g} records/s = "
+            f"{rule}), or no backlog builds"
+        )
+    if plan.normal_msg_s >= capacity:
+        raise BenchError(
+            f"normal_msg_s ({plan.normal_msg_s:,g}) must be below the consumer's capacity ({capacity:,g} "
+            f"records/s = {rule}), or the backlog never clears"
+        )
+    readings = 2 * plan.interval_s
+    if plan.burst_s < readings:
+        raise BenchError(
+            f"burst_s ({plan.burst_s:g}) must cover at least two lag readings (2 x interval_s = {readings:g} s)"
+        )
+    if plan.lead_in_s - plan.warm_up_s < readings:
+        raise BenchError(
+            f"lead_in_s ({plan.lead_in_s:g}) must exceed warm_up_s ({plan.warm_up_s:g}) by two lag readings "
+            f"({readings:g} s): the baseline is read there"
+        )
+    if plan.predicted_clear_s > plan.clear_deadline_s:
+        raise BenchError(
+            f"at {capacity:,g} records/s the burst's backlog takes at least {plan.predicted_clear_s:,.1f} s to "
+            f"clear at the normal rate; clear_deadline_s is {plan.clear_deadline_s:g}: raise it or shorten the burst"
+        )
+    records = plan.schedule().total
+    if records > MAX_RECORDS or records * plan.record_bytes > MAX_BYTES:
+        raise BenchError(
+            f"the schedule could send {records:,} records ({records * plan.record_bytes / 1e6:,.0f} MB); the limit "
+            f"is {MAX_RECORDS:,} records and {MAX_BYTES / 1e6:,.0f} MB: lower the rates or the durations"
+        )
+    rows = math.ceil(plan.schedule().seconds / plan.interval_s + 2) * plan.partitions
+    if rows > MAX_ROWS:
+        raise BenchError(
+            f"{rows:,} lag rows (readings x partitions) would pass the sampler's cap of {MAX_ROWS:,}: "
+            "raise interval_s, or shorten the run"
+        )
+
+
+@dataclass
+class BurstRun:
+    """A burst's row and its time series, all on the run's one clock (seconds from the lead-in's start).
+
+    Attributes:
+        row: the contract row (`lag_burst`).
+        lag: the sampler's rows: `t`, `topic`, `partition`, `end_offset`, `position`, `lag`.
+        producer: `t`, `achieved_msg_s` (records handed to the producer per second since the
+            previous reading) and `offered_msg_s` (the schedule over the same span).
+        offered: the schedule's rate as a step line (`t`, `offered_msg_s`).
+        consumer: `t`, `msg_s`: the consumer's positions per second, from the lag readings.
+        batches: Spark's micro-batches (`t`, `t_end`, `rows`, `duration_ms`, `input_msg_s`,
+            `processed_msg_s`), or None.
+        latency: per record, `t` (when it was due) and `latency_ms` (due → processed), or None (Spark).
+        burst: the burst's (start, end).
+    """
+
+    row: dict[str, Any]
+    lag: pd.DataFrame
+    producer: pd.DataFrame
+    offered: pd.DataFrame
+    consumer: pd.DataFrame
+    batches: pd.DataFrame | None
+    latency: pd.DataFrame | None
+    burst: tuple[float, float]
+
+    def series(self) -> dict[str, Any]:
+        """The keyword arguments of `viz.time_axis_figure`: `viz.time_axis_figure(**run.series())`."""
+        return {
+            "producer": self.producer,
+            "offered": self.offered,
+            "lag": self.lag,
+            "consumer": self.consumer,
+            "batches": self.batches,
+            "latency": self.latency,
+            "burst": self.burst,
+        }
+
+
+def lag_burst_run(
+    stack: Stack,
+    plan: BurstPlan,
+    *,
+    on_sample: Callable[[LagTick], None] | None = None,
+    topic_prefix: str = "bench-lag",
+) -> BurstRun:
+    """Run one burst scenario (see the module) and return its row and time series.
+
+    Args:
+        stack: the stack to run on (any profile; `proxy` needs a REST proxy, `spark` Spark).
+        plan: the settings, from `plan_burst`.
+        on_sample: called with every lag reading, from the sampler's thread (give it
+            `viz.live_time_axis()`'s callback for a live chart).
+
+    Raises:
+        BenchError: no REST proxy for `proxy`, the consumer failed or did not join, the
+            producer could not deliver.
+
+    Usage: `run = lag_burst_run(stack, plan_burst(consumer="proxy"))`; `run.row["clear_s"]`.
+    """
+    if plan.consumer == "proxy" and not stack.proxy_urls:
+        raise BenchError("consumer='proxy' needs a REST proxy, and this profile lists none (proxy.urls)")
+    schedule = plan.schedule()
+    with (
+        bench_topic(stack, plan.partitions, topic_prefix) as topic,
+        _consumer(stack, topic, plan, schedule.total) as reader,
+    ):
+        producer = bench_producer(stack, {"linger.ms": 5})  # made before the clock starts, like the rest
+        sampler = LagSampler(
+            stack.kafka_config("admin"),
+            [(topic, p) for p in range(plan.partitions)],
+            reader.positions,
+            interval_s=plan.interval_s,
+            on_sample=on_sample,
+        )
+        watch = _ClearWatch(plan, sampler, reader)
+        with ResourceMonitor(stack.services, spark=plan.consumer == "spark") as monitor, sampler:
+            # t = 0 is the sampler's first reading; the schedule and the consumer share it.
+            assert sampler.started is not None
+            origin = reader.started = sampler.started
+            wall = time.time() - (time.perf_counter() - origin)
+            produced, sent = _produce(producer, topic, plan, schedule, origin, watch)
+            drained_s = _drain(plan, reader, sampler, sent)
+        failure = reader.failure()
+        if failure is not None:
+            raise BenchError(f"the {plan.consumer} consumer failed: {str(failure).splitlines()[0]}") from failure
+        counts = {"sent": sent, "read": reader.read(), "duplicates": reader.duplicates()}
+        batches = reader.batches(wall)
+        done_s = reader.arrivals.done_s[:sent] if reader.arrivals is not None else None
+        spark_facts = _spark_facts(reader, batches)
+    lag = sampler.frame()
+    latency = _latency(schedule, done_s) if done_s is not None else None
+    row = _row(stack, plan, reader, sampler, lag, produced, counts, drained_s, latency, monitor.columns(), spark_facts)
+    return BurstRun(
+        row=row,
+        lag=lag,
+        producer=_producer_rates(schedule, produced),
+        offered=schedule.frame(until=produced.seconds),
+        consumer=_consumer_rates(total_lag(lag)),
+        batches=batches,
+        latency=latency,
+        burst=plan.burst_window,
+    )
+
+
+def lag_burst(
+    stack: Stack,
+    *,
+    consumer: str = "native",
+    normal_msg_s: float = 200.0,
+    burst_msg_s: float = 1_500.0,
+    lead_in_s: float = 8.0,
+    burst_s: float = 5.0,
+    clear_deadline_s: float = 60.0,
+    warm_up_s: float = WARM_UP_S,
+    process_ms: float = 2.0,
+    max_offsets_per_trigger: int = 500,
+    trigger_s: float = 1.0,
+    partitions: int = 4,
+    record_bytes: int = 100,
+    interval_s: float = INTERVAL_S,
+    topic_prefix: str = "bench-lag",
+) -> dict[str, Any]:
+    """One burst scenario's row: lag peak, time to clear, baseline, every record counted.
+
+    The registered experiment (`workbench bench lag_burst`); `lag_burst_run` returns the
+    time series too. The settings are `plan_burst`'s.
+
+    Raises:
+        BenchError: see `plan_burst` and `lag_burst_run`.
+
+    Usage: `sweep("lag_burst", {"consumer": ["native", "proxy", "spark"]})`.
+    """
+    plan = plan_burst(
+        consumer=consumer,
+        normal_msg_s=normal_msg_s,
+        burst_msg_s=burst_msg_s,
+        lead_in_s=lead_in_s,
+        burst_s=burst_s,
+        clear_deadline_s=clear_deadline_s,
+        warm_up_s=warm_up_s,
+        process_ms=process_ms,
+        max_offsets_per_trigger=max_offsets_per_trigger,
+        trigger_s=trigger_s,
+        partitions=partitions,
+        record_bytes=record_bytes,
+        interval_s=interval_s,
+    )
+    return lag_burst_run(stack, plan, topic_prefix=topic_prefix).row
+
+
+def _consumer(stack: Stack, topic: str, plan: BurstPlan, records: int) -> BurstConsumer:
+    if plan.consumer == "spark":
+        return SparkConsumer(
+            stack, topic, plan.partitions, max_offsets=plan.max_offsets_per_trigger, trigger_s=plan.trigger_s
+        )
+    kind = NativeConsumer if plan.consumer == "native" else RestConsumer
+    return kind(
+        stack, topic, plan.partitions, process_ms=plan.process_ms, record_bytes=plan.record_bytes, records=records
+    )
+
+
+class _ClearWatch:
+    """The producer's stop signal: the lag is back at its baseline after the burst, or the
+    consumer or the sampler failed. Asked every producer tick, it looks again only when a
+    new lag reading has come (the failure checks cost a call into Spark)."""
+
+    def __init__(self, plan: BurstPlan, sampler: LagSampler, reader: BurstConsumer) -> None:
+        self.burst_start, self.burst_end = plan.burst_window
+        self.warm_up_s = plan.warm_up_s
+        self.sampler = sampler
+        self.reader = reader
+        self.baseline: float | None = None
+        self._seen: LagTick | None = None
+        self._stop = False
+
+    def __call__(self, now: float) -> bool:
+        tick = self.sampler.latest
+        if tick is self._seen or tick is None:
+            return self._stop
+        self._seen = tick
+        if self.sampler.error is not None or self.reader.failure() is not None:
+            self._stop = True
+        elif tick.t >= self.burst_end:
+            if self.baseline is None:
+                self.baseline = _baseline(self.sampler.frame(), self.burst_start, self.warm_up_s)
+            self._stop = tick.total <= self.baseline
+        return self._stop
+
+
+def _baseline(lag: pd.DataFrame, burst_start: float, warm_up_s: float) -> float:
+    try:
+        return baseline_lag(total_lag(lag), before=burst_start, warm_up_s=warm_up_s)
+    except ValueError:
+        raise BenchError(
+            f"no lag reading between the warm-up's end ({warm_up_s:g} s) and the burst ({burst_start:g} s): "
+            "each reading took longer than that stretch; lengthen the lead-in or raise interval_s"
+        ) from None
+
+
+def _produce(
+    client: Producer, topic: str, plan: BurstPlan, schedule: RateSchedule, origin: float, stop: _ClearWatch
+) -> tuple[OpenLoopRun, int]:
+    """The open-loop producer: the records due each tick, partition `i % partitions`, then a
+    bounded flush. Returns the run and the records acknowledged."""
+    tally = DeliveryTally()
+    padding = b"x" * (plan.record_bytes - SEQUENCE.size)
+    parts = plan.partitions
+
+    def send(first: int, upto: int) -> None:
+        records = (Outgoing(topic, SEQUENCE.pack(i) + padding, None, i % parts) for i in range(first, upto))
+        enqueue(client, records, on_delivery=tally, queue_full_wait_s=0.001, poll_every=upto - first)
+
+    run = run_open_loop(schedule, send, started=origin, stop=stop, reading_every_s=plan.interval_s)
+    unsent = client.flush(60)
+    if unsent or tally.failed:
+        raise BenchError(
+            f"the producer left {unsent} of {run.sent} records unacknowledged after 60 s and {tally.failed} "
+            f"refused (first: {tally.first_error or 'none refused'})"
+        )
+    return run, tally.acknowledged
+
+
+def _drain(plan: BurstPlan, reader: BurstConsumer, sampler: LagSampler, sent: int) -> float:
+    """Until the consumer has read every record sent and its lag reads 0, or the drain's time
+    is up; returns seconds from the run's start to the last record read (or to giving up)."""
+    left = sampler.latest.total if sampler.latest is not None else sent
+    patience = min(MAX_DRAIN_S, DRAIN_S + 2 * left / plan.capacity_msg_s)
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline and reader.failure() is None and sampler.error is None:
+        latest = sampler.latest
+        if reader.read() >= sent and latest is not None and latest.total == 0:
+            break
+        time.sleep(0.02)
+    assert sampler.started is not None
+    return time.perf_counter() - sampler.started
+
+
+def _latency(schedule: RateSchedule, done_s: np.ndarray) -> pd.DataFrame:
+    """Per record processed: when it was due and how long after that it was processed."""
+    indexes = np.flatnonzero(~np.isnan(done_s))
+    due = schedule.due_times(indexes)
+    return pd.DataFrame({"t": due, "latency_ms": (done_s[indexes] - due) * 1000.0})
+
+
+def _producer_rates(schedule: RateSchedule, run: OpenLoopRun) -> pd.DataFrame:
+    rows = [
+        (t1, (n1 - n0) / (t1 - t0), schedule.mean_rate(t0, t1))
+        for (t0, n0), (t1, n1) in pairwise(run.readings)
+        if t1 > t0
+    ]
+    return pd.DataFrame(rows, columns=["t", "achieved_msg_s", "offered_msg_s"])
+
+
+def _consumer_rates(totals: pd.DataFrame) -> pd.DataFrame:
+    seconds = totals["t"].diff()
+    rates = totals["position"].diff() / seconds
+    return pd.DataFrame({"t": totals["t"], "msg_s": rates}).iloc[1:].reset_index(drop=True)
+
+
+def _catch_up_rate(totals: pd.DataFrame, burst_end: float, clear_s: float) -> float:
+    """Records per second the consumer read from the burst's end until the lag cleared."""
+    if math.isnan(clear_s):
+        return math.nan
+    after = totals[totals["t"] >= burst_end]
+    first, cleared = after.iloc[0], after[after["t"] >= burst_end + clear_s].iloc[0]
+    seconds = float(cleared["t"] - first["t"])
+    return float(cleared["position"] - first["position"]) / seconds if seconds > 0 else math.nan
+
+
+def _spark_facts(reader: BurstConsumer, batches: pd.DataFrame | None) -> dict[str, Any]:
+    """Spark's batches, and the capacity they allowed: a batch longer than the trigger
+    delays the next, so the rate limit is reached only while batches take less."""
+    if not isinstance(reader, SparkConsumer) or batches is None:
+        return {}
+    busy = batches[batches["rows"] > 0]
+    median_ms = float(busy["duration_ms"].median()) if len(busy) else math.nan
+    return {
+        "batches": len(busy),
+        "median_batch_ms": median_ms,
+        "batch_capacity_msg_s": reader.max_offsets / max(reader.trigger_s, median_ms / 1000) if len(busy) else math.nan,
+        "max_batch_rows": int(busy["rows"].max()) if len(busy) else 0,
+        "missing_batches": reader.missing_batches(),
+    }
+
+
+def _row(
+    stack: Stack,
+    plan: BurstPlan,
+    reader: BurstConsumer,
+    sampler: LagSampler,
+    lag: pd.DataFrame,
+    produced: OpenLoopRun,
+    counts: dict[str, int],
+    drained_s: float,
+    latency: pd.DataFrame | None,
+    resources: dict[str, float],
+    spark_facts: dict[str, Any],
+) -> dict[str, Any]:
+    start, end = plan.burst_window
+    _baseline(lag, start, plan.warm_up_s)  # a missing baseline is said in the run's words
+    summary = summarise_lag(lag, burst_start=start, burst_end=end, warm_up_s=plan.warm_up_s)
+    peaks = list(summary.by_partition.values())
+    latencies = None
+    if latency is not None:
+        counted = after_warm_up(latency["t"].to_numpy(), 0.0, plan.warm_up_s)
+        latencies = latency["latency_ms"].to_numpy()[counted] / 1000.0
+    schedule = plan.schedule()
+    params = {**plan.params(), "connector": getattr(reader, "connector", None) or None}
+    return result_row(
+        stack,
+        experiment="lag_burst",
+        params=params,
+        records=counts["read"],
+        payload_bytes=counts["read"] * plan.record_bytes,
+        seconds=drained_s,
+        latencies=latencies,
+        latency_of="scheduled send → processed, per record after the warm-up",
+        resources=resources,
+        extra={
+            "capacity_msg_s": plan.capacity_msg_s,
+            "capacity_rule": reader.capacity_rule,
+            "lag_of": reader.position_of,
+            "burst_start_s": start,
+            "burst_end_s": end,
+            "baseline_lag": summary.baseline,
+            "lag_peak": summary.peak,
+            "lag_peak_s": summary.peak_s,
+            "clear_s": summary.clear_s,
+            "cleared": summary.cleared,
+            "predicted_clear_s": plan.predicted_clear_s,
+            "catch_up_msg_s": _catch_up_rate(total_lag(lag), end, summary.clear_s),
+            "partition_peaks": ", ".join(f"p{p}={n}" for (_, p), n in sorted(summary.by_partition.items())),
+            "partition_peak_max": max(peaks) if peaks else math.nan,
+            "partition_peak_min": min(peaks) if peaks else math.nan,
+            **counts,
+            "lost": max(counts["sent"] - counts["read"], 0),
+            "schedule_slips": produced.slips,
+            "offered_reached": produced.sent / schedule.offered(produced.seconds) if produced.seconds > 0 else math.nan,
+            "producer_stopped_s": produced.seconds,
+            "lag_samples": len(sampler.ticks),
+            "lag_samples_dropped": sampler.dropped,
+            **spark_facts,
+        },
+    )
