@@ -82,6 +82,7 @@ __all__ = [
     "MAX_MSG_S",
     "MAX_PHASE_S",
     "MAX_RECORDS",
+    "burst_sentence",
     "lag_burst",
     "lag_burst_run",
     "plan_burst",
@@ -646,3 +647,24 @@ def _row(
             **spark_facts,
         },
     )
+
+
+def burst_sentence(rows: pd.DataFrame) -> str:
+    """Markdown bullets from `lag_burst` rows, one per consumer: the peak, the time to clear
+    against what the stated capacity promised, and the counts."""
+    lines = []
+    for _, row in rows.iterrows():
+        cleared = (
+            f"cleared **{row['clear_s']:,.1f} s** after the burst (its capacity promised "
+            f"{row['predicted_clear_s']:,.1f} s; it caught up at {row['catch_up_msg_s']:,.0f} records/s)"
+            if row["cleared"]
+            else f"had not cleared {row['clear_deadline_s']:,.0f} s after the burst"
+        )
+        lines.append(
+            f"- {row['consumer']} (capacity {row['capacity_msg_s']:,.0f} records/s, {row['capacity_rule']}): "
+            f"lag peaked at **{int(row['lag_peak']):,} records** "
+            f"{row['lag_peak_s'] - row['burst_start_s']:,.1f} s into the burst "
+            f"(baseline {row['baseline_lag']:,.0f}) and {cleared}; {int(row['read']):,} of {int(row['sent']):,} "
+            f"records read, {int(row['lost'])} lost, {int(row['duplicates'])} twice."
+        )
+    return "\n".join(lines)

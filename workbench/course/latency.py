@@ -9,7 +9,7 @@ import pandas as pd
 from workbench.bench.waterfall_study import knob_effect
 from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
 
-__all__ = ["LingerWait"]
+__all__ = ["ClearTime", "LingerWait"]
 
 
 @register
@@ -52,3 +52,49 @@ class LingerWait(Exercise):
             "waits all of it and the last almost none"
         )
         return prediction(ms, expected, passed, "ms", how)
+
+
+@register
+class ClearTime(Exercise):
+    notebook, key, number = "12", "clear_time", 2
+    title = "Predict how long a burst's backlog takes to clear from the consumer's capacity"
+    section = "4 · A burst: lag over time, its peak, and the time to clear it"
+    form = "a number of seconds (from the burst's end to the lag back at its baseline)"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        if frame is None or "consumer" not in frame or "clear_s" not in frame:
+            raise NotMeasured("section 4 ran no burst")
+        cleared = frame[frame["cleared"].astype(bool)]
+        if cleared.empty:
+            raise NotMeasured("no consumer's backlog cleared within its deadline")
+        row = cleared.iloc[0]
+        return {
+            "consumer": str(row["consumer"]),
+            "capacity": plain(row["capacity_msg_s"]),
+            "normal": plain(row["normal_msg_s"]),
+            "burst": plain(row["burst_msg_s"]),
+            "burst_s": plain(row["burst_s"]),
+            "clear_s": float(row["clear_s"]),
+            "predicted_s": float(row["predicted_clear_s"]),
+        }
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"The {figures['consumer']} consumer processes at most **{figures['capacity']:,} records/s**. The producer "
+            f"offered {figures['normal']:,}/s, then **{figures['burst']:,}/s for {figures['burst_s']} s**, then "
+            f"{figures['normal']:,}/s again. Before reading section 4, how many **seconds** after the burst's end "
+            "is its lag back at the baseline? Within 35 % (or 1 s) of the run passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(float(figures["clear_s"]), 1)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        seconds, expected = as_number(answer, "a number of seconds"), float(figures["clear_s"])
+        passed = abs(seconds - expected) <= max(0.35 * expected, 1.0)
+        how = (
+            "the backlog the burst leaves (what it offered above the capacity, times its length) drains at the "
+            f"capacity's spare rate at the normal load; the stated capacity predicts {figures['predicted_s']:,.1f} s, "
+            "and the run adds what the consumer's fetching and committing cost"
+        )
+        return prediction(seconds, expected, passed, "s", how)
