@@ -59,7 +59,7 @@ TUNING = {
     "09_spark_ingestion": ["spark_parallelism", "spark_rate_limit", "spark_real_time", "spark_restart"],
     "10_schema_formats": ["format_produce", "registry_lookups"],
     "11_share_groups": ["share_consume"],
-    "12_where_time_goes": ["latency_waterfall"],
+    "12_where_time_goes": ["latency_waterfall", "lag_burst"],
 }
 
 
@@ -205,6 +205,10 @@ def _where_time_goes(report: Report, profile: Profile) -> None:
     assert "Every record offered was read: 0 lost and 0 read twice" in html
     linger = "<code>linger.ms</code> 0 → 20 moved <strong>"
     assert f"{linger}sent → appended</strong>" in html or f"{linger}sent → consumed</strong>" in html
+    bursts = results.load("lag_burst", run_id=report.run_id, profile=profile)
+    assert sorted(bursts["consumer"]) == ["native", "proxy", "spark"]
+    assert (bursts["lost"] == 0).all() and (bursts["duplicates"] == 0).all() and bursts["cleared"].all()
+    assert (bursts["lag_peak"] > bursts["baseline_lag"]).all()
     if profile.embedded:
         assert "Every hop was split, and every stamp came from this machine's clock." in html
         assert rows["unsplit"].fillna("").eq("").all()

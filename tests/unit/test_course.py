@@ -93,6 +93,21 @@ FORMATS = pd.DataFrame(
 KEYS = [f"device-{i}" for i in range(3_000)]
 
 #: (notebook, exercise, measured inputs, reference answer, a wrong answer, words the failure must say)
+#: A burst's rows: the native consumer cleared 7.5 s after the burst (its capacity promised 6.7 s).
+BURSTS = pd.DataFrame(
+    [
+        {
+            "consumer": "native",
+            "capacity_msg_s": 500.0,
+            "normal_msg_s": 200.0,
+            "burst_msg_s": 1_500.0,
+            "burst_s": 2.0,
+            "cleared": True,
+            "clear_s": 7.5,
+            "predicted_clear_s": 6.67,
+        }
+    ]
+)
 #: Waterfall rows at two linger.ms values: the wait lands on "sent → appended".
 LINGER = pd.DataFrame(
     [
@@ -165,6 +180,7 @@ CASES = [
     ("10", "smaller_format", (FORMATS,), "protobuf", "json", "too many bytes"),
     ("11", "group_ceiling", (GROUPS,), 80, 300, "too high"),
     ("12", "linger_wait", (LINGER,), 10.0, 40, "too high"),
+    ("12", "clear_time", (BURSTS,), 7.5, 1, "too low"),
 ]
 JUNK = [..., "a lot", [1, 2], {"nonsense": 1}, float("nan"), True, object(), -1, "", 10**400]
 IDS = [f"{n}.{k}" for n, k, *_ in CASES]
@@ -276,7 +292,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 21 exercises passed" in shown.stdout and "linus: 0 of 21" in shown.stdout
+    assert "ada: 1 of 22 exercises passed" in shown.stdout and "linus: 0 of 22" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

@@ -94,7 +94,6 @@ class ClearTime(Exercise):
         passed = abs(seconds - expected) <= max(0.35 * expected, 1.0)
         how = (
             "the backlog the burst leaves (what it offered above the capacity, times its length) drains at the "
-            f"capacity's spare rate at the normal load; the stated capacity predicts {figures['predicted_s']:,.1f} s, "
-            "and the run adds what the consumer's fetching and committing cost"
+            "capacity's spare rate at the normal load; the run adds what the consumer's fetching and committing cost"
         )
         return prediction(seconds, expected, passed, "s", how)
