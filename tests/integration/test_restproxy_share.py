@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -434,7 +435,7 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "fetch: 101 topics": ("GET", "/share-consumers/{g}/records?" + "&".join(["topic={t}"] * 101), None, 422, 422),
     "v3: unknown cluster": ("GET", "/v3/clusters/nope/share-groups", None, 404, 404),
     "v3: NUL in the group": ("GET", f"{_G}/a%00", None, 404, 404),
-    "v3: a group without a member here": ("GET", f"{_G}/nobody-here", None, 404, 404),
+    "v3: a group that does not exist": ("GET", f"{_G}/nobody-here", None, 404, 404),
     "v3: unknown consumer": ("GET", f"{_G}/{{g}}/consumers/nobody", None, 404, 404),
 }
 
@@ -479,21 +480,119 @@ def test_hostile_share_request_is_refused_and_survived(
     assert pair.proxies[0].alive() and requests.get(f"{target.url}/topics", timeout=30).status_code == 200
 
 
-def test_v3_share_groups_show_this_processes_members(pair: Pair, target: Target) -> None:
-    base = f"{target.url}/v3/clusters/{target.cluster}/share-groups"
-    listed = requests.get(base, timeout=30).json()
-    assert listed["kind"] == "KafkaShareGroupList" and listed["metadata"]["self"] == base
-    mine = [g for g in listed["data"] if g["share_group_id"] == target.group]
-    assert len(mine) == 1 and mine[0]["kind"] == "KafkaShareGroup" and mine[0]["consumer_count"] == 1
-    assert mine[0]["consumers"]["related"] == f"{base}/{target.group}/consumers"
-    consumers = requests.get(f"{base}/{target.group}/consumers", timeout=30).json()
-    assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
-    one = requests.get(f"{base}/{target.group}/consumers/inst", timeout=30).json()
-    assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
-    assignments = requests.get(f"{base}/{target.group}/consumers/inst/assignments", timeout=30).json()
-    assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
-    other = requests.get(f"{pair.proxies[1].url}/v3/clusters/{target.cluster}/share-groups/{target.group}", timeout=30)
-    error(other, 404, 404)  # the other process has no member in it
+def _member_on(url: str, group: str, name: str, topic: str) -> None:
+    """An explicit instance `name` of `group` on the proxy at `url`, subscribed to `topic`
+    and polled once (it joins the group)."""
+    http = requests.Session()
+    assert post(http, f"{url}/share-consumers/{group}", {"name": name}).status_code == 200
+    base = f"{url}/share-consumers/{group}/instances/{name}"
+    assert post(http, f"{base}/subscription", {"topics": [topic]}).status_code == 204
+    answer = http.get(f"{base}/records?timeout=200", headers={"Accept": "application/vnd.kafka.binary.v2+json"})
+    assert answer.status_code == 200, answer.text
+
+
+def _v3_get(url: str) -> requests.Response:
+    return requests.get(url, timeout=30)
+
+
+def test_v3_share_groups_show_the_clusters_members_from_every_process(pair: Pair, target: Target, topic: Any) -> None:
+    """Members on both processes (and the hostile battery's one): every process, and nginx,
+    lists all of them with the broker's member ids, and their assignments cover the topic."""
+    name = topic(partitions=4, prefix="share-v3")
+    group = share_group(pair.admin)
+    _member_on(pair.proxies[0].url, group, "left", name)
+    _member_on(pair.proxies[1].url, group, "right", name)
+    path = f"/v3/clusters/{target.cluster}/share-groups"
+    deadline = time.monotonic() + GIVE_UP_S
+    described: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        described = _v3_get(f"{pair.urls[0]}{path}/{group}").json()
+        if described.get("consumer_count") == 2 and described.get("partition_count") == 4:
+            break
+        time.sleep(0.2)
+    assert described["consumer_count"] == 2 and described["partition_count"] == 4, described
+    for url in [*pair.urls, pair.nginx.url]:
+        base = f"{url}{path}"
+        listed = _v3_get(base)
+        assert listed.headers["X-Share-Groups-View"] == "cluster"
+        groups = {g["share_group_id"]: g for g in listed.json()["data"]}
+        assert groups[group]["consumer_count"] == 2 and groups[target.group]["consumer_count"] >= 1
+        one = _v3_get(f"{base}/{group}").json()
+        assert one["kind"] == "KafkaShareGroup" and one["state"] == "STABLE"
+        coordinator = one["coordinator"]["related"]  # a process's own URL, behind nginx too
+        assert coordinator.rpartition("/")[0].endswith(f"/v3/clusters/{target.cluster}/brokers")
+        assert coordinator.rpartition("/")[2].isdigit()
+        assert [(p["topic_name"], p["partition_id"]) for p in one["assigned_topic_partitions"]] == [
+            (name, p) for p in range(4)
+        ]
+        consumers = _v3_get(f"{base}/{group}/consumers").json()
+        assert consumers["kind"] == "KafkaShareGroupConsumerList"
+        assert sorted(c["client_id"] for c in consumers["data"]) == ["p0-left", "p1-right"]
+        assigned: set[tuple[str, int]] = set()
+        for consumer in consumers["data"]:
+            member = consumer["consumer_id"]
+            assert member not in ("left", "right") and len(member) >= 16  # the broker's member id
+            # librdkafka's member ids are base64 with '/' and '+': a path segment quotes them
+            one_consumer = _v3_get(f"{base}/{group}/consumers/{quote(member, safe='')}").json()
+            unlinked = ("metadata", "assignments")  # behind nginx another process may answer, with its URL
+            assert {k: v for k, v in one_consumer.items() if k not in unlinked} == {
+                k: v for k, v in consumer.items() if k not in unlinked
+            }
+            assignments = _v3_get(consumer["assignments"]["related"]).json()
+            assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+            assert {a["consumer_id"] for a in assignments["data"]} <= {member}
+            assigned |= {(a["topic_name"], a["partition_id"]) for a in assignments["data"]}
+        assert assigned == {(name, p) for p in range(4)}
+
+
+@pytest.mark.parametrize(
+    "path, what",
+    [
+        ("/no-such-group-{u}", "a group that does not exist"),
+        ("/{g}/consumers/no-such-member", "a consumer that is not a member"),
+        ("/{g}/consumers/" + "m" * 2000, "a 2,000-character consumer id"),
+        ("/{g}/consumers/%E2%80%AE%F0%9F%98%80/assignments", "a consumer id of odd characters"),
+        ("/%F0%9F%98%80" * 60, "a group id of 240 odd characters"),
+        ("/" + "g" * 256, "a group id past 255 characters"),
+        ("/a%0Ab/consumers", "a line feed in the group id"),
+    ],
+)
+def test_v3_share_group_lookups_that_find_nothing_are_404(pair: Pair, target: Target, path: str, what: str) -> None:
+    path = path.replace("{g}", target.group).replace("{u}", uuid.uuid4().hex)
+    answer = _v3_get(f"{pair.urls[1]}/v3/clusters/{target.cluster}/share-groups{path}")
+    message = error(answer, 404, 404)
+    assert len(message) < 400, what
+    assert pair.proxies[1].alive()
+
+
+def test_v3_share_groups_with_tls_or_sasl_settings_show_this_processes_members(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """A proxy whose admin settings name SASL (ignored by librdkafka on a PLAINTEXT
+    listener, enough for the proxy to know its admin client cannot speak them) answers
+    from its own members, and says so in the header."""
+    proxy = start_proxy(stack.bootstrap_servers, tmp_path, KAFKA_REST_ADMIN_SASL_USERNAME="someone", **PROXY_ENV)
+    try:
+        admin = stack.kafka_config("admin")
+        name = topic(partitions=1, prefix="share-v3-process")
+        group = share_group(admin)
+        _member_on(proxy.url, group, "inst", name)
+        cluster = requests.get(f"{proxy.url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+        base = f"{proxy.url}/v3/clusters/{cluster}/share-groups"
+        listed = _v3_get(base)
+        assert listed.headers["X-Share-Groups-View"].startswith("process; sasl.username is set")
+        mine = [g for g in listed.json()["data"] if g["share_group_id"] == group]
+        assert len(mine) == 1 and mine[0]["consumer_count"] == 1
+        assert mine[0]["coordinator"]["related"] == f"{proxy.url}/v3/clusters/{cluster}/brokers"
+        consumers = _v3_get(f"{base}/{group}/consumers").json()
+        assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
+        one = _v3_get(f"{base}/{group}/consumers/inst").json()
+        assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
+        assignments = _v3_get(f"{base}/{group}/consumers/inst/assignments").json()
+        assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+        assert "no member in it" in error(_v3_get(f"{base}/nobody-{uuid.uuid4().hex}"), 404, 404)
+    finally:
+        proxy.stop()
 
 
 # ---------------------------------------------------------------- a broker without share groups

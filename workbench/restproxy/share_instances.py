@@ -39,7 +39,9 @@ from typing import Any, Literal, TypeVar
 
 from confluent_kafka import AcknowledgeType, KafkaException, Message, ShareConsumer, TopicPartition
 
+from workbench.errors import KafkaError
 from workbench.httpserver.errors import RestError
+from workbench.kafka.share_admin import ShareGroupAdmin, unsupported_security
 from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
 from workbench.restproxy.metadata import kafka_error
@@ -104,6 +106,9 @@ _NOT_FOR_SHARE = frozenset(
 #: How long a commit of acknowledgements may wait for the broker (seconds).
 _COMMIT_TIMEOUT_S = 10.0
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest"}
+#: Share-group admin calls (the v3 GETs) running at once in one process, and each one's deadline.
+_GROUP_CALLS = 4
+_GROUP_CALL_TIMEOUT_S = 10.0
 
 
 @dataclass
@@ -138,6 +143,19 @@ class ShareInstance:
         return len(self.buffered) + len(self.writing) + len(self.outstanding)
 
 
+def _groups_admin(settings: RestProxySettings) -> tuple[ShareGroupAdmin | None, str | None]:
+    """The cluster's share-group admin client, or None and why (TLS or SASL settings, which
+    it does not speak, or bootstrap servers it cannot read)."""
+    why = unsupported_security({**settings.admin})
+    if why is not None:
+        return None, why
+    client_id = f"{settings.id}-share-groups" if settings.id else "rest-proxy-share-groups"
+    try:
+        return ShareGroupAdmin(settings.bootstrap_servers, timeout_s=_GROUP_CALL_TIMEOUT_S, client_id=client_id), None
+    except KafkaError as exc:
+        return None, str(exc)
+
+
 def share_not_found(group: str, name: str) -> RestError:
     return RestError(404, CONSUMER_NOT_FOUND, f"Share consumer instance not found: group {group}, instance {name}.")
 
@@ -160,6 +178,12 @@ class ShareManager:
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="share")
         self.instances: dict[tuple[str, str], ShareInstance] = {}
         self.timeout_s = settings.consumer_instance_timeout_ms / 1000
+        #: The v3 share-group GETs' admin client, or None with the reason it cannot be used
+        #: (`groups_view_reason`): then they show this process's own members.
+        self.groups_admin, self.groups_view_reason = _groups_admin(settings)
+        #: At most this many share-group admin calls at once; each waits that long for its turn.
+        self.groups_calls = asyncio.Semaphore(_GROUP_CALLS)
+        self.groups_timeout_s = _GROUP_CALL_TIMEOUT_S
 
     def __len__(self) -> int:
         return len(self.instances)
