@@ -179,8 +179,8 @@ class Reader:
     def _take(self, n: int) -> memoryview:
         if n < 0 or n > self.remaining:
             raise KafkaProtocolError(
-                f"{self.where}: the answer ends {n - self.remaining} byte(s) short of a field; it is not one this "
-                "client can read"
+                f"{self.where}: the answer ended {n - self.remaining} bytes short of a field; it is truncated, or "
+                "not one this client can read"
             )
         chunk = self._data[self._at : self._at + n]
         self._at += n
