@@ -7,6 +7,7 @@ own behind nginx. Every group gets a 1 s record lock, so redeliveries come in se
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -366,6 +367,104 @@ def test_a_cut_answer_accepts_nothing_and_its_records_come_again(stack: Stack, t
         assert "not written in full" in proxy.log.read_text(errors="replace")
     finally:
         proxy.stop()
+
+
+def test_an_affinity_free_answer_cut_behind_nginx_is_not_accepted_and_comes_again(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """The affinity-free fetch through nginx (its `proxy_buffering off` passes the client's
+    back-pressure on): an answer of ~25 MB cut by its client after 64 KB is released, not
+    accepted, so reading on through nginx finds every record, the cut answer's again with
+    delivery count 2, long before their 1-minute lock would bring them back."""
+    pair = _start_pair(stack, tmp_path)
+    try:
+        name = topic(partitions=1, prefix="share-cut-free")
+        _produce_numbered(pair.admin, name, 250, 1, size=100_000)
+        group = share_group(pair.admin, lock_ms=60_000)
+        path = f"/share-consumers/{group}/records?topic={name}&timeout=1000"
+        binary = "application/vnd.kafka.binary.v2+json"
+        started = time.monotonic()
+        deadline = started + 40  # well inside the lock: only a release can bring records back
+        while time.monotonic() < deadline and _cut_records_answer(pair.nginx.url, path, binary) < 65536:
+            pass
+        seen: dict[int, int] = {}
+        with ProxyClient(pair.nginx.url) as client:
+            while time.monotonic() < deadline and len(seen) < 250:
+                for record in client.share_fetch(group, [name], timeout_ms=500):
+                    seen[_number(record)] = max(seen.get(_number(record), 0), record.delivery_count or 0)
+        assert time.monotonic() - started < 60
+        assert sorted(seen) == list(range(250)), f"{250 - len(seen)} records of the cut answer never came again"
+        assert seen[0] == 2, "the cut answer's first record came back without a release"
+        logs = "".join(p.log.read_text(errors="replace") for p in pair.proxies)
+        assert "not written in full" in logs
+        assert all(p.alive() for p in pair.proxies)
+    finally:
+        _stop_pair(pair)
+
+
+# ---------------------------------------------------------------- per-answer limits
+
+
+def _record_bytes(record: ProxyRecord) -> int:
+    return len(bytes(record.key or b"")) + len(bytes(record.value or b""))
+
+
+def test_answers_keep_to_their_record_and_byte_limits_and_nothing_left_over_is_lost(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """A proxy answering at most 50 records (`consumer.max.poll.records`): 600 records of
+    ~1 KB written in whole batches, so one poll acquires more than an answer may hold. Read
+    by an explicit instance with `max_bytes=3500` (3 records an answer), then by one without
+    (50 an answer), then by the affinity-free fetch with `max_bytes=3500`: no answer passes
+    its limits, and every record is read exactly once. What an answer could not hold was
+    answered next by the same instance (delivery count 1); only what an instance still held
+    when it was deleted was released, and came once more: the delivery counts above 1 add up
+    to exactly the releases the proxy logged."""
+    proxy = start_proxy(stack.bootstrap_servers, tmp_path, KAFKA_REST_CONSUMER_MAX_POLL_RECORDS="50", **PROXY_ENV)
+    try:
+        admin = stack.kafka_config("admin")
+        name = topic(partitions=1, prefix="share-limits")
+        _produce_numbered(admin, name, 600, 1, size=1000)
+        group = share_group(admin, lock_ms=60_000)  # nothing may come back by a lock running out
+        seen: Counter[int] = Counter()
+        counts: dict[int, int] = {}
+        answers: list[int] = []
+
+        def take(records: list[ProxyRecord], max_records: int, max_bytes: int | None) -> None:
+            assert len(records) <= max_records
+            if max_bytes is not None and len(records) > 1:
+                assert sum(_record_bytes(r) for r in records) <= max_bytes
+            answers.append(len(records))
+            for record in records:
+                seen[_number(record)] += 1
+                counts[_number(record)] = record.delivery_count or 0
+
+        deadline = time.monotonic() + GIVE_UP_S
+        with ProxyClient(proxy.url) as client:
+            with client.share_consumer(group, topics=[name]) as small:
+                while sum(seen.values()) < 150 and time.monotonic() < deadline:
+                    records = small.poll(timeout_ms=500, max_bytes=3500)
+                    take(records, 3, 3500)
+                    small.accept(records)
+            small_answers = len([a for a in answers if a])
+            with client.share_consumer(group, topics=[name]) as large:
+                while sum(seen.values()) < 450 and time.monotonic() < deadline:
+                    records = large.poll(timeout_ms=500)
+                    take(records, 50, None)
+                    large.accept(records)
+            while sum(seen.values()) < 600 and time.monotonic() < deadline:
+                take(client.share_fetch(group, [name], timeout_ms=500, max_bytes=3500), 3, 3500)
+            time.sleep(1)
+            take(client.share_fetch(group, [name], timeout_ms=500), 50, None)  # nothing more comes
+    finally:
+        proxy.stop()
+    assert sorted(seen) == list(range(600)) and set(seen.values()) == {1}, "a record lost or read twice"
+    log = proxy.log.read_text(errors="replace")
+    released = sum(int(n) for n in re.findall(r"closed; (\d+) record\(s\) released", log))
+    assert sum(count - 1 for count in counts.values()) == released
+    assert sum(1 for count in counts.values() if count == 1) >= 600 - released
+    assert small_answers >= 50 and max(answers) == 50
+    assert "not written in full" not in log
 
 
 # ---------------------------------------------------------------- hostile inputs

@@ -361,8 +361,8 @@ def _ack_all(instance: ShareInstance, messages: Iterable[Coordinates], kind: Ack
 
 
 def _held(instance: ShareInstance) -> list[Coordinates]:
-    coordinates = [coordinates(m) for m in instance.buffered]
-    return coordinates + list(instance.writing) + list(instance.outstanding)
+    buffered = [coordinates(m) for m in instance.buffered]
+    return buffered + list(instance.writing) + list(instance.outstanding)
 
 
 def coordinates(message: Message) -> Coordinates:
