@@ -30,24 +30,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from confluent_kafka import AcknowledgeType, KafkaException, Message, ShareConsumer, TopicPartition
 
 from workbench.errors import KafkaError
 from workbench.httpserver.errors import RestError
 from workbench.kafka.share_admin import ShareGroupAdmin, unsupported_security
-from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
-from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
+from workbench.restproxy.errors import ILLEGAL_STATE
+from workbench.restproxy.instances import Instance, InstanceManager
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
-from workbench.restproxy.validation import check_group, check_instance_name
 
 __all__ = [
     "ACK_TYPES",
@@ -61,7 +58,6 @@ __all__ = [
     "partitions",
     "poll_batch",
     "renew",
-    "share_not_found",
     "subscribe",
     "subscription",
     "take",
@@ -69,8 +65,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("workbench.restproxy")
-
-_T = TypeVar("_T")
 
 #: (topic, partition, offset): one record.
 Coordinates = tuple[str, int, int]
@@ -111,31 +105,21 @@ _GROUP_CALLS = 4
 _GROUP_CALL_TIMEOUT_S = 10.0
 
 
-@dataclass
-class ShareInstance:
+@dataclass(kw_only=True)
+class ShareInstance(Instance):
     """One share-consumer instance: the ShareConsumer and the records it holds."""
 
-    group: str
-    name: str
-    format: str
     consumer: ShareConsumer
-    expires: float
-    #: True for the affinity-free group members (`share_fetch.py`), which the proxy
-    #: acknowledges itself; False for the explicit instances a client acknowledges.
+    #: True for the affinity-free group members (`share_consumers._handle_fetch`), which
+    #: the proxy acknowledges itself; False for the explicit instances a client acknowledges.
     member: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    topics: list[str] = field(default_factory=list)
     buffered: deque[Message] = field(default_factory=deque)
     writing: dict[Coordinates, Message] = field(default_factory=dict)
     outstanding: dict[Coordinates, int] = field(default_factory=dict)
     #: Partitions this member has received records from (what the v3 assignments show).
     seen: set[tuple[str, int]] = field(default_factory=set)
-    closed: bool = False
-    schemas: SchemaFormats | None = None
     #: The group's `share.auto.offset.reset` the create body asked for (set before it joins).
     reset: str | None = None
-    #: The librdkafka settings the consumer was made with, to make a fresh member (`renew`).
-    conf: dict[str, Any] = field(default_factory=dict)
 
     @property
     def held(self) -> int:
@@ -156,12 +140,13 @@ def _groups_admin(settings: RestProxySettings) -> tuple[ShareGroupAdmin | None, 
         return None, str(exc)
 
 
-def share_not_found(group: str, name: str) -> RestError:
-    return RestError(404, CONSUMER_NOT_FOUND, f"Share consumer instance not found: group {group}, instance {name}.")
-
-
-class ShareManager:
+class ShareManager(InstanceManager[ShareInstance]):
     """All share-consumer instances of this process, their worker pool and their expiry."""
+
+    kind = "Share consumer"
+    limit_property = "share.consumer.instances.max"
+    name_prefix = "rest-share-consumer"
+    thread_prefix = "share"
 
     def __init__(
         self,
@@ -169,15 +154,10 @@ class ShareManager:
         schemas: SchemaFormats | None = None,
         group_setup: Callable[[str, dict[str, str]], None] | None = None,
     ) -> None:
-        self.settings = settings
-        self.schemas = schemas
+        super().__init__(settings, schemas)
         #: Sets a share group's configs before its first member joins (the admin client's
         #: incremental_alter_configs on the GROUP resource); None: not offered.
         self.group_setup = group_setup
-        threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="share")
-        self.instances: dict[tuple[str, str], ShareInstance] = {}
-        self.timeout_s = settings.consumer_instance_timeout_ms / 1000
         #: The v3 share-group GETs' admin client, or None with the reason it cannot be used
         #: (`groups_view_reason`): then they show this process's own members.
         self.groups_admin, self.groups_view_reason = _groups_admin(settings)
@@ -185,33 +165,19 @@ class ShareManager:
         self.groups_calls = asyncio.Semaphore(_GROUP_CALLS)
         self.groups_timeout_s = _GROUP_CALL_TIMEOUT_S
 
-    def __len__(self) -> int:
-        return len(self.instances)
+    @property
+    def limit(self) -> int:
+        return self.settings.share_instances_max
 
-    async def run(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
-        """Run a blocking call for one instance on the pool, one call at a time."""
-        async with instance.lock:
-            return await self.run_locked(instance, function, *args)
+    def visible(self, instance: ShareInstance) -> bool:
+        """Affinity-free members are the proxy's own: no client names them."""
+        return not instance.member
 
-    async def run_locked(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
-        """`run`, for a caller already holding the instance's lock."""
-        if instance.closed:
-            raise share_not_found(instance.group, instance.name)
-        self.touch(instance)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
-        finally:
-            self.touch(instance)
+    def close_client(self, instance: ShareInstance) -> None:
+        _close(instance)
 
-    def touch(self, instance: ShareInstance) -> None:
-        instance.expires = time.monotonic() + self.timeout_s
-
-    def get(self, group: str, name: str) -> ShareInstance:
-        instance = self.instances.get((group, name))
-        if instance is None or instance.member:
-            raise share_not_found(group, name)
-        self.touch(instance)
-        return instance
+    def expiry_note(self, instance: ShareInstance) -> str:
+        return f"; releasing {instance.held} record(s)"
 
     def conf(self, group: str, client_id: str) -> dict[str, Any]:
         """The ShareConsumer settings: the properties' `consumer.*` minus what a share
@@ -242,37 +208,14 @@ class ShareManager:
                 the group's `share.auto.offset.reset`, set before this member joins.
             member: an affinity-free group member (named by the proxy).
         """
-        check_group(group)
-        name = body.get("id") or body.get("name")
-        if name is None:
-            prefix = f"rest-share-consumer-{self.settings.id}-" if self.settings.id else "rest-share-consumer-"
-            name = f"{prefix}{uuid.uuid4()}"
-        check_instance_name(name)
-        if (group, name) in self.instances:
-            raise RestError(
-                409, 40902, f"Share consumer with specified consumer ID {name} already exists in group {group}."
-            )
-        fmt = str(body.get("format") or "binary").lower()
-        if fmt in SCHEMA_FORMATS and self.schemas is None:
-            raise no_registry(fmt)
-        if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
-            raise RestError(
-                422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema or protobuf"
-            )
+        name = self.checked_name(group, body)
+        fmt = self.checked_format(body)
         reset = body.get("auto.offset.reset", body.get("share.auto.offset.reset"))
         if reset is not None and str(reset).lower() not in _RESETS:
             raise RestError(
                 422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest or latest (smallest, largest)"
             )
-        limit = self.settings.share_instances_max
-        if len(self.instances) >= limit:
-            raise RestError(
-                429,
-                429,
-                f"Too many share consumer instances in this proxy process (share.consumer.instances.max = "
-                f"{limit}); delete instances no longer used",
-                headers={"Retry-After": "5"},
-            )
+        self.check_room()
         client_id = f"{self.settings.id}-{name}" if self.settings.id else name
         conf = self.conf(group, client_id)
         try:
@@ -286,7 +229,7 @@ class ShareManager:
             consumer=consumer,
             expires=time.monotonic() + self.timeout_s,
             member=member,
-            schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
+            schemas=self.schemas_for(fmt),
             reset=None if reset is None else _RESETS[str(reset).lower()],
             conf=dict(conf),
         )
@@ -306,35 +249,6 @@ class ShareManager:
         except RestError:
             await self.delete(instance)
             raise
-
-    async def delete(self, instance: ShareInstance) -> None:
-        """Release what the instance holds, leave the group, forget it."""
-        self.instances.pop((instance.group, instance.name), None)
-        async with instance.lock:
-            if not instance.closed:
-                instance.closed = True
-                await asyncio.get_running_loop().run_in_executor(self.pool, _close, instance)
-
-    async def expire_forever(self) -> None:
-        """Close instances idle for longer than `consumer.instance.timeout.ms`."""
-        period = min(1.0, max(0.05, self.timeout_s / 4))
-        while True:
-            await asyncio.sleep(period)
-            now = time.monotonic()
-            for instance in [i for i in self.instances.values() if i.expires < now and not i.lock.locked()]:
-                log.info(
-                    "share consumer %s/%s expired after %.0f s idle; releasing %d record(s)",
-                    instance.group,
-                    instance.name,
-                    self.timeout_s,
-                    instance.held,
-                )
-                await self.delete(instance)
-
-    async def close_all(self) -> None:
-        """Close every instance (releasing what each holds), then the pool."""
-        await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
-        await asyncio.to_thread(self.pool.shutdown, wait=True)
 
 
 def _ack_all(instance: ShareInstance, messages: Iterable[Coordinates], kind: AcknowledgeType) -> int:
