@@ -402,6 +402,46 @@ def test_an_affinity_free_answer_cut_behind_nginx_is_not_accepted_and_comes_agai
         _stop_pair(pair)
 
 
+def test_a_records_request_acknowledges_what_the_client_holds(pair: Pair, topic: Any) -> None:
+    """`?acknowledge=` on a records request acknowledges every record the client holds, then
+    reads on, the acknowledgements travelling with the member's next fetch: 300 records read
+    by an instance answering at most 40 a time (`max.poll.records`), its first answer
+    released that way (it comes again, delivery count 2), every other accepted that way
+    (never again), the last with the acknowledgements call. A new member finds nothing."""
+    name = topic(partitions=1, prefix="share-piggyback")
+    _produce_numbered(pair.admin, name, 300, 1)
+    group = share_group(pair.admin, lock_ms=60_000)  # only an acknowledgement hands records on
+    deliveries: dict[int, list[int]] = defaultdict(list)
+    sizes: list[int] = []
+    released: set[int] = set()
+    deadline = time.monotonic() + GIVE_UP_S
+    with ProxyClient(pair.urls[0]) as client:
+        with client.share_consumer(group, topics=[name], max_poll_records=40) as instance:
+            kind: Any = None
+            held: list[ProxyRecord] = []  # the last answer's records, not yet acknowledged
+            while len(deliveries) < 300 or any(len(deliveries[n]) < 2 for n in released):
+                assert time.monotonic() < deadline, "the records did not all come"
+                records = instance.poll(timeout_ms=500, acknowledge=kind if held else None)
+                held = records  # this request acknowledged the ones before
+                if not records:
+                    continue
+                sizes.append(len(records))
+                for record in records:
+                    deliveries[_number(record)].append(record.delivery_count or 0)
+                if not released:
+                    released, kind = {_number(r) for r in records}, "release"
+                else:
+                    kind = "accept"
+            if held:
+                assert instance.accept(held) == {(name, 0): None}
+        with client.share_consumer(group, topics=[name]) as successor:
+            assert successor.poll(timeout_ms=1500) == []
+    assert max(sizes) <= 40 and len(sizes) >= 300 // 40
+    assert sorted(deliveries) == list(range(300))
+    assert all(deliveries[n] == [1, 2] for n in released)
+    assert all(deliveries[n] == [1] for n in range(300) if n not in released)
+
+
 # ---------------------------------------------------------------- per-answer limits
 
 
@@ -491,6 +531,17 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "create: unknown format": ("POST", "/share-consumers/{g}", {"format": "xml"}, 422, 422),
     "create: bad offset reset": ("POST", "/share-consumers/{g}", {"auto.offset.reset": "none"}, 422, 42204),
     "create: body not an object": ("POST", "/share-consumers/{g}", [1, 2], 422, 422),
+    "create: max.poll.records 0": ("POST", "/share-consumers/{g}", {"max.poll.records": 0}, 422, 42204),
+    "create: max.poll.records past its ceiling": (
+        "POST",
+        "/share-consumers/{g}",
+        {"max.poll.records": 1_000_001},
+        422,
+        42204,
+    ),
+    "create: max.poll.records a float": ("POST", "/share-consumers/{g}", {"max.poll.records": 1.5}, 422, 42204),
+    "create: max.poll.records past int64": ("POST", "/share-consumers/{g}", {"max.poll.records": 2**64}, 422, 42204),
+    "create: max.poll.records a word": ("POST", "/share-consumers/{g}", {"max.poll.records": "many"}, 422, 42204),
     "instance: NUL in the name": ("DELETE", "/share-consumers/{g}/instances/a%00b", None, 404, 40403),
     "instance: dot name": ("GET", "/share-consumers/{g}/instances/%2E%2E/records", None, 404, 40403),
     "instance: unknown": ("DELETE", "/share-consumers/{g}/instances/nobody", None, 404, 40403),
@@ -509,6 +560,8 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "records: timeout not an integer": ("GET", f"{_I}/records?timeout=1e3", None, 404, 404),
     "records: max_bytes past int64": ("GET", f"{_I}/records?max_bytes=" + "9" * 30, None, 404, 404),
     "records: another embedded format": ("GET", f"{_I}/records", "json-accept", 406, 40601),
+    "records: acknowledge an unknown type": ("GET", f"{_I}/records?acknowledge=renew", None, 422, 422),
+    "records: acknowledge with NUL": ("GET", f"{_I}/records?acknowledge=accept%00", None, 422, 422),
     "ack: empty list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": []}, 422, 422),
     "ack: not a list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": {}}, 422, 422),
     "ack: negative offset": ("POST", f"{_I}/acknowledgements", _ack(offset=-1), 422, 422),

@@ -275,6 +275,14 @@ _SCHEMAS: dict[str, Schema] = {
                 "enum": ["earliest", "latest", "smallest", "largest"],
                 "description": "the group's share.auto.offset.reset, set before this member joins",
             },
+            "max.poll.records": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1_000_000,
+                "description": "the most records one answer holds (the member's max.poll.records); default: the "
+                "proxy's consumer.max.poll.records. Every record of an answer is locked to this member until "
+                "acknowledged",
+            },
         }
     ),
     "ShareSubscription": _obj(("topics",), topics=_array(_STR, minItems=1, maxItems=10000)),
@@ -529,6 +537,13 @@ _PARAMETERS: dict[str, Schema] = {
         "schema": _array({**_STR, "minLength": 1}, minItems=1, maxItems=100),
         "description": "The topics to read (repeated: ?topic=a&topic=b); a missing or illegal one: 404 / 40401",
     },
+    "acknowledge": _query(
+        "acknowledge",
+        {"type": "string", "enum": ["accept", "release", "reject"]},
+        "First acknowledge every record the client holds from earlier answers with this type; the "
+        "acknowledgements go to Kafka with the instance's next fetch (no call of their own, no broker answer "
+        "waited for: a record whose lock ran out first comes again). Applied even when the answer is an error",
+    ),
     "auto_offset_reset": _query(
         "auto.offset.reset",
         {"type": "string", "enum": ["earliest", "latest"]},
@@ -993,9 +1008,10 @@ def _share_paths() -> dict[str, dict[str, Any]]:
                     404: "40403 instance not found, 404 timeout or max_bytes not an integer",
                     406: "40601: the Accept names another embedded format than the instance's",
                     409: "40903: records of earlier answers not yet acknowledged, or no subscription",
-                    422: "A record the instance's format cannot show (the instance holds it for you to acknowledge)",
+                    422: "acknowledge not accept, release or reject; or a record the instance's format cannot show "
+                    "(the instance holds it for you to acknowledge)",
                 },
-                ("group", "instance", "timeout", "max_bytes"),
+                ("group", "instance", "timeout", "max_bytes", "acknowledge"),
             ),
         },
         f"{_SHARE}/acknowledgements": {

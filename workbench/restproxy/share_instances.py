@@ -50,9 +50,11 @@ __all__ = [
     "ACK_TYPES",
     "AckType",
     "Coordinates",
+    "MAX_POLL_RECORDS_CEILING",
     "ShareInstance",
     "ShareManager",
     "acknowledge",
+    "acknowledge_held",
     "coordinates",
     "finish_answer",
     "partitions",
@@ -100,6 +102,9 @@ _NOT_FOR_SHARE = frozenset(
 #: How long a commit of acknowledgements may wait for the broker (seconds).
 _COMMIT_TIMEOUT_S = 10.0
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest"}
+#: The most records a create body's `max.poll.records` may ask one answer to hold (its
+#: bytes stay bounded by `consumer.request.max.bytes`).
+MAX_POLL_RECORDS_CEILING = 1_000_000
 #: Share-group admin calls (the v3 GETs) running at once in one process, and each one's deadline.
 _GROUP_CALLS = 4
 _GROUP_CALL_TIMEOUT_S = 10.0
@@ -120,11 +125,27 @@ class ShareInstance(Instance):
     seen: set[tuple[str, int]] = field(default_factory=set)
     #: The group's `share.auto.offset.reset` the create body asked for (set before it joins).
     reset: str | None = None
+    #: The most records one poll, and so one answer, holds (`max.poll.records`).
+    max_records: int = 500
 
     @property
     def held(self) -> int:
         """Records acquired by this member and not yet acknowledged."""
         return len(self.buffered) + len(self.writing) + len(self.outstanding)
+
+
+def _max_poll_records(asked: Any, default: int) -> int:
+    """A create body's `max.poll.records` (an integer from 1 to the ceiling; a string of
+    digits is taken, as Jackson takes it), else the properties' `consumer.max.poll.records`."""
+    if asked is None:
+        return default
+    if isinstance(asked, str) and asked.isascii() and asked.isdigit() and len(asked) < 10:
+        asked = int(asked)
+    if type(asked) is not int or not 1 <= asked <= MAX_POLL_RECORDS_CEILING:
+        raise RestError(
+            422, 42204, f"max.poll.records must be an integer from 1 to {MAX_POLL_RECORDS_CEILING}, got {asked!r}"[:200]
+        )
+    return asked
 
 
 def _groups_admin(settings: RestProxySettings) -> tuple[ShareGroupAdmin | None, str | None]:
@@ -215,9 +236,10 @@ class ShareManager(InstanceManager[ShareInstance]):
             raise RestError(
                 422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest or latest (smallest, largest)"
             )
+        max_records = _max_poll_records(body.get("max.poll.records"), self.settings.consumer_max_poll_records)
         self.check_room()
         client_id = f"{self.settings.id}-{name}" if self.settings.id else name
-        conf = self.conf(group, client_id)
+        conf = {**self.conf(group, client_id), "max.poll.records": max_records}
         try:
             consumer = ShareConsumer(conf)
         except KafkaException as exc:
@@ -232,6 +254,7 @@ class ShareManager(InstanceManager[ShareInstance]):
             schemas=self.schemas_for(fmt),
             reset=None if reset is None else _RESETS[str(reset).lower()],
             conf=dict(conf),
+            max_records=max_records,
         )
         self.instances[(group, name)] = instance
         return instance
@@ -436,6 +459,28 @@ def finish_answer(instance: ShareInstance, written: bool) -> int:
         log.info(
             "share %s/%s: an answer was not written in full; %d record(s) released", instance.group, instance.name, done
         )
+    return done
+
+
+def acknowledge_held(instance: ShareInstance, kind: str) -> int:
+    """Acknowledge every record the client holds (`outstanding`: records of answers written
+    to it in full) with `kind`, as a records request's `acknowledge` asks; how many
+    librdkafka took.
+
+    The acknowledgements go to the broker with the member's next fetch, as a native share
+    consumer's do (KIP-932 carries them on ShareFetch): no round trip of their own. When
+    records of the last poll are still buffered (no fetch follows this answer), they are
+    sent at once, without waiting for the broker's answer. No client waits for that
+    answer: a record whose lock ran out before its acknowledgement arrived comes again (at
+    least once); a client that must know uses `acknowledge` (the acknowledgements call)."""
+    held = list(instance.outstanding)
+    instance.outstanding.clear()
+    done = _ack_all(instance, held, ACK_TYPES[kind])
+    if held and instance.buffered:
+        try:
+            instance.consumer.commit_async()
+        except (KafkaException, RuntimeError) as exc:
+            log.warning("share %s/%s: acknowledgement commit failed: %s", instance.group, instance.name, exc)
     return done
 
 
