@@ -10,8 +10,9 @@ record in exactly one of three places, which is what the trust rule is built on:
 - `buffered`: polled, in no answer yet (an answer's budget ran out before them);
 - `writing`: in an answer being written to its client;
 - `outstanding`: in an answer the client's connection took in full, so the client holds
-  them: only these may be acknowledged by the client (explicit instances), or are
-  accepted by the proxy (the affinity-free group members, see `share_fetch.py`).
+  them: only these may be acknowledged by the client (explicit instances, with the
+  acknowledgements call or a records request's `acknowledge`), or are accepted by the
+  proxy (the affinity-free group members, see `share_consumers._handle_fetch`).
 
 An answer that fails or is cut releases its records (`finish_answer`), so they are
 offered again. librdkafka polls again only when every record of the last poll is
@@ -19,10 +20,11 @@ acknowledged, so an explicit instance with records outstanding answers a records
 409 / 40903 until its client acknowledges them.
 
 Every librdkafka call blocks, so it runs on the manager's worker pool, one call at a time
-per instance (`ShareManager.run`), never on the event loop; names and numbers are checked
-before they reach librdkafka (its assertions end the process). An instance idle for
-`consumer.instance.timeout.ms` is closed like a deleted one: what it holds is released
-first, then it leaves the group.
+per instance (`InstanceManager.run`, the base it shares with v2 consumer instances), never
+on the event loop; names and numbers are checked before they reach librdkafka (its
+assertions end the process). An instance idle for `consumer.instance.timeout.ms` is closed
+like a deleted one: what it holds is released first, then it leaves the group. The v3
+share-group GETs' admin client (`workbench.kafka.share_admin`) lives on the manager too.
 """
 
 from __future__ import annotations
