@@ -93,13 +93,17 @@ def _number(record: ProxyRecord) -> int:
 def test_explicit_instances_accept_each_record_once_release_comes_back_reject_never(pair: Pair, topic: Any) -> None:
     """10,000 records on 4 partitions, 6 instances over 2 processes: every 10th record is
     released on its first delivery (it must come back with a higher delivery count, then
-    be accepted), every 10th+1 rejected (never seen again), the rest accepted."""
+    be accepted), every 10th+1 rejected (never seen again), the rest accepted. A delivery
+    whose acknowledgement the broker refused (its 1 s lock ran out first, on a busy
+    machine) counts for nothing: its record comes again."""
     name = topic(partitions=4, prefix="share-explicit")
     _produce_numbered(pair.admin, name, 10_000, 4)
     group = share_group(pair.admin)
     accepted: Counter[int] = Counter()
     deliveries: dict[int, list[int]] = defaultdict(list)
     rejected: set[int] = set()
+    #: How many deliveries a record had when a reject of it was taken: none may follow.
+    rejected_after: dict[int, int] = {}
     lock = threading.Lock()
     stop = threading.Event()
     failures: list[str] = []
@@ -128,6 +132,7 @@ def test_explicit_instances_accept_each_record_once_release_comes_back_reject_ne
                             accepted[_number(record)] += 1
                         elif kind == "reject":
                             rejected.add(_number(record))
+                            rejected_after[_number(record)] = len(deliveries[_number(record)])
 
     clients = [ProxyClient(pair.urls) for _ in range(6)]  # round-robin: 3 instances per process
     threads = [threading.Thread(target=lambda c=c: _guard(work, c, failures)) for c in clients]
@@ -147,7 +152,7 @@ def test_explicit_instances_accept_each_record_once_release_comes_back_reject_ne
     assert set(accepted) == expected_accept
     assert [n for n, times in accepted.items() if times != 1] == []
     assert rejected == {n for n in range(10_000) if n % 10 == 1}
-    assert all(len(deliveries[n]) == 1 for n in rejected), "a rejected record came back"
+    assert all(len(deliveries[n]) == rejected_after[n] for n in rejected), "a rejected record came back"
     released = [n for n in range(10_000) if n % 10 == 0]
     assert all(len(deliveries[n]) >= 2 and deliveries[n][-1] > deliveries[n][0] for n in released)
 
