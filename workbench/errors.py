@@ -5,7 +5,10 @@
     │   └── KafkaOptionError    a Spark Kafka source option is wrong (streaming.options)
     ├── StackError              an embedded service did not start, stop or answer
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
-    │   └── PartitionGrowthRefused  the cluster did not add partitions (topics.errors)
+    │   ├── PartitionGrowthRefused  the cluster did not add partitions (topics.errors)
+    │   ├── KafkaProtocolError  a broker spoken to by hand did not answer, or not readably (kafka.wire)
+    │   ├── ShareGroupsUnsupported  the cluster has no share groups (kafka.share_admin)
+    │   └── ShareGroupNotFound  no share group of that id (kafka.share_admin)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
     ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)

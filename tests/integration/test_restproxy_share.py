@@ -7,6 +7,7 @@ own behind nginx. Every group gets a 1 s record lock, so redeliveries come in se
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -91,13 +93,17 @@ def _number(record: ProxyRecord) -> int:
 def test_explicit_instances_accept_each_record_once_release_comes_back_reject_never(pair: Pair, topic: Any) -> None:
     """10,000 records on 4 partitions, 6 instances over 2 processes: every 10th record is
     released on its first delivery (it must come back with a higher delivery count, then
-    be accepted), every 10th+1 rejected (never seen again), the rest accepted."""
+    be accepted), every 10th+1 rejected (never seen again), the rest accepted. A delivery
+    whose acknowledgement the broker refused (its 1 s lock ran out first, on a busy
+    machine) counts for nothing: its record comes again."""
     name = topic(partitions=4, prefix="share-explicit")
     _produce_numbered(pair.admin, name, 10_000, 4)
     group = share_group(pair.admin)
     accepted: Counter[int] = Counter()
     deliveries: dict[int, list[int]] = defaultdict(list)
     rejected: set[int] = set()
+    #: How many deliveries a record had when a reject of it was taken: none may follow.
+    rejected_after: dict[int, int] = {}
     lock = threading.Lock()
     stop = threading.Event()
     failures: list[str] = []
@@ -126,6 +132,7 @@ def test_explicit_instances_accept_each_record_once_release_comes_back_reject_ne
                             accepted[_number(record)] += 1
                         elif kind == "reject":
                             rejected.add(_number(record))
+                            rejected_after[_number(record)] = len(deliveries[_number(record)])
 
     clients = [ProxyClient(pair.urls) for _ in range(6)]  # round-robin: 3 instances per process
     threads = [threading.Thread(target=lambda c=c: _guard(work, c, failures)) for c in clients]
@@ -145,7 +152,7 @@ def test_explicit_instances_accept_each_record_once_release_comes_back_reject_ne
     assert set(accepted) == expected_accept
     assert [n for n, times in accepted.items() if times != 1] == []
     assert rejected == {n for n in range(10_000) if n % 10 == 1}
-    assert all(len(deliveries[n]) == 1 for n in rejected), "a rejected record came back"
+    assert all(len(deliveries[n]) == rejected_after[n] for n in rejected), "a rejected record came back"
     released = [n for n in range(10_000) if n % 10 == 0]
     assert all(len(deliveries[n]) >= 2 and deliveries[n][-1] > deliveries[n][0] for n in released)
 
@@ -367,6 +374,144 @@ def test_a_cut_answer_accepts_nothing_and_its_records_come_again(stack: Stack, t
         proxy.stop()
 
 
+def test_an_affinity_free_answer_cut_behind_nginx_is_not_accepted_and_comes_again(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """The affinity-free fetch through nginx (its `proxy_buffering off` passes the client's
+    back-pressure on): an answer of ~25 MB cut by its client after 64 KB is released, not
+    accepted, so reading on through nginx finds every record, the cut answer's again with
+    delivery count 2, long before their 1-minute lock would bring them back."""
+    pair = _start_pair(stack, tmp_path)
+    try:
+        name = topic(partitions=1, prefix="share-cut-free")
+        _produce_numbered(pair.admin, name, 250, 1, size=100_000)
+        group = share_group(pair.admin, lock_ms=60_000)
+        path = f"/share-consumers/{group}/records?topic={name}&timeout=1000"
+        binary = "application/vnd.kafka.binary.v2+json"
+        started = time.monotonic()
+        deadline = started + 40  # well inside the lock: only a release can bring records back
+        while time.monotonic() < deadline and _cut_records_answer(pair.nginx.url, path, binary) < 65536:
+            pass
+        seen: dict[int, int] = {}
+        with ProxyClient(pair.nginx.url) as client:
+            while time.monotonic() < deadline and len(seen) < 250:
+                for record in client.share_fetch(group, [name], timeout_ms=500):
+                    seen[_number(record)] = max(seen.get(_number(record), 0), record.delivery_count or 0)
+        assert time.monotonic() - started < 60
+        assert sorted(seen) == list(range(250)), f"{250 - len(seen)} records of the cut answer never came again"
+        assert seen[0] == 2, "the cut answer's first record came back without a release"
+        logs = "".join(p.log.read_text(errors="replace") for p in pair.proxies)
+        assert "not written in full" in logs
+        assert all(p.alive() for p in pair.proxies)
+    finally:
+        _stop_pair(pair)
+
+
+def test_a_records_request_acknowledges_what_the_client_holds(pair: Pair, topic: Any) -> None:
+    """`?acknowledge=` on a records request acknowledges every record the client holds, then
+    reads on, the acknowledgements travelling with the member's next fetch: 300 records read
+    by an instance answering at most 40 a time (`max.poll.records`), its first answer
+    released that way (it comes again, delivery count 2), every other accepted that way
+    (never again), the last with the acknowledgements call. A new member finds nothing."""
+    name = topic(partitions=1, prefix="share-piggyback")
+    _produce_numbered(pair.admin, name, 300, 1)
+    group = share_group(pair.admin, lock_ms=60_000)  # only an acknowledgement hands records on
+    deliveries: dict[int, list[int]] = defaultdict(list)
+    sizes: list[int] = []
+    released: set[int] = set()
+    deadline = time.monotonic() + GIVE_UP_S
+    with ProxyClient(pair.urls[0]) as client:
+        with client.share_consumer(group, topics=[name], max_poll_records=40) as instance:
+            kind: Any = None
+            held: list[ProxyRecord] = []  # the last answer's records, not yet acknowledged
+            while len(deliveries) < 300 or any(len(deliveries[n]) < 2 for n in released):
+                assert time.monotonic() < deadline, "the records did not all come"
+                records = instance.poll(timeout_ms=500, acknowledge=kind if held else None)
+                held = records  # this request acknowledged the ones before
+                if not records:
+                    continue
+                sizes.append(len(records))
+                for record in records:
+                    deliveries[_number(record)].append(record.delivery_count or 0)
+                if not released:
+                    released, kind = {_number(r) for r in records}, "release"
+                else:
+                    kind = "accept"
+            if held:
+                assert instance.accept(held) == {(name, 0): None}
+        with client.share_consumer(group, topics=[name]) as successor:
+            assert successor.poll(timeout_ms=1500) == []
+    assert max(sizes) <= 40 and len(sizes) >= 300 // 40
+    assert sorted(deliveries) == list(range(300))
+    assert all(deliveries[n] == [1, 2] for n in released)
+    assert all(deliveries[n] == [1] for n in range(300) if n not in released)
+
+
+# ---------------------------------------------------------------- per-answer limits
+
+
+def _record_bytes(record: ProxyRecord) -> int:
+    return len(bytes(record.key or b"")) + len(bytes(record.value or b""))
+
+
+def test_answers_keep_to_their_record_and_byte_limits_and_nothing_left_over_is_lost(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """A proxy answering at most 50 records (`consumer.max.poll.records`): 600 records of
+    ~1 KB written in whole batches, so one poll acquires more than an answer may hold. Read
+    by an explicit instance with `max_bytes=3500` (3 records an answer), then by one without
+    (50 an answer), then by the affinity-free fetch with `max_bytes=3500`: no answer passes
+    its limits, and every record is read exactly once. What an answer could not hold was
+    answered next by the same instance (delivery count 1); only what an instance still held
+    when it was deleted was released, and came once more: the delivery counts above 1 add up
+    to exactly the releases the proxy logged."""
+    proxy = start_proxy(stack.bootstrap_servers, tmp_path, KAFKA_REST_CONSUMER_MAX_POLL_RECORDS="50", **PROXY_ENV)
+    try:
+        admin = stack.kafka_config("admin")
+        name = topic(partitions=1, prefix="share-limits")
+        _produce_numbered(admin, name, 600, 1, size=1000)
+        group = share_group(admin, lock_ms=60_000)  # nothing may come back by a lock running out
+        seen: Counter[int] = Counter()
+        counts: dict[int, int] = {}
+        answers: list[int] = []
+
+        def take(records: list[ProxyRecord], max_records: int, max_bytes: int | None) -> None:
+            assert len(records) <= max_records
+            if max_bytes is not None and len(records) > 1:
+                assert sum(_record_bytes(r) for r in records) <= max_bytes
+            answers.append(len(records))
+            for record in records:
+                seen[_number(record)] += 1
+                counts[_number(record)] = record.delivery_count or 0
+
+        deadline = time.monotonic() + GIVE_UP_S
+        with ProxyClient(proxy.url) as client:
+            with client.share_consumer(group, topics=[name]) as small:
+                while sum(seen.values()) < 150 and time.monotonic() < deadline:
+                    records = small.poll(timeout_ms=500, max_bytes=3500)
+                    take(records, 3, 3500)
+                    small.accept(records)
+            small_answers = len([a for a in answers if a])
+            with client.share_consumer(group, topics=[name]) as large:
+                while sum(seen.values()) < 450 and time.monotonic() < deadline:
+                    records = large.poll(timeout_ms=500)
+                    take(records, 50, None)
+                    large.accept(records)
+            while sum(seen.values()) < 600 and time.monotonic() < deadline:
+                take(client.share_fetch(group, [name], timeout_ms=500, max_bytes=3500), 3, 3500)
+            time.sleep(1)
+            take(client.share_fetch(group, [name], timeout_ms=500), 50, None)  # nothing more comes
+    finally:
+        proxy.stop()
+    assert sorted(seen) == list(range(600)) and set(seen.values()) == {1}, "a record lost or read twice"
+    log = proxy.log.read_text(errors="replace")
+    released = sum(int(n) for n in re.findall(r"closed; (\d+) record\(s\) released", log))
+    assert sum(count - 1 for count in counts.values()) == released
+    assert sum(1 for count in counts.values() if count == 1) >= 600 - released
+    assert small_answers >= 50 and max(answers) == 50
+    assert "not written in full" not in log
+
+
 # ---------------------------------------------------------------- hostile inputs
 
 
@@ -391,6 +536,17 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "create: unknown format": ("POST", "/share-consumers/{g}", {"format": "xml"}, 422, 422),
     "create: bad offset reset": ("POST", "/share-consumers/{g}", {"auto.offset.reset": "none"}, 422, 42204),
     "create: body not an object": ("POST", "/share-consumers/{g}", [1, 2], 422, 422),
+    "create: max.poll.records 0": ("POST", "/share-consumers/{g}", {"max.poll.records": 0}, 422, 42204),
+    "create: max.poll.records past its ceiling": (
+        "POST",
+        "/share-consumers/{g}",
+        {"max.poll.records": 1_000_001},
+        422,
+        42204,
+    ),
+    "create: max.poll.records a float": ("POST", "/share-consumers/{g}", {"max.poll.records": 1.5}, 422, 42204),
+    "create: max.poll.records past int64": ("POST", "/share-consumers/{g}", {"max.poll.records": 2**64}, 422, 42204),
+    "create: max.poll.records a word": ("POST", "/share-consumers/{g}", {"max.poll.records": "many"}, 422, 42204),
     "instance: NUL in the name": ("DELETE", "/share-consumers/{g}/instances/a%00b", None, 404, 40403),
     "instance: dot name": ("GET", "/share-consumers/{g}/instances/%2E%2E/records", None, 404, 40403),
     "instance: unknown": ("DELETE", "/share-consumers/{g}/instances/nobody", None, 404, 40403),
@@ -409,6 +565,8 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "records: timeout not an integer": ("GET", f"{_I}/records?timeout=1e3", None, 404, 404),
     "records: max_bytes past int64": ("GET", f"{_I}/records?max_bytes=" + "9" * 30, None, 404, 404),
     "records: another embedded format": ("GET", f"{_I}/records", "json-accept", 406, 40601),
+    "records: acknowledge an unknown type": ("GET", f"{_I}/records?acknowledge=renew", None, 422, 422),
+    "records: acknowledge with NUL": ("GET", f"{_I}/records?acknowledge=accept%00", None, 422, 422),
     "ack: empty list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": []}, 422, 422),
     "ack: not a list": ("POST", f"{_I}/acknowledgements", {"acknowledgements": {}}, 422, 422),
     "ack: negative offset": ("POST", f"{_I}/acknowledgements", _ack(offset=-1), 422, 422),
@@ -434,7 +592,7 @@ HOSTILE: dict[str, tuple[str, str, Any, int, int]] = {
     "fetch: 101 topics": ("GET", "/share-consumers/{g}/records?" + "&".join(["topic={t}"] * 101), None, 422, 422),
     "v3: unknown cluster": ("GET", "/v3/clusters/nope/share-groups", None, 404, 404),
     "v3: NUL in the group": ("GET", f"{_G}/a%00", None, 404, 404),
-    "v3: a group without a member here": ("GET", f"{_G}/nobody-here", None, 404, 404),
+    "v3: a group that does not exist": ("GET", f"{_G}/nobody-here", None, 404, 404),
     "v3: unknown consumer": ("GET", f"{_G}/{{g}}/consumers/nobody", None, 404, 404),
 }
 
@@ -479,21 +637,119 @@ def test_hostile_share_request_is_refused_and_survived(
     assert pair.proxies[0].alive() and requests.get(f"{target.url}/topics", timeout=30).status_code == 200
 
 
-def test_v3_share_groups_show_this_processes_members(pair: Pair, target: Target) -> None:
-    base = f"{target.url}/v3/clusters/{target.cluster}/share-groups"
-    listed = requests.get(base, timeout=30).json()
-    assert listed["kind"] == "KafkaShareGroupList" and listed["metadata"]["self"] == base
-    mine = [g for g in listed["data"] if g["share_group_id"] == target.group]
-    assert len(mine) == 1 and mine[0]["kind"] == "KafkaShareGroup" and mine[0]["consumer_count"] == 1
-    assert mine[0]["consumers"]["related"] == f"{base}/{target.group}/consumers"
-    consumers = requests.get(f"{base}/{target.group}/consumers", timeout=30).json()
-    assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
-    one = requests.get(f"{base}/{target.group}/consumers/inst", timeout=30).json()
-    assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
-    assignments = requests.get(f"{base}/{target.group}/consumers/inst/assignments", timeout=30).json()
-    assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
-    other = requests.get(f"{pair.proxies[1].url}/v3/clusters/{target.cluster}/share-groups/{target.group}", timeout=30)
-    error(other, 404, 404)  # the other process has no member in it
+def _member_on(url: str, group: str, name: str, topic: str) -> None:
+    """An explicit instance `name` of `group` on the proxy at `url`, subscribed to `topic`
+    and polled once (it joins the group)."""
+    http = requests.Session()
+    assert post(http, f"{url}/share-consumers/{group}", {"name": name}).status_code == 200
+    base = f"{url}/share-consumers/{group}/instances/{name}"
+    assert post(http, f"{base}/subscription", {"topics": [topic]}).status_code == 204
+    answer = http.get(f"{base}/records?timeout=200", headers={"Accept": "application/vnd.kafka.binary.v2+json"})
+    assert answer.status_code == 200, answer.text
+
+
+def _v3_get(url: str) -> requests.Response:
+    return requests.get(url, timeout=30)
+
+
+def test_v3_share_groups_show_the_clusters_members_from_every_process(pair: Pair, target: Target, topic: Any) -> None:
+    """Members on both processes (and the hostile battery's one): every process, and nginx,
+    lists all of them with the broker's member ids, and their assignments cover the topic."""
+    name = topic(partitions=4, prefix="share-v3")
+    group = share_group(pair.admin)
+    _member_on(pair.proxies[0].url, group, "left", name)
+    _member_on(pair.proxies[1].url, group, "right", name)
+    path = f"/v3/clusters/{target.cluster}/share-groups"
+    deadline = time.monotonic() + GIVE_UP_S
+    described: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        described = _v3_get(f"{pair.urls[0]}{path}/{group}").json()
+        if described.get("consumer_count") == 2 and described.get("partition_count") == 4:
+            break
+        time.sleep(0.2)
+    assert described["consumer_count"] == 2 and described["partition_count"] == 4, described
+    for url in [*pair.urls, pair.nginx.url]:
+        base = f"{url}{path}"
+        listed = _v3_get(base)
+        assert listed.headers["X-Share-Groups-View"] == "cluster"
+        groups = {g["share_group_id"]: g for g in listed.json()["data"]}
+        assert groups[group]["consumer_count"] == 2 and groups[target.group]["consumer_count"] >= 1
+        one = _v3_get(f"{base}/{group}").json()
+        assert one["kind"] == "KafkaShareGroup" and one["state"] == "STABLE"
+        coordinator = one["coordinator"]["related"]  # a process's own URL, behind nginx too
+        assert coordinator.rpartition("/")[0].endswith(f"/v3/clusters/{target.cluster}/brokers")
+        assert coordinator.rpartition("/")[2].isdigit()
+        assert [(p["topic_name"], p["partition_id"]) for p in one["assigned_topic_partitions"]] == [
+            (name, p) for p in range(4)
+        ]
+        consumers = _v3_get(f"{base}/{group}/consumers").json()
+        assert consumers["kind"] == "KafkaShareGroupConsumerList"
+        assert sorted(c["client_id"] for c in consumers["data"]) == ["p0-left", "p1-right"]
+        assigned: set[tuple[str, int]] = set()
+        for consumer in consumers["data"]:
+            member = consumer["consumer_id"]
+            assert member not in ("left", "right") and len(member) >= 16  # the broker's member id
+            # librdkafka's member ids are base64 with '/' and '+': a path segment quotes them
+            one_consumer = _v3_get(f"{base}/{group}/consumers/{quote(member, safe='')}").json()
+            unlinked = ("metadata", "assignments")  # behind nginx another process may answer, with its URL
+            assert {k: v for k, v in one_consumer.items() if k not in unlinked} == {
+                k: v for k, v in consumer.items() if k not in unlinked
+            }
+            assignments = _v3_get(consumer["assignments"]["related"]).json()
+            assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+            assert {a["consumer_id"] for a in assignments["data"]} <= {member}
+            assigned |= {(a["topic_name"], a["partition_id"]) for a in assignments["data"]}
+        assert assigned == {(name, p) for p in range(4)}
+
+
+@pytest.mark.parametrize(
+    "path, what",
+    [
+        ("/no-such-group-{u}", "a group that does not exist"),
+        ("/{g}/consumers/no-such-member", "a consumer that is not a member"),
+        ("/{g}/consumers/" + "m" * 2000, "a 2,000-character consumer id"),
+        ("/{g}/consumers/%E2%80%AE%F0%9F%98%80/assignments", "a consumer id of odd characters"),
+        ("/%F0%9F%98%80" * 60, "a group id of 240 odd characters"),
+        ("/" + "g" * 256, "a group id past 255 characters"),
+        ("/a%0Ab/consumers", "a line feed in the group id"),
+    ],
+)
+def test_v3_share_group_lookups_that_find_nothing_are_404(pair: Pair, target: Target, path: str, what: str) -> None:
+    path = path.replace("{g}", target.group).replace("{u}", uuid.uuid4().hex)
+    answer = _v3_get(f"{pair.urls[1]}/v3/clusters/{target.cluster}/share-groups{path}")
+    message = error(answer, 404, 404)
+    assert len(message) < 400, what
+    assert pair.proxies[1].alive()
+
+
+def test_v3_share_groups_with_tls_or_sasl_settings_show_this_processes_members(
+    stack: Stack, tmp_path: Path, topic: Any
+) -> None:
+    """A proxy whose admin settings name SASL (ignored by librdkafka on a PLAINTEXT
+    listener, enough for the proxy to know its admin client cannot speak them) answers
+    from its own members, and says so in the header."""
+    proxy = start_proxy(stack.bootstrap_servers, tmp_path, KAFKA_REST_ADMIN_SASL_USERNAME="someone", **PROXY_ENV)
+    try:
+        admin = stack.kafka_config("admin")
+        name = topic(partitions=1, prefix="share-v3-process")
+        group = share_group(admin)
+        _member_on(proxy.url, group, "inst", name)
+        cluster = requests.get(f"{proxy.url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
+        base = f"{proxy.url}/v3/clusters/{cluster}/share-groups"
+        listed = _v3_get(base)
+        assert listed.headers["X-Share-Groups-View"].startswith("process; sasl.username is set")
+        mine = [g for g in listed.json()["data"] if g["share_group_id"] == group]
+        assert len(mine) == 1 and mine[0]["consumer_count"] == 1
+        assert mine[0]["coordinator"]["related"] == f"{proxy.url}/v3/clusters/{cluster}/brokers"
+        consumers = _v3_get(f"{base}/{group}/consumers").json()
+        assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
+        one = _v3_get(f"{base}/{group}/consumers/inst").json()
+        assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
+        assignments = _v3_get(f"{base}/{group}/consumers/inst/assignments").json()
+        assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
+        assert "no member in it" in error(_v3_get(f"{base}/nobody-{uuid.uuid4().hex}"), 404, 404)
+    finally:
+        proxy.stop()
 
 
 # ---------------------------------------------------------------- a broker without share groups

@@ -49,11 +49,13 @@ def test_released_and_killed_members_records_come_again_and_each_is_accepted_onc
     assert "records were accepted, each once" in share_groups.redelivery_sentence(run)
 
 
-@pytest.mark.parametrize("path", ["native", "proxy"])
-def test_share_consume_rows_follow_the_experiment_contract(stack: Stack, path: str) -> None:
-    """Natively and through share-consumer instances on the REST proxy: every record once."""
-    point = {**CHEAP["share_consume"], "path": path}
+@pytest.mark.parametrize("path, acks", [("native", "next_fetch"), ("proxy", "next_fetch"), ("proxy", "call")])
+def test_share_consume_rows_follow_the_experiment_contract(stack: Stack, path: str, acks: str) -> None:
+    """Natively and through share-consumer instances on the REST proxy (accepting each answer
+    with the next read, or with the acknowledgements call): every record once."""
+    point = {**CHEAP["share_consume"], "path": path, "proxy_acks": acks}
     rows = sweep("share_consume", [point], repeat=2, stack=stack, record=False, progress=False)
     check_contract("share_consume", rows)
     assert (rows["records"] == 200).all() and (rows["duplicates"] == 0).all() and rows["complete"].all()
     assert (rows["path"] == path).all()
+    assert (rows["proxy_acks"] == acks).all() if path == "proxy" else rows["proxy_acks"].isna().all()

@@ -19,7 +19,16 @@ from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
-from workbench.topics.share_groups import KINDS, GroupRun, Kind, ReadPath, fill_for_sharing, order_breaks, run_group
+from workbench.topics.share_groups import (
+    KINDS,
+    PROXY_ACKS,
+    GroupRun,
+    Kind,
+    ReadPath,
+    fill_for_sharing,
+    order_breaks,
+    run_group,
+)
 
 __all__ = ["records_for", "share_consume", "share_grid"]
 
@@ -77,6 +86,7 @@ def share_consume(
     records_per_batch: int = 1,
     record_bytes: int | None = None,
     path: str = "native",
+    proxy_acks: str = "next_fetch",
     max_poll_records: int = 10,
     lock_ms: int = 30_000,
     topic_prefix: str = "bench-share",
@@ -86,9 +96,11 @@ def share_consume(
     `path="proxy"` reads a share group through share-consumer instances on the stack's REST
     proxy instead of librdkafka share consumers; `record_bytes` pads every value (and gives
     the row its MB/s). CPU is measured by process for the read (client, proxy, broker).
-    `max_poll_records` is what a native share member asks for a fetch: small shares a
-    partition finely between members, large reads faster (the proxy's instances take the
-    proxy's `consumer.max.poll.records`).
+    `max_poll_records` is what a share member asks for a fetch, natively or through the
+    proxy (the instance's `max.poll.records`): small shares a partition finely between
+    members, large reads faster. `proxy_acks` is how a proxy member accepts an
+    answer: `next_fetch` (with its next records request) or `call` (the acknowledgements
+    call, one round trip more).
 
     Raises:
         BenchError: parameters out of range, or the broker has no share groups (one line).
@@ -100,6 +112,8 @@ def share_consume(
         raise BenchError(f"path must be 'native', or 'proxy' for a share group; got {path!r} for a {kind}")
     if path == "proxy" and not stack.proxy_urls:
         raise BenchError("path='proxy' needs a REST proxy, and this profile has none")
+    if proxy_acks not in PROXY_ACKS:
+        raise BenchError(f"proxy_acks must be one of {list(PROXY_ACKS)}, got {proxy_acks!r}")
     if not 1 <= max_poll_records <= 10_000:
         raise BenchError(f"max_poll_records must be between 1 and 10,000, got {max_poll_records}")
     if record_bytes is not None and not 1 <= record_bytes <= 1_000_000:
@@ -113,6 +127,7 @@ def share_consume(
         "records_per_batch": records_per_batch,
         "record_bytes": record_bytes,
         "path": path,
+        "proxy_acks": proxy_acks if path == "proxy" else None,
         "max_poll_records": max_poll_records,
     }
     with bench_topic(stack, topic_partitions, topic_prefix) as topic:
@@ -136,6 +151,7 @@ def _read(stack: Stack, topic: str, params: dict[str, Any], lock_ms: int = 30_00
                 lock_ms=lock_ms,
                 path=path,
                 max_poll_records=int(params.get("max_poll_records") or 10),
+                proxy_acks="call" if params.get("proxy_acks") == "call" else "next_fetch",
             )
     except TopicDesignError as exc:
         raise BenchError(str(exc)) from None

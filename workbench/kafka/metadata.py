@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from workbench.errors import KafkaError
+from workbench.kafka.wire import Reader
 
 __all__ = [
     "BrokerMetadata",
@@ -106,14 +107,11 @@ def decode_metadata_response(frame: bytes) -> MetadataResponse:
     Raises:
         KafkaError: the bytes are not a whole v4 response (truncated, or trailing bytes).
     """
-    reader = _Reader(frame)
+    reader = Reader(frame, "a Metadata v4 response")
     correlation_id, throttle_ms = reader.int32(), reader.int32()
-    brokers = tuple(
-        BrokerMetadata(reader.int32(), reader.string() or "", reader.int32(), reader.string())
-        for _ in range(reader.count())
-    )
+    brokers = tuple(reader.array(lambda r: BrokerMetadata(r.int32(), r.string() or "", r.int32(), r.string())))
     cluster_id, controller_id = reader.string(), reader.int32()
-    topics = tuple(_topic(reader) for _ in range(reader.count()))
+    topics = tuple(reader.array(_topic))
     if reader.remaining:
         raise KafkaError(f"a Metadata v4 response had {reader.remaining} bytes past its end; is it another version?")
     return MetadataResponse(correlation_id, throttle_ms, brokers, cluster_id, controller_id, topics)
@@ -157,60 +155,23 @@ def bootstrap_address(servers: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _topic(reader: _Reader) -> TopicMetadata:
+def _topic(reader: Reader) -> TopicMetadata:
     error_code, name, internal = reader.int16(), reader.string() or "", reader.boolean()
-    partitions = []
-    for _ in range(reader.count()):
-        reader.int16()  # the partition's error code
-        partitions.append(reader.int32())
-        reader.int32()  # leader
-        reader.skip_int32_array()  # replicas
-        reader.skip_int32_array()  # in-sync replicas
-    return TopicMetadata(name, error_code, internal, tuple(partitions))
+    return TopicMetadata(name, error_code, internal, tuple(reader.array(_partition)))
+
+
+def _partition(reader: Reader) -> int:
+    reader.int16()  # the partition's error code
+    partition = reader.int32()
+    reader.int32()  # leader
+    reader.array(Reader.int32)  # replicas
+    reader.array(Reader.int32)  # in-sync replicas
+    return partition
 
 
 def _string(text: str) -> bytes:
     data = text.encode()
     return struct.pack(">h", len(data)) + data
-
-
-class _Reader:
-    """Reads Kafka's fixed-width primitives from a buffer, refusing to run past its end."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = memoryview(data)
-        self._at = 0
-
-    @property
-    def remaining(self) -> int:
-        return len(self._data) - self._at
-
-    def _take(self, n: int) -> memoryview:
-        if n > self.remaining:
-            raise KafkaError(f"a Metadata response ended {n - self.remaining} bytes short; the frame is truncated")
-        chunk = self._data[self._at : self._at + n]
-        self._at += n
-        return chunk
-
-    def int16(self) -> int:
-        return int(struct.unpack(">h", self._take(2))[0])
-
-    def int32(self) -> int:
-        return int(struct.unpack(">i", self._take(4))[0])
-
-    def boolean(self) -> bool:
-        return self._take(1)[0] != 0
-
-    def count(self) -> int:
-        """An array's length; a null array (-1) has no elements."""
-        return max(0, self.int32())
-
-    def string(self) -> str | None:
-        length = self.int16()
-        return None if length < 0 else bytes(self._take(length)).decode()
-
-    def skip_int32_array(self) -> None:
-        self._take(4 * self.count())
 
 
 def _recv_exactly(sock: socket.socket, n: int) -> bytes:

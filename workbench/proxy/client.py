@@ -404,11 +404,18 @@ class ProxyClient:
         format: Format = "binary",
         name: str | None = None,
         auto_offset_reset: str | None = None,
+        max_poll_records: int | None = None,
     ) -> ProxyShareConsumer:
         """A share-consumer instance (explicit acknowledgement) in share group `group`; use it
         in a `with` block (see `ProxyShareConsumer`). The workbench's proxy only."""
         return ProxyShareConsumer(
-            self, group, topics=topics, format=format, name=name, auto_offset_reset=auto_offset_reset
+            self,
+            group,
+            topics=topics,
+            format=format,
+            name=name,
+            auto_offset_reset=auto_offset_reset,
+            max_poll_records=max_poll_records,
         )
 
     def share_fetch(

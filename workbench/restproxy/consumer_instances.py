@@ -15,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -27,12 +25,11 @@ from confluent_kafka import OFFSET_STORED, Consumer, KafkaError, KafkaException,
 
 from workbench._types import Partition
 from workbench.httpserver.errors import RestError
-from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
-from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
+from workbench.restproxy.errors import ILLEGAL_STATE
+from workbench.restproxy.instances import Instance, InstanceManager
 from workbench.restproxy.metadata import kafka_error
-from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
-from workbench.restproxy.validation import INT32_MAX, check_group, check_instance_name
+from workbench.restproxy.validation import INT32_MAX
 
 __all__ = [
     "ConsumerInstance",
@@ -76,31 +73,20 @@ _REASSIGN_FIRST_S = 0.1
 _REASSIGN_MAX_S = 1.0
 
 
-@dataclass
-class ConsumerInstance:
+@dataclass(kw_only=True)
+class ConsumerInstance(Instance):
     """One consumer instance: the Kafka consumer and what the REST layer tracks for it."""
 
-    group: str
-    name: str
-    format: str
     consumer: Consumer
     auto_commit: bool
     request_timeout_ms: int | None
     fetch_min_bytes: int | None
-    expires: float
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    topics: list[str] = field(default_factory=list)
     pattern: str | None = None
     manual: list[Partition] | None = None
     pending: deque[Message] = field(default_factory=deque)
     delivered: dict[Partition, int] = field(default_factory=dict)
-    closed: bool = False
-    #: The librdkafka settings it was built with, to build it again (see `releasing`).
-    conf: dict[str, Any] = field(default_factory=dict)
     #: Every topic its librdkafka consumer has known (librdkafka never forgets one).
     known_topics: set[str] = field(default_factory=set)
-    #: The registry client of a schema-format instance (None for binary and json).
-    schemas: SchemaFormats | None = None
     #: When its assignment is to be made again, after a failed committed-offset lookup
     #: (`lookup_failed`); None when it is not.
     reassign_at: float | None = None
@@ -108,30 +94,16 @@ class ConsumerInstance:
     lookup_failures: int = 0
 
 
-class ConsumerManager:
+class ConsumerManager(InstanceManager[ConsumerInstance]):
     """All consumer instances of this process, their worker pool and their expiry."""
 
-    def __init__(self, settings: RestProxySettings, schemas: SchemaFormats | None = None) -> None:
-        self.settings = settings
-        #: The Schema Registry client the avro/jsonschema/protobuf formats decode with.
-        self.schemas = schemas
-        threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="consumer")
-        self.instances: dict[tuple[str, str], ConsumerInstance] = {}
-        self.timeout_s = settings.consumer_instance_timeout_ms / 1000
+    kind = "Consumer"
+    limit_property = "consumer.instances.max"
+    name_prefix = "rest-consumer"
+    thread_prefix = "consumer"
 
-    def __len__(self) -> int:
-        return len(self.instances)
-
-    async def run(self, instance: ConsumerInstance, function: Callable[..., _T], *args: Any) -> _T:
-        """Run a blocking call for one instance on the pool, one call at a time."""
-        async with instance.lock:
-            if instance.closed:
-                raise _not_found(instance.group, instance.name)
-            self.touch(instance)
-            result = await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
-            self.touch(instance)
-            return result
+    def close_client(self, instance: ConsumerInstance) -> None:
+        _close(instance)
 
     async def stream(
         self, instance: ConsumerInstance, piece: Callable[[], _T], more: Callable[[], bool]
@@ -143,7 +115,7 @@ class ConsumerManager:
         running: asyncio.Future[_T] | None = None
         try:
             if instance.closed:
-                raise _not_found(instance.group, instance.name)
+                raise self.not_found(instance.group, instance.name)
             loop = asyncio.get_running_loop()
             while True:
                 self.touch(instance)
@@ -160,33 +132,10 @@ class ConsumerManager:
             else:
                 instance.lock.release()
 
-    def touch(self, instance: ConsumerInstance) -> None:
-        instance.expires = time.monotonic() + self.timeout_s
-
-    def get(self, group: str, name: str) -> ConsumerInstance:
-        instance = self.instances.get((group, name))
-        if instance is None:
-            raise _not_found(group, name)
-        self.touch(instance)
-        return instance
-
     def create(self, group: str, body: dict[str, Any]) -> ConsumerInstance:
         """Validate the create body and build the instance (the Kafka consumer too)."""
-        check_group(group)
-        name = body.get("id") or body.get("name")
-        if name is None:
-            prefix = f"rest-consumer-{self.settings.id}-" if self.settings.id else "rest-consumer-"
-            name = f"{prefix}{uuid.uuid4()}"
-        check_instance_name(name)
-        if (group, name) in self.instances:
-            raise RestError(409, 40902, f"Consumer with specified consumer ID {name} already exists in group {group}.")
-        fmt = str(body.get("format") or "binary").lower()
-        if fmt in SCHEMA_FORMATS and self.schemas is None:
-            raise no_registry(fmt)
-        if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
-            raise RestError(
-                422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema or protobuf"
-            )
+        name = self.checked_name(group, body)
+        fmt = self.checked_format(body)
         conf: dict[str, Any] = {
             "bootstrap.servers": self.settings.bootstrap_servers,
             "auto.offset.reset": "latest",
@@ -221,14 +170,7 @@ class ConsumerManager:
                 f"consumer.request.timeout.ms must be from 0 to {ceiling} "
                 f"(consumer.request.timeout.max.ms), got {request_timeout}",
             )
-        if len(self.instances) >= self.settings.consumer_instances_max:
-            raise RestError(
-                429,
-                429,
-                f"Too many consumer instances in this proxy process (consumer.instances.max = "
-                f"{self.settings.consumer_instances_max}); delete instances no longer used",
-                headers={"Retry-After": "5"},
-            )
+        self.check_room()
         try:
             consumer = Consumer(conf)
         except KafkaException as exc:
@@ -243,27 +185,10 @@ class ConsumerManager:
             fetch_min_bytes=fetch_min,
             expires=time.monotonic() + self.timeout_s,
             conf=conf,
-            schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
+            schemas=self.schemas_for(fmt),
         )
         self.instances[(group, name)] = instance
         return instance
-
-    async def delete(self, instance: ConsumerInstance) -> None:
-        self.instances.pop((instance.group, instance.name), None)
-        async with instance.lock:
-            if not instance.closed:
-                instance.closed = True
-                await asyncio.get_running_loop().run_in_executor(self.pool, _close, instance)
-
-    async def expire_forever(self) -> None:
-        """Close instances idle for longer than `consumer.instance.timeout.ms`."""
-        period = min(1.0, max(0.05, self.timeout_s / 4))
-        while True:
-            await asyncio.sleep(period)
-            now = time.monotonic()
-            for instance in [i for i in self.instances.values() if i.expires < now and not i.lock.locked()]:
-                log.info("consumer %s/%s expired after %.0f s idle", instance.group, instance.name, self.timeout_s)
-                await self.delete(instance)
 
     @asynccontextmanager
     async def releasing(self, topic: str) -> AsyncIterator[None]:
@@ -291,11 +216,6 @@ class ConsumerManager:
                 for instance in affected:
                     if not instance.closed:
                         await loop.run_in_executor(self.pool, _rebuild, instance, topic)
-
-    async def close_all(self) -> None:
-        """Close every instance (they leave their groups), then the pool."""
-        await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
-        await asyncio.to_thread(self.pool.shutdown, wait=True)  # a fetch in flight ends within its timeout
 
 
 def _close(instance: ConsumerInstance) -> None:
@@ -327,10 +247,6 @@ def _rebuild(instance: ConsumerInstance, gone: str) -> None:
             instance.consumer.subscribe([f"^{instance.pattern}"])
     except KafkaException as exc:
         log.warning("consumer %s/%s rebuilt without its assignment: %s", instance.group, instance.name, exc)
-
-
-def _not_found(group: str, name: str) -> RestError:
-    return RestError(404, CONSUMER_NOT_FOUND, f"Consumer instance not found: group {group}, instance {name}.")
 
 
 def _boolean(value: Any, default: Any) -> bool:

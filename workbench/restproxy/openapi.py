@@ -302,6 +302,14 @@ _SCHEMAS: dict[str, Schema] = {
                 "enum": ["earliest", "latest", "smallest", "largest"],
                 "description": "the group's share.auto.offset.reset, set before this member joins",
             },
+            "max.poll.records": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 1_000_000,
+                "description": "the most records one answer holds (the member's max.poll.records); default: the "
+                "proxy's consumer.max.poll.records. Every record of an answer is locked to this member until "
+                "acknowledged",
+            },
         }
     ),
     "ShareSubscription": _obj(("topics",), topics=_array(_STR, minItems=1, maxItems=10000)),
@@ -542,7 +550,12 @@ _PARAMETERS: dict[str, Schema] = {
     "partition": _path("partition", {**_INT32, "minimum": 0}, "A partition number; not an integer: 404 / 404"),
     "group": _path("group", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer group id"),
     "instance": _path("instance", {**_STR, "minLength": 1, "maxLength": 255}, "A consumer instance name"),
-    "consumer": _path("consumer", {**_STR, "minLength": 1}, "A share-group consumer (its instance name)"),
+    "consumer": _path(
+        "consumer",
+        {**_STR, "minLength": 1},
+        "A share-group member: the broker's member id (base64, so '/' and '+' are percent-encoded), or the "
+        "instance name where the answers show this process's members",
+    ),
     "fetch_topic": {
         "name": "topic",
         "in": "query",
@@ -552,6 +565,13 @@ _PARAMETERS: dict[str, Schema] = {
         "schema": _array({**_STR, "minLength": 1}, minItems=1, maxItems=100),
         "description": "The topics to read (repeated: ?topic=a&topic=b); a missing or illegal one: 404 / 40401",
     },
+    "acknowledge": _query(
+        "acknowledge",
+        {"type": "string", "enum": ["accept", "release", "reject"]},
+        "First acknowledge every record the client holds from earlier answers with this type; the "
+        "acknowledgements go to Kafka with the instance's next fetch (no call of their own, no broker answer "
+        "waited for: a record whose lock ran out first comes again). Applied even when the answer is an error",
+    ),
     "auto_offset_reset": _query(
         "auto.offset.reset",
         {"type": "string", "enum": ["earliest", "latest"]},
@@ -666,9 +686,15 @@ _V3_TOPIC_404 = {404: "Cluster not found, or 40403: topic not found"}
 _V3_GROUP_404 = {404: "Cluster or consumer group not found"}
 _SHARE_404 = {404: "40403: share consumer instance not found"}
 _NO_SHARE_GROUPS = {400: "40002: the cluster has no share groups (KIP-932; Apache Kafka 4.2 or newer)"}
+_V3_SHARE_ERRORS = {
+    403: "40301: the cluster refused the describe (an ACL)",
+    500: "50002/50003: the brokers' answer was refused or could not be read",
+    503: "50302: the cluster did not answer in time, or too many lookups are in flight in this process",
+}
 _V3_SHARE_404 = {
-    404: "Cluster not found, or a share group (or consumer) this process has no member in",
+    404: "Cluster, share group or consumer (the broker's member id, percent-encoded) not found",
     **_NO_SHARE_GROUPS,
+    **_V3_SHARE_ERRORS,
 }
 _CONFIG_ERRORS = {
     400: "Malformed JSON, a bad config name, value or operation; 40002: Kafka refused",
@@ -1023,9 +1049,10 @@ def _share_paths() -> dict[str, dict[str, Any]]:
                     404: "40403 instance not found, 404 timeout or max_bytes not an integer",
                     406: "40601: the Accept names another embedded format than the instance's",
                     409: "40903: records of earlier answers not yet acknowledged, or no subscription",
-                    422: "A record the instance's format cannot show (the instance holds it for you to acknowledge)",
+                    422: "acknowledge not accept, release or reject; or a record the instance's format cannot show "
+                    "(the instance holds it for you to acknowledge)",
                 },
-                ("group", "instance", "timeout", "max_bytes"),
+                ("group", "instance", "timeout", "max_bytes", "acknowledge"),
             ),
         },
         f"{_SHARE}/acknowledgements": {
@@ -1052,32 +1079,47 @@ def _v3_share_paths() -> dict[str, dict[str, Any]]:
     consumer = ("cluster", "group", "consumer")
     base = f"{_C}/share-groups"
     return {
-        base: _v3_get(
+        base: _v3_share_get(
             "listShareGroups",
-            "Share groups this process has members in",
+            "Every share group of the cluster",
             "ShareGroupList",
-            {**_CLUSTER_404, **_NO_SHARE_GROUPS},
+            {**_CLUSTER_404, **_NO_SHARE_GROUPS, **_V3_SHARE_ERRORS},
             "cluster",
         ),
-        f"{base}/{{group}}": _v3_get("getShareGroup", "A share group", "ShareGroup", _V3_SHARE_404, *group),
-        f"{base}/{{group}}/consumers": _v3_get(
+        f"{base}/{{group}}": _v3_share_get("getShareGroup", "A share group", "ShareGroup", _V3_SHARE_404, *group),
+        f"{base}/{{group}}/consumers": _v3_share_get(
             "listShareGroupConsumers",
-            "This process's members of the group",
+            "The group's members, whichever process or client runs them",
             "ShareGroupConsumerList",
             _V3_SHARE_404,
             *group,
         ),
-        f"{base}/{{group}}/consumers/{{consumer}}": _v3_get(
+        f"{base}/{{group}}/consumers/{{consumer}}": _v3_share_get(
             "getShareGroupConsumer", "A member", "ShareGroupConsumer", _V3_SHARE_404, *consumer
         ),
-        f"{base}/{{group}}/consumers/{{consumer}}/assignments": _v3_get(
+        f"{base}/{{group}}/consumers/{{consumer}}/assignments": _v3_share_get(
             "listShareGroupConsumerAssignments",
-            "The partitions the member has received records from",
+            "The partitions the group's coordinator assigned the member",
             "ShareGroupConsumerAssignmentList",
             _V3_SHARE_404,
             *consumer,
         ),
     }
+
+
+#: The header of every v3 share-group answer: which view it is in (docs/rest-proxy.md).
+_SHARE_VIEW_HEADER = {
+    "X-Share-Groups-View": {
+        "description": "cluster: as the brokers describe the group (ShareGroupDescribe); "
+        "process; <why>: this process's own members, where the proxy's admin settings name TLS or SASL",
+        "schema": _STR,
+    }
+}
+
+
+def _v3_share_get(operation_id: str, summary: str, schema: str, errors: dict[int, str], *params: str) -> dict[str, Any]:
+    ok = _ok(200, summary, _ref(schema), (_JSON,), _SHARE_VIEW_HEADER)
+    return {"get": _op(operation_id, "v3", summary, ok, errors, params)}
 
 
 def _v3_get(operation_id: str, summary: str, schema: str, errors: dict[int, str], *params: str) -> dict[str, Any]:

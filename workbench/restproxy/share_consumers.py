@@ -97,9 +97,12 @@ async def _handle_unsubscribe(ctx: Context, request: Request, group: str, instan
     return empty_response()
 
 
-async def _answer(ctx: Context, request: Request, instance: ShareInstance, fmt: str) -> Response:
+async def _answer(
+    ctx: Context, request: Request, instance: ShareInstance, fmt: str, acknowledge: str | None = None
+) -> Response:
     """Fetch and render under the instance's lock, which the answer keeps until the fate
-    of its records is settled (`finish_answer`): the member polls again only then."""
+    of its records is settled (`finish_answer`): the member polls again only then.
+    `acknowledge` acknowledges what the client holds first (an explicit instance's)."""
     wait_ms, budget = records_limits(ctx, request)
     wait_s = wait_ms / 1000
     deadline = time.monotonic() + wait_s
@@ -114,7 +117,7 @@ async def _answer(ctx: Context, request: Request, instance: ShareInstance, fmt: 
     try:
         instance.format = fmt
         body, count, size = await ctx.shares.run_locked(
-            instance, fetch_answer, instance, deadline, budget, ctx.settings.consumer_max_poll_records
+            instance, fetch_answer, instance, deadline, budget, instance.max_records, acknowledge
         )
     except BaseException:
         instance.lock.release()
@@ -122,7 +125,12 @@ async def _answer(ctx: Context, request: Request, instance: ShareInstance, fmt: 
 
     async def done(written: bool) -> None:
         try:
-            if not instance.closed:
+            if instance.closed:
+                pass
+            elif written and not instance.member:  # the client holds them: no librdkafka call
+                finish_answer(instance, written)
+                ctx.shares.touch(instance)
+            else:
                 await ctx.shares.run_locked(instance, finish_answer, instance, written)
             if written:
                 ctx.metrics.records_consumed.inc(count)
@@ -136,7 +144,10 @@ async def _answer(ctx: Context, request: Request, instance: ShareInstance, fmt: 
 async def _handle_records(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.shares.get(group, instance)
     check_records_accept(found.format, request.headers.get("accept"))
-    return await _answer(ctx, request, found, found.format)
+    kind = request.query_params.get("acknowledge")
+    if kind is not None and kind.lower() not in ACK_TYPES:
+        raise RestError(422, 422, f"acknowledge must be accept, release or reject, got {kind[:40]!r}")
+    return await _answer(ctx, request, found, found.format, None if kind is None else kind.lower())
 
 
 def _acks(body: dict[str, Any]) -> list[tuple[str, int, int, str]]:

@@ -10,8 +10,9 @@ record in exactly one of three places, which is what the trust rule is built on:
 - `buffered`: polled, in no answer yet (an answer's budget ran out before them);
 - `writing`: in an answer being written to its client;
 - `outstanding`: in an answer the client's connection took in full, so the client holds
-  them: only these may be acknowledged by the client (explicit instances), or are
-  accepted by the proxy (the affinity-free group members, see `share_fetch.py`).
+  them: only these may be acknowledged by the client (explicit instances, with the
+  acknowledgements call or a records request's `acknowledge`), or are accepted by the
+  proxy (the affinity-free group members, see `share_consumers._handle_fetch`).
 
 An answer that fails or is cut releases its records (`finish_answer`), so they are
 offered again. librdkafka polls again only when every record of the last poll is
@@ -19,10 +20,11 @@ acknowledged, so an explicit instance with records outstanding answers a records
 409 / 40903 until its client acknowledges them.
 
 Every librdkafka call blocks, so it runs on the manager's worker pool, one call at a time
-per instance (`ShareManager.run`), never on the event loop; names and numbers are checked
-before they reach librdkafka (its assertions end the process). An instance idle for
-`consumer.instance.timeout.ms` is closed like a deleted one: what it holds is released
-first, then it leaves the group.
+per instance (`InstanceManager.run`, the base it shares with v2 consumer instances), never
+on the event loop; names and numbers are checked before they reach librdkafka (its
+assertions end the process). An instance idle for `consumer.instance.timeout.ms` is closed
+like a deleted one: what it holds is released first, then it leaves the group. The v3
+share-group GETs' admin client (`workbench.kafka.share_admin`) lives on the manager too.
 """
 
 from __future__ import annotations
@@ -30,36 +32,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from confluent_kafka import AcknowledgeType, KafkaException, Message, ShareConsumer, TopicPartition
 
+from workbench.errors import KafkaError
 from workbench.httpserver.errors import RestError
-from workbench.restproxy.errors import CONSUMER_NOT_FOUND, ILLEGAL_STATE
-from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
+from workbench.kafka.share_admin import ShareGroupAdmin, unsupported_security
+from workbench.restproxy.errors import ILLEGAL_STATE
+from workbench.restproxy.instances import Instance, InstanceManager
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
-from workbench.restproxy.validation import check_group, check_instance_name
 
 __all__ = [
     "ACK_TYPES",
     "AckType",
     "Coordinates",
+    "MAX_POLL_RECORDS_CEILING",
     "ShareInstance",
     "ShareManager",
     "acknowledge",
+    "acknowledge_held",
     "coordinates",
     "finish_answer",
     "partitions",
     "poll_batch",
     "renew",
-    "share_not_found",
     "subscribe",
     "subscription",
     "take",
@@ -67,8 +69,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("workbench.restproxy")
-
-_T = TypeVar("_T")
 
 #: (topic, partition, offset): one record.
 Coordinates = tuple[str, int, int]
@@ -104,33 +104,31 @@ _NOT_FOR_SHARE = frozenset(
 #: How long a commit of acknowledgements may wait for the broker (seconds).
 _COMMIT_TIMEOUT_S = 10.0
 _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "largest": "latest"}
+#: The most records a create body's `max.poll.records` may ask one answer to hold (its
+#: bytes stay bounded by `consumer.request.max.bytes`).
+MAX_POLL_RECORDS_CEILING = 1_000_000
+#: Share-group admin calls (the v3 GETs) running at once in one process, and each one's deadline.
+_GROUP_CALLS = 4
+_GROUP_CALL_TIMEOUT_S = 10.0
 
 
-@dataclass
-class ShareInstance:
+@dataclass(kw_only=True)
+class ShareInstance(Instance):
     """One share-consumer instance: the ShareConsumer and the records it holds."""
 
-    group: str
-    name: str
-    format: str
     consumer: ShareConsumer
-    expires: float
-    #: True for the affinity-free group members (`share_fetch.py`), which the proxy
-    #: acknowledges itself; False for the explicit instances a client acknowledges.
+    #: True for the affinity-free group members (`share_consumers._handle_fetch`), which
+    #: the proxy acknowledges itself; False for the explicit instances a client acknowledges.
     member: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    topics: list[str] = field(default_factory=list)
     buffered: deque[Message] = field(default_factory=deque)
     writing: dict[Coordinates, Message] = field(default_factory=dict)
     outstanding: dict[Coordinates, int] = field(default_factory=dict)
     #: Partitions this member has received records from (what the v3 assignments show).
     seen: set[tuple[str, int]] = field(default_factory=set)
-    closed: bool = False
-    schemas: SchemaFormats | None = None
     #: The group's `share.auto.offset.reset` the create body asked for (set before it joins).
     reset: str | None = None
-    #: The librdkafka settings the consumer was made with, to make a fresh member (`renew`).
-    conf: dict[str, Any] = field(default_factory=dict)
+    #: The most records one poll, and so one answer, holds (`max.poll.records`).
+    max_records: int = 500
 
     @property
     def held(self) -> int:
@@ -138,12 +136,40 @@ class ShareInstance:
         return len(self.buffered) + len(self.writing) + len(self.outstanding)
 
 
-def share_not_found(group: str, name: str) -> RestError:
-    return RestError(404, CONSUMER_NOT_FOUND, f"Share consumer instance not found: group {group}, instance {name}.")
+def _max_poll_records(asked: Any, default: int) -> int:
+    """A create body's `max.poll.records` (an integer from 1 to the ceiling; a string of
+    digits is taken, as Jackson takes it), else the properties' `consumer.max.poll.records`."""
+    if asked is None:
+        return default
+    if isinstance(asked, str) and asked.isascii() and asked.isdigit() and len(asked) < 10:
+        asked = int(asked)
+    if type(asked) is not int or not 1 <= asked <= MAX_POLL_RECORDS_CEILING:
+        raise RestError(
+            422, 42204, f"max.poll.records must be an integer from 1 to {MAX_POLL_RECORDS_CEILING}, got {asked!r}"[:200]
+        )
+    return asked
 
 
-class ShareManager:
+def _groups_admin(settings: RestProxySettings) -> tuple[ShareGroupAdmin | None, str | None]:
+    """The cluster's share-group admin client, or None and why (TLS or SASL settings, which
+    it does not speak, or bootstrap servers it cannot read)."""
+    why = unsupported_security({**settings.admin})
+    if why is not None:
+        return None, why
+    client_id = f"{settings.id}-share-groups" if settings.id else "rest-proxy-share-groups"
+    try:
+        return ShareGroupAdmin(settings.bootstrap_servers, timeout_s=_GROUP_CALL_TIMEOUT_S, client_id=client_id), None
+    except KafkaError as exc:
+        return None, str(exc)
+
+
+class ShareManager(InstanceManager[ShareInstance]):
     """All share-consumer instances of this process, their worker pool and their expiry."""
+
+    kind = "Share consumer"
+    limit_property = "share.consumer.instances.max"
+    name_prefix = "rest-share-consumer"
+    thread_prefix = "share"
 
     def __init__(
         self,
@@ -151,43 +177,30 @@ class ShareManager:
         schemas: SchemaFormats | None = None,
         group_setup: Callable[[str, dict[str, str]], None] | None = None,
     ) -> None:
-        self.settings = settings
-        self.schemas = schemas
+        super().__init__(settings, schemas)
         #: Sets a share group's configs before its first member joins (the admin client's
         #: incremental_alter_configs on the GROUP resource); None: not offered.
         self.group_setup = group_setup
-        threads = settings.consumer_threads if settings.consumer_threads > 0 else 256
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="share")
-        self.instances: dict[tuple[str, str], ShareInstance] = {}
-        self.timeout_s = settings.consumer_instance_timeout_ms / 1000
+        #: The v3 share-group GETs' admin client, or None with the reason it cannot be used
+        #: (`groups_view_reason`): then they show this process's own members.
+        self.groups_admin, self.groups_view_reason = _groups_admin(settings)
+        #: At most this many share-group admin calls at once; each waits that long for its turn.
+        self.groups_calls = asyncio.Semaphore(_GROUP_CALLS)
+        self.groups_timeout_s = _GROUP_CALL_TIMEOUT_S
 
-    def __len__(self) -> int:
-        return len(self.instances)
+    @property
+    def limit(self) -> int:
+        return self.settings.share_instances_max
 
-    async def run(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
-        """Run a blocking call for one instance on the pool, one call at a time."""
-        async with instance.lock:
-            return await self.run_locked(instance, function, *args)
+    def visible(self, instance: ShareInstance) -> bool:
+        """Affinity-free members are the proxy's own: no client names them."""
+        return not instance.member
 
-    async def run_locked(self, instance: ShareInstance, function: Callable[..., _T], *args: Any) -> _T:
-        """`run`, for a caller already holding the instance's lock."""
-        if instance.closed:
-            raise share_not_found(instance.group, instance.name)
-        self.touch(instance)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self.pool, function, *args)
-        finally:
-            self.touch(instance)
+    def close_client(self, instance: ShareInstance) -> None:
+        _close(instance)
 
-    def touch(self, instance: ShareInstance) -> None:
-        instance.expires = time.monotonic() + self.timeout_s
-
-    def get(self, group: str, name: str) -> ShareInstance:
-        instance = self.instances.get((group, name))
-        if instance is None or instance.member:
-            raise share_not_found(group, name)
-        self.touch(instance)
-        return instance
+    def expiry_note(self, instance: ShareInstance) -> str:
+        return f"; releasing {instance.held} record(s)"
 
     def conf(self, group: str, client_id: str) -> dict[str, Any]:
         """The ShareConsumer settings: the properties' `consumer.*` minus what a share
@@ -218,39 +231,17 @@ class ShareManager:
                 the group's `share.auto.offset.reset`, set before this member joins.
             member: an affinity-free group member (named by the proxy).
         """
-        check_group(group)
-        name = body.get("id") or body.get("name")
-        if name is None:
-            prefix = f"rest-share-consumer-{self.settings.id}-" if self.settings.id else "rest-share-consumer-"
-            name = f"{prefix}{uuid.uuid4()}"
-        check_instance_name(name)
-        if (group, name) in self.instances:
-            raise RestError(
-                409, 40902, f"Share consumer with specified consumer ID {name} already exists in group {group}."
-            )
-        fmt = str(body.get("format") or "binary").lower()
-        if fmt in SCHEMA_FORMATS and self.schemas is None:
-            raise no_registry(fmt)
-        if fmt not in FORMATS and fmt not in SCHEMA_FORMATS:
-            raise RestError(
-                422, 422, f"Invalid format type {body.get('format')!r}: binary, json, avro, jsonschema or protobuf"
-            )
+        name = self.checked_name(group, body)
+        fmt = self.checked_format(body)
         reset = body.get("auto.offset.reset", body.get("share.auto.offset.reset"))
         if reset is not None and str(reset).lower() not in _RESETS:
             raise RestError(
                 422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest or latest (smallest, largest)"
             )
-        limit = self.settings.share_instances_max
-        if len(self.instances) >= limit:
-            raise RestError(
-                429,
-                429,
-                f"Too many share consumer instances in this proxy process (share.consumer.instances.max = "
-                f"{limit}); delete instances no longer used",
-                headers={"Retry-After": "5"},
-            )
+        max_records = _max_poll_records(body.get("max.poll.records"), self.settings.consumer_max_poll_records)
+        self.check_room()
         client_id = f"{self.settings.id}-{name}" if self.settings.id else name
-        conf = self.conf(group, client_id)
+        conf = {**self.conf(group, client_id), "max.poll.records": max_records}
         try:
             consumer = ShareConsumer(conf)
         except KafkaException as exc:
@@ -262,9 +253,10 @@ class ShareManager:
             consumer=consumer,
             expires=time.monotonic() + self.timeout_s,
             member=member,
-            schemas=self.schemas if fmt in SCHEMA_FORMATS else None,
+            schemas=self.schemas_for(fmt),
             reset=None if reset is None else _RESETS[str(reset).lower()],
             conf=dict(conf),
+            max_records=max_records,
         )
         self.instances[(group, name)] = instance
         return instance
@@ -282,35 +274,6 @@ class ShareManager:
         except RestError:
             await self.delete(instance)
             raise
-
-    async def delete(self, instance: ShareInstance) -> None:
-        """Release what the instance holds, leave the group, forget it."""
-        self.instances.pop((instance.group, instance.name), None)
-        async with instance.lock:
-            if not instance.closed:
-                instance.closed = True
-                await asyncio.get_running_loop().run_in_executor(self.pool, _close, instance)
-
-    async def expire_forever(self) -> None:
-        """Close instances idle for longer than `consumer.instance.timeout.ms`."""
-        period = min(1.0, max(0.05, self.timeout_s / 4))
-        while True:
-            await asyncio.sleep(period)
-            now = time.monotonic()
-            for instance in [i for i in self.instances.values() if i.expires < now and not i.lock.locked()]:
-                log.info(
-                    "share consumer %s/%s expired after %.0f s idle; releasing %d record(s)",
-                    instance.group,
-                    instance.name,
-                    self.timeout_s,
-                    instance.held,
-                )
-                await self.delete(instance)
-
-    async def close_all(self) -> None:
-        """Close every instance (releasing what each holds), then the pool."""
-        await asyncio.gather(*(self.delete(i) for i in list(self.instances.values())), return_exceptions=True)
-        await asyncio.to_thread(self.pool.shutdown, wait=True)
 
 
 def _ack_all(instance: ShareInstance, messages: Iterable[Coordinates], kind: AcknowledgeType) -> int:
@@ -337,8 +300,8 @@ def _ack_all(instance: ShareInstance, messages: Iterable[Coordinates], kind: Ack
 
 
 def _held(instance: ShareInstance) -> list[Coordinates]:
-    coordinates = [coordinates(m) for m in instance.buffered]
-    return coordinates + list(instance.writing) + list(instance.outstanding)
+    buffered = [coordinates(m) for m in instance.buffered]
+    return buffered + list(instance.writing) + list(instance.outstanding)
 
 
 def coordinates(message: Message) -> Coordinates:
@@ -498,6 +461,28 @@ def finish_answer(instance: ShareInstance, written: bool) -> int:
         log.info(
             "share %s/%s: an answer was not written in full; %d record(s) released", instance.group, instance.name, done
         )
+    return done
+
+
+def acknowledge_held(instance: ShareInstance, kind: str) -> int:
+    """Acknowledge every record the client holds (`outstanding`: records of answers written
+    to it in full) with `kind`, as a records request's `acknowledge` asks; how many
+    librdkafka took.
+
+    The acknowledgements go to the broker with the member's next fetch, as a native share
+    consumer's do (KIP-932 carries them on ShareFetch): no round trip of their own. When
+    records of the last poll are still buffered (no fetch follows this answer), they are
+    sent at once, without waiting for the broker's answer. No client waits for that
+    answer: a record whose lock ran out before its acknowledgement arrived comes again (at
+    least once); a client that must know uses `acknowledge` (the acknowledgements call)."""
+    held = list(instance.outstanding)
+    instance.outstanding.clear()
+    done = _ack_all(instance, held, ACK_TYPES[kind])
+    if held and instance.buffered:
+        try:
+            instance.consumer.commit_async()
+        except (KafkaException, RuntimeError) as exc:
+            log.warning("share %s/%s: acknowledgement commit failed: %s", instance.group, instance.name, exc)
     return done
 
 

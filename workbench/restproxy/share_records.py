@@ -35,7 +35,14 @@ from starlette.types import Receive, Scope, Send
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.protocol import TRANSPORT_KEY
 from workbench.restproxy.consumer_records import Unrenderable, renderer
-from workbench.restproxy.share_instances import ShareInstance, coordinates, finish_answer, poll_batch, take
+from workbench.restproxy.share_instances import (
+    ShareInstance,
+    acknowledge_held,
+    coordinates,
+    finish_answer,
+    poll_batch,
+    take,
+)
 
 __all__ = ["ShareAnswer", "fetch_answer", "peer_has_all"]
 
@@ -44,6 +51,10 @@ log = logging.getLogger("workbench.restproxy")
 _PIECE = 1 << 20
 _TCP_INFO = 11  # socket.TCP_INFO on Linux
 _ESTABLISHED, _CLOSE_WAIT = 1, 8
+#: How often the peer's TCP is asked whether it has every byte: at first soon (on a
+#: loopback or LAN it has within a millisecond, and the answer's end waits for it), then
+#: every 5 ms for a slow or distant client.
+_FIRST_CHECK_S, _LAST_CHECK_S = 0.0005, 0.005
 
 
 def _row(message: Message, key: Any, value: Any) -> dict[str, Any]:
@@ -58,8 +69,11 @@ def _row(message: Message, key: Any, value: Any) -> dict[str, Any]:
     }
 
 
-def fetch_answer(instance: ShareInstance, deadline: float, budget: int, max_records: int) -> tuple[bytes, int, int]:
-    """Poll if nothing is buffered, then render the answer's rows (worker thread).
+def fetch_answer(
+    instance: ShareInstance, deadline: float, budget: int, max_records: int, acknowledge: str | None = None
+) -> tuple[bytes, int, int]:
+    """Acknowledge what the client holds when it asks to (`acknowledge_held`), poll if
+    nothing is buffered, then render the answer's rows (worker thread).
 
     Returns the JSON array, its record count and its key + value bytes; the records move
     to the instance's `writing` until `finish_answer` says whether they were written.
@@ -69,6 +83,8 @@ def fetch_answer(instance: ShareInstance, deadline: float, budget: int, max_reco
             record cannot be shown in its format (the record is then the client's to
             acknowledge: the error names it).
     """
+    if acknowledge is not None:
+        acknowledge_held(instance, acknowledge)
     poll_batch(instance, deadline)
     render = renderer(instance.format, instance.schemas)
     rows: list[dict[str, Any]] = []
@@ -147,6 +163,7 @@ async def peer_has_all(scope: Scope, timeout_s: float) -> bool:
     if transport is None:
         return True
     deadline = time.monotonic() + timeout_s
+    wait = _FIRST_CHECK_S
     while True:
         if transport.is_closing():
             return False
@@ -160,7 +177,8 @@ async def peer_has_all(scope: Scope, timeout_s: float) -> bool:
                 return True
         if time.monotonic() >= deadline:
             return False
-        await asyncio.sleep(0.005)
+        await asyncio.sleep(wait)
+        wait = min(wait * 2, _LAST_CHECK_S)
 
 
 class ShareAnswer:

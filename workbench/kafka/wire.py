@@ -1,0 +1,371 @@
+"""Kafka's wire protocol, by hand: framing, both encodings, and one blocking connection.
+
+librdkafka 2.16 speaks to brokers for us everywhere except where it has no call at all
+(the share-group admin requests of KIP-932, see `share_admin`). This module is the least
+needed to ask those questions ourselves, and nothing more: no retries, no pooling, no
+SASL or TLS.
+
+- `Writer` and `Reader` encode and decode the primitives of both encodings: the
+  fixed-width one (int16 string lengths, int32 array counts) and the *flexible* one of
+  newer versions (unsigned-varint "compact" lengths plus one, tagged fields after every
+  struct). The Reader refuses to run past its buffer: every length and count is checked
+  against the bytes left before anything is allocated, so a hostile or confused peer
+  can make it raise, never make it hold more memory than its answer's frame.
+- `Connection` is one TCP connection to one broker. It asks the broker's API versions
+  first (ApiVersions v0, which every Kafka answers), checks every answer's correlation
+  id, refuses a frame larger than its bound, and gives up at one deadline for the whole
+  conversation. It blocks: callers on an event loop run it in a worker thread.
+
+The message layouts are Apache Kafka's JSON message definitions
+(clients/src/main/resources/common/message/*.json in kafka-clients' jar).
+"""
+
+from __future__ import annotations
+
+import itertools
+import socket
+import struct
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import TypeVar
+
+from workbench.errors import KafkaError
+
+__all__ = [
+    "API_VERSIONS",
+    "Address",
+    "Connection",
+    "KafkaProtocolError",
+    "Reader",
+    "Writer",
+    "parse_servers",
+]
+
+_T = TypeVar("_T")
+
+#: ApiVersions' API key; v0 is what every broker answers, with a v0 response header.
+API_VERSIONS = 18
+#: The largest answer frame read by default: a ShareGroupDescribe of hundreds of busy
+#: groups is well under a megabyte; a wrong port answering any 4 bytes is refused.
+_MAX_FRAME_BYTES = 16 << 20
+#: The most bytes one socket read asks for.
+_RECV_BYTES = 1 << 16
+
+
+class KafkaProtocolError(KafkaError):
+    """A broker could not be reached in time, or answered what this client cannot read."""
+
+
+@dataclass(frozen=True, order=True)
+class Address:
+    """A broker's `host:port`."""
+
+    host: str
+    port: int
+
+    def __str__(self) -> str:
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+def parse_servers(servers: str) -> list[Address]:
+    """The addresses of a `bootstrap.servers` list (`PLAINTEXT://` schemes dropped).
+
+    Raises:
+        KafkaProtocolError: an entry has no `host:port`, or names a listener this client
+            cannot speak (`SSL://`, `SASL_PLAINTEXT://`, ...).
+    """
+    found = []
+    for entry in (part.strip() for part in servers.split(",")):
+        if not entry:
+            continue
+        scheme, _, rest = entry.rpartition("://")
+        if scheme and scheme.upper() != "PLAINTEXT":
+            raise KafkaProtocolError(f"bootstrap server {entry!r}: only PLAINTEXT listeners are spoken here")
+        host, _, port = rest.rpartition(":")
+        if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+            raise KafkaProtocolError(f"cannot read host:port from bootstrap server {entry!r}")
+        found.append(Address(host.strip("[]"), int(port)))
+    if not found:
+        raise KafkaProtocolError(f"no host:port in bootstrap.servers {servers!r}")
+    return found
+
+
+class Writer:
+    """Builds a request body from Kafka's primitives, in either encoding."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def getvalue(self) -> bytes:
+        return b"".join(self._parts)
+
+    def int8(self, value: int) -> Writer:
+        self._parts.append(struct.pack(">b", value))
+        return self
+
+    def int16(self, value: int) -> Writer:
+        self._parts.append(struct.pack(">h", value))
+        return self
+
+    def int32(self, value: int) -> Writer:
+        self._parts.append(struct.pack(">i", value))
+        return self
+
+    def boolean(self, value: bool) -> Writer:
+        return self.int8(1 if value else 0)
+
+    def uvarint(self, value: int) -> Writer:
+        """An unsigned varint: 7 bits a byte, low bits first (the compact lengths)."""
+        if value < 0:
+            raise ValueError(f"an unsigned varint cannot hold {value}")
+        out = bytearray()
+        while value > 0x7F:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        out.append(value)
+        self._parts.append(bytes(out))
+        return self
+
+    def string(self, value: str | None) -> Writer:
+        """A fixed-width (int16-length) string; None is the null string."""
+        if value is None:
+            return self.int16(-1)
+        data = value.encode()
+        if len(data) > 0x7FFF:
+            raise ValueError(f"a string of {len(data)} bytes does not fit Kafka's int16 length")
+        self._parts.append(struct.pack(">h", len(data)) + data)
+        return self
+
+    def compact_string(self, value: str | None) -> Writer:
+        """A compact string (length + 1 as a varint; 0 is null)."""
+        if value is None:
+            return self.uvarint(0)
+        data = value.encode()
+        if len(data) > 0x7FFF:
+            raise ValueError(f"a string of {len(data)} bytes is longer than Kafka takes (32767)")
+        self.uvarint(len(data) + 1)
+        self._parts.append(data)
+        return self
+
+    def compact_strings(self, values: list[str]) -> Writer:
+        """A compact array of compact strings."""
+        self.uvarint(len(values) + 1)
+        for value in values:
+            self.compact_string(value)
+        return self
+
+    def no_tags(self) -> Writer:
+        """An empty tagged-field section (every flexible struct ends with one)."""
+        return self.uvarint(0)
+
+
+class Reader:
+    """Reads Kafka's primitives from one answer, refusing to run past its end.
+
+    `where` names the answer in errors ("ShareGroupDescribe from 127.0.0.1:9092")."""
+
+    def __init__(self, data: bytes, where: str) -> None:
+        self._data = memoryview(data)
+        self._at = 0
+        self.where = where
+
+    @property
+    def remaining(self) -> int:
+        return len(self._data) - self._at
+
+    def _take(self, n: int) -> memoryview:
+        if n < 0 or n > self.remaining:
+            raise KafkaProtocolError(
+                f"{self.where}: the answer ended {n - self.remaining} bytes short of a field; it is truncated, or "
+                "not one this client can read"
+            )
+        chunk = self._data[self._at : self._at + n]
+        self._at += n
+        return chunk
+
+    def int8(self) -> int:
+        return int(struct.unpack(">b", self._take(1))[0])
+
+    def int16(self) -> int:
+        return int(struct.unpack(">h", self._take(2))[0])
+
+    def int32(self) -> int:
+        return int(struct.unpack(">i", self._take(4))[0])
+
+    def boolean(self) -> bool:
+        return self._take(1)[0] != 0
+
+    def uuid(self) -> uuid.UUID:
+        return uuid.UUID(bytes=bytes(self._take(16)))
+
+    def uvarint(self) -> int:
+        """An unsigned varint of at most 5 bytes (Kafka's lengths are int32)."""
+        value = 0
+        for shift in range(0, 35, 7):
+            byte = self._take(1)[0]
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return value
+        raise KafkaProtocolError(f"{self.where}: a varint runs past 5 bytes")
+
+    def string(self) -> str | None:
+        """A fixed-width string (int16 length; -1 is null)."""
+        length = self.int16()
+        return None if length < 0 else self._text(length)
+
+    def compact_string(self) -> str | None:
+        """A compact string (length + 1; 0 is null)."""
+        length = self.uvarint()
+        return None if length == 0 else self._text(length - 1)
+
+    def _text(self, length: int) -> str:
+        try:
+            return bytes(self._take(length)).decode()
+        except UnicodeDecodeError:
+            raise KafkaProtocolError(f"{self.where}: a string is not UTF-8") from None
+
+    def array(self, item: Callable[[Reader], _T]) -> list[_T]:
+        """A fixed-width array (int32 count; -1 is null, read as empty)."""
+        return self._items(self.int32(), item)
+
+    def compact_array(self, item: Callable[[Reader], _T]) -> list[_T]:
+        """A compact array (count + 1; 0 is null, read as empty)."""
+        return self._items(self.uvarint() - 1, item)
+
+    def _items(self, count: int, item: Callable[[Reader], _T]) -> list[_T]:
+        if count > self.remaining:  # every element takes at least one byte
+            raise KafkaProtocolError(f"{self.where}: an array of {count} elements in {self.remaining} bytes")
+        return [item(self) for _ in range(max(0, count))]
+
+    def skip_tags(self) -> None:
+        """Skip a tagged-field section: this client reads no tagged field."""
+        for _ in range(self.uvarint()):
+            self.uvarint()  # the tag
+            self._take(self.uvarint())
+
+
+class Connection:
+    """One blocking TCP connection to one broker, for one conversation with a deadline.
+
+    Opening it asks the broker's API versions (`versions`); `call` sends one request and
+    returns a Reader over its answer's body. Use it as a context manager.
+
+    Raises (from open and call):
+        KafkaProtocolError: no connection, the deadline passed, the broker closed the
+            connection, or its answer is larger than `max_frame_bytes`, carries another
+            correlation id, or cannot be read.
+    """
+
+    def __init__(
+        self,
+        address: Address,
+        deadline: float,
+        *,
+        client_id: str = "workbench",
+        max_frame_bytes: int = _MAX_FRAME_BYTES,
+    ) -> None:
+        self.address = address
+        self.deadline = deadline
+        self.client_id = client_id
+        self.max_frame_bytes = max_frame_bytes
+        #: API key → (lowest, highest) version the broker speaks.
+        self.versions: dict[int, tuple[int, int]] = {}
+        self._sock: socket.socket | None = None
+        self._correlation = itertools.count(1)
+
+    def __enter__(self) -> Connection:
+        self.open()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def open(self) -> None:
+        try:
+            self._sock = socket.create_connection((self.address.host, self.address.port), timeout=self._left())
+        except OSError as exc:
+            raise KafkaProtocolError(f"cannot connect to broker {self.address}: {exc}", "_TRANSPORT") from None
+        body = self.call(API_VERSIONS, 0, b"", flexible=False)
+        error = body.int16()
+        entries = body.array(lambda r: (r.int16(), r.int16(), r.int16()))
+        if error:
+            raise KafkaProtocolError(f"broker {self.address} refused ApiVersions v0 (error {error})")
+        self.versions = {key: (low, high) for key, low, high in entries}
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def version(self, api_key: int, lowest: int, highest: int) -> int | None:
+        """The highest version in `lowest..highest` the broker speaks for `api_key`, or None."""
+        if api_key not in self.versions:
+            return None
+        low, high = self.versions[api_key]
+        best = min(high, highest)
+        return best if best >= max(low, lowest) else None
+
+    def call(self, api_key: int, version: int, body: bytes, *, flexible: bool) -> Reader:
+        """Send one request and read its answer; the Reader starts after the answer's header.
+
+        A flexible request has header v2 and its answer header v1 (tagged fields after the
+        correlation id), except ApiVersions, whose answer header is always v0."""
+        correlation = next(self._correlation)
+        header = Writer().int16(api_key).int16(version).int32(correlation).string(self.client_id)
+        if flexible:
+            header.no_tags()
+        request = header.getvalue() + body
+        where = f"API {api_key} v{version} from broker {self.address}"
+        self._send(struct.pack(">i", len(request)) + request)
+        answer = Reader(self._receive(where), where)
+        got = answer.int32()
+        if got != correlation:
+            raise KafkaProtocolError(f"{where}: answered correlation id {got}, not {correlation}")
+        if flexible and api_key != API_VERSIONS:
+            answer.skip_tags()
+        return answer
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise KafkaProtocolError(f"broker {self.address} did not answer in time", "_TIMED_OUT")
+        return left
+
+    def _socket(self) -> socket.socket:
+        if self._sock is None:
+            raise KafkaProtocolError(f"the connection to broker {self.address} is closed")
+        self._sock.settimeout(self._left())
+        return self._sock
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._socket().sendall(data)
+        except TimeoutError:
+            raise KafkaProtocolError(f"broker {self.address} did not take a request in time", "_TIMED_OUT") from None
+        except OSError as exc:
+            raise KafkaProtocolError(f"sending to broker {self.address}: {exc}", "_TRANSPORT") from None
+
+    def _receive(self, where: str) -> bytes:
+        size = struct.unpack(">i", self._exactly(4))[0]
+        if not 4 <= size <= self.max_frame_bytes:
+            raise KafkaProtocolError(
+                f"{where}: an answer of {size} bytes (this client reads 4 to {self.max_frame_bytes}); is it Kafka?"
+            )
+        return self._exactly(size)
+
+    def _exactly(self, n: int) -> bytes:
+        chunks = bytearray()
+        while len(chunks) < n:
+            try:
+                chunk = self._socket().recv(min(n - len(chunks), _RECV_BYTES))
+            except TimeoutError:
+                raise KafkaProtocolError(f"broker {self.address} did not answer in time", "_TIMED_OUT") from None
+            except OSError as exc:
+                raise KafkaProtocolError(f"reading from broker {self.address}: {exc}", "_TRANSPORT") from None
+            if not chunk:
+                raise KafkaProtocolError(f"broker {self.address} closed the connection mid-answer", "_TRANSPORT")
+            chunks += chunk
+        return bytes(chunks)
