@@ -41,7 +41,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "device_read": {"method": "keyed: its partition", "records_per_device": 5, "devices": 4, "partitions": 2},
     "spark_ingest": {"records": 500, "sink": "noop"},
     "spark_aggregate": {"records": 500, "shuffle_partitions": 2, "topic_partitions": 1, "devices": 5},
-    "spark_trigger_latency": {"offered_msg_s": 200, "produce_seconds": 1.0, "topic_partitions": 1},
+    "spark_trigger_latency": {"offered_msg_s": 200, "produce_seconds": 6.0, "topic_partitions": 1},
     "spark_topic_layout": {"layout": "topic per device", "devices": 2, "readings_seconds": 20},
     "spark_restart": {"first": 400, "second": 200, "topic_partitions": 1},
     "spark_real_time": {"offered_msg_s": 200, "produce_seconds": 6.0, "topic_partitions": 1},

@@ -3,7 +3,9 @@
 
 A producer thread writes at the offered rate once the query has run its first trigger (a
 query's start-up is not a record's latency); each record's latency is from its Kafka
-timestamp to the commit of the batch that read it.
+timestamp to the commit of the batch that read it. Records produced in the first
+`WARM_UP_S` seconds are left out of the percentiles (`measure.latency.after_warm_up`, the
+workbench's one warm-up rule), so a run produces for longer than that.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from workbench import kafka
+from workbench.errors import BenchError
 from workbench.kafka.producing import Outgoing, enqueue
 from workbench.measure.contract import NOT_MEASURED, result_row
+from workbench.measure.latency import WARM_UP_S, after_warm_up
 from workbench.stack import Stack
 from workbench.streaming import connector_name, kafka_source, spark_version, to_pandas
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session, wait_rows
@@ -44,6 +48,8 @@ def _latency_point(
     """One processing-time query reading a producer at a fixed rate (see `trigger_latency`)."""
     from pyspark.sql import functions as F
 
+    if not WARM_UP_S < params["produce_seconds"] <= 600:
+        raise BenchError(f"produce_seconds must be over the {WARM_UP_S:.0f} s warm-up and at most 600")
     conf = stack.kafka_config("producer")
     interval, rate = params["trigger"], params["offered_msg_s"]
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
@@ -72,7 +78,8 @@ def _latency_point(
         finally:
             shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
-    latency = _latencies(records, busy) / 1000
+    latency, measured = _latencies(records, busy)
+    latency = latency / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
     python_floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate, source="python")
     extra = {
@@ -84,6 +91,8 @@ def _latency_point(
         "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NOT_MEASURED,
         "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
         "spark_version": spark_version(),
+        "measured_records": measured,
+        "warm_up_s": WARM_UP_S,
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
         "batches": len(busy),
         "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NOT_MEASURED,
@@ -100,7 +109,7 @@ def _latency_point(
         records=len(records),
         seconds=produced[0] if produced else NOT_MEASURED,
         latencies=latency.to_numpy(),
-        latency_of="Kafka timestamp → batch commit, per record",
+        latency_of="Kafka timestamp → batch commit, per record after the warm-up",
         extra=extra,
     )
     return row, busy.assign(trigger=interval)
@@ -229,10 +238,12 @@ def _wait_started(query: Any) -> None:
         time.sleep(0.05)
 
 
-def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> pd.Series:
-    """Per record: batch start - Kafka timestamp + the duration of the batch that read it."""
+def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> tuple[pd.Series, int]:
+    """Per record after the warm-up: batch start - Kafka timestamp + the duration of the batch
+    that read it; and how many records that is. The producer's first record starts the
+    warm-up: its Kafka timestamp is the run's start on the timestamps' own clock."""
     if records.empty or batches.empty:
-        return pd.Series(dtype=float)
+        return pd.Series(dtype=float), 0
     frame = records.assign(
         batch_ts=pd.to_datetime(records["batch_ts"]).dt.tz_localize(None),
         kafka_ts=pd.to_datetime(records["kafka_ts"]).dt.tz_localize(None),
@@ -246,7 +257,10 @@ def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> pd.Series:
         direction="nearest",
     )
     waited = (merged["batch_ts"] - merged["kafka_ts"]).dt.total_seconds() * 1000
-    return waited.clip(lower=0) + merged["trigger_ms"]
+    sent_s = (merged["kafka_ts"] - merged["kafka_ts"].min()).dt.total_seconds().to_numpy()
+    counted = after_warm_up(sent_s, 0.0)
+    latency = (waited.clip(lower=0) + merged["trigger_ms"])[counted]
+    return latency, int(counted.sum())
 
 
 def spark_trigger_latency(
