@@ -54,6 +54,8 @@ def test_a_rest_consumer_instance_reads_every_record_once(stack: Stack) -> None:
         ({"max_batch": 10**9}, "max_batch"),
         ({"offered_msg_s": 1e6, "offered_seconds": 60}, "at most 2,000,000 records"),
         ({"offered_msg_s": -1}, "offered rate"),
+        ({"reader": "spark", "trigger": "whenever"}, "not a trigger interval"),
+        ({"reader": "spark", "trigger": "10 hours"}, "not a trigger interval"),
     ],
 )
 def test_parameters_out_of_range_are_refused_in_one_line(stack: Stack, params: dict[str, object], message: str) -> None:

@@ -148,6 +148,10 @@ def _check(params: dict[str, Any]) -> None:
         raise BenchError(f"partitions must be between 1 and 64, got {params['partitions']}")
     if not 1 <= params["max_batch"] <= 10_000:
         raise BenchError(f"max_batch must be between 1 and 10,000, got {params['max_batch']}")
+    if params["reader"] == "spark":
+        from workbench.streaming.ingestion.real_time import trigger_seconds
+
+        trigger_seconds(params["trigger"])
     if params["offered_msg_s"] * params["offered_seconds"] > 2_000_000:
         raise BenchError(
             "at most 2,000,000 records per run (offered_msg_s x offered_seconds): stamps are kept per record"

@@ -47,6 +47,7 @@ __all__ = [
     "real_time_refusal",
     "real_time_sentence",
     "spark_real_time",
+    "trigger_seconds",
 ]
 
 #: `mode` values: Spark's real-time mode, and the micro-batch queries it is compared with.
@@ -117,7 +118,7 @@ def _start(writer: Any, mode: Mode, trigger: str) -> StreamingQuery:
 def _check(mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int) -> None:
     if mode not in MODES:
         raise BenchError(f"mode must be one of {list(MODES)}, got {mode!r}")
-    if _seconds(trigger) < 5 and mode == "real-time":
+    if trigger_seconds(trigger) < 5 and mode == "real-time":
         raise BenchError(f"real-time mode checkpoints at least every 5 s: trigger {trigger!r} is shorter")
     if not 1 <= offered_msg_s <= 100_000:
         raise BenchError(f"offered_msg_s must be between 1 and 100,000, got {offered_msg_s}")
@@ -130,8 +131,12 @@ def _check(mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, 
 _UNIT_S = {"millisecond": 0.001, "second": 1.0, "minute": 60.0}
 
 
-def _seconds(trigger: str) -> float:
-    """A Spark interval string (`5 seconds`, `100 milliseconds`) in seconds."""
+def trigger_seconds(trigger: str) -> float:
+    """A Spark interval string (`5 seconds`, `100 milliseconds`) in seconds.
+
+    Raises:
+        BenchError: not an interval Spark's trigger takes, or over an hour; before Spark is asked.
+    """
     amount, _, unit = trigger.strip().partition(" ")
     try:
         seconds = float(amount) * _UNIT_S[unit.strip().removesuffix("s")]
