@@ -182,6 +182,11 @@ class KafkaCluster:
             "group.share.min.session.timeout.ms": "6000",
             "group.share.min.heartbeat.interval.ms": "500",
             "num.partitions": "1",
+            # Every topic is created by whoever uses it, at the profile's replication; a
+            # metadata request must not create one. Spark's Kafka sink keeps its producer
+            # (cached for 10 minutes) after its query stops, and that producer's metadata
+            # refresh recreated an output topic an experiment had just deleted.
+            "auto.create.topics.enable": "false",
             # The active controller appends a no-op record to the metadata log this often
             # when nothing changes (KIP-835; Kafka's default 500 ms): at 5 s an idle node
             # spent 1.4-1.8 % of a core instead of 2.0-2.9 % (measured, one node, no
