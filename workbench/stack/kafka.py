@@ -265,7 +265,13 @@ class KafkaNode(Service):
 
     def listen_on(self) -> tuple[str, int]:
         self.cluster.plan()
-        return self.profile.broker.host, self.cluster.client_ports[self.index]
+        host, ports = self.profile.broker.host, self.cluster.client_ports
+        if not self.profile.broker.port and process.port_in_use(host, ports[self.index]):
+            # Chosen free when the cluster was planned, taken since (an outgoing connection's
+            # ephemeral port, while the nodes before this one started): a client port is in
+            # no other node's settings yet, so this node takes another free one.
+            ports[self.index] = process.free_port(host)
+        return host, ports[self.index]
 
     def _command(self, run_dir: Path) -> list[str]:
         self.cluster.format(run_dir)
