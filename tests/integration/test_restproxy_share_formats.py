@@ -68,7 +68,7 @@ def test_an_explicit_share_instance_reads_a_schema_format_decoded(
     group = _group(stack)
     with ProxyClient(proxy) as client:
         client.produce(name, [{"value": v} for v in VALUES], format=fmt, value_schema=SCHEMAS[fmt])  # type: ignore[arg-type]
-        with client.share_consumer(group, topics=[name], format=fmt) as instance:  # type: ignore[arg-type]
+        with client.share_consumer(group, topics=[name], format=fmt) as instance:
 
             def poll() -> list[ProxyRecord]:
                 records = instance.poll(timeout_ms=500)

@@ -396,27 +396,10 @@ class ProxyClient:
         """A `ProxyConsumer` in `group`; use it in a `with` block (see `ProxyConsumer`)."""
         return ProxyConsumer(self, group, **kwargs)
 
-    def share_consumer(
-        self,
-        group: str,
-        *,
-        topics: Sequence[str],
-        format: Format = "binary",
-        name: str | None = None,
-        auto_offset_reset: str | None = None,
-        max_poll_records: int | None = None,
-    ) -> ProxyShareConsumer:
+    def share_consumer(self, group: str, **kwargs: Any) -> ProxyShareConsumer:
         """A share-consumer instance (explicit acknowledgement) in share group `group`; use it
-        in a `with` block (see `ProxyShareConsumer`). The workbench's proxy only."""
-        return ProxyShareConsumer(
-            self,
-            group,
-            topics=topics,
-            format=format,
-            name=name,
-            auto_offset_reset=auto_offset_reset,
-            max_poll_records=max_poll_records,
-        )
+        in a `with` block (see `ProxyShareConsumer` for the settings). The workbench's proxy only."""
+        return ProxyShareConsumer(self, group, **kwargs)
 
     def share_fetch(
         self,

@@ -12,19 +12,18 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
-from workbench.proxy.wire import Transport, delete_instance, embedded_type, encode_topic
+from workbench.proxy.wire import Instance, Transport, embedded_type, encode_topic
 
 __all__ = ["ProxyConsumer"]
 
 log = logging.getLogger("workbench.proxy")
 
 
-class ProxyConsumer:
+class ProxyConsumer(Instance):
     """One consumer instance on a REST proxy, as a context manager.
 
     Args:
@@ -82,21 +81,7 @@ class ProxyConsumer:
         #: The Accept header of its records requests (for a load generator that repeats them).
         self.records_accept = embedded_type(format)
 
-    # lifecycle -----------------------------------------------------------------------
-
-    def __enter__(self) -> ProxyConsumer:
-        self.open()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        try:
-            self.close()
-        except Exception:
-            if exc is None:
-                raise
-            log.warning("could not delete consumer instance %s", self.base_uri, exc_info=True)
+    # lifecycle (closing and the `with` block: `Instance`) ---------------------------
 
     def open(self) -> None:
         """Create the instance, then subscribe or assign; deletes it again if that fails."""
@@ -122,13 +107,6 @@ class ProxyConsumer:
         except BaseException:
             self.close()
             raise
-
-    def close(self) -> None:
-        """Delete the instance (it leaves the group); an instance already gone is fine."""
-        if self.base_uri is None:
-            return
-        uri, self.base_uri = self.base_uri, None
-        delete_instance(self.client, uri)
 
     # reading -------------------------------------------------------------------------
 

@@ -13,23 +13,20 @@ consumption); against another proxy they answer 404.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Sequence
-from types import TracebackType
 from typing import Any, Literal
 
 from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
-from workbench.proxy.wire import Transport, delete_instance, embedded_type, encode_topic
+from workbench.proxy.wire import Instance, Transport, embedded_type, encode_topic
 
 __all__ = ["AckType", "ProxyShareConsumer", "share_fetch"]
 
-log = logging.getLogger("workbench.proxy")
 
 AckType = Literal["accept", "release", "reject"]
 
 
-class ProxyShareConsumer:
+class ProxyShareConsumer(Instance):
     """One share-consumer instance on a REST proxy, as a context manager.
 
     Args:
@@ -50,6 +47,8 @@ class ProxyShareConsumer:
             records = jobs.poll(timeout_ms=1000)
             jobs.acknowledge([(r.topic, r.partition, r.offset, "accept") for r in records])
     """
+
+    kind = "share consumer instance"
 
     def __init__(
         self,
@@ -76,20 +75,6 @@ class ProxyShareConsumer:
         self.instance_id: str | None = None
         self.base_uri: str | None = None
 
-    def __enter__(self) -> ProxyShareConsumer:
-        self.open()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        try:
-            self.close()
-        except Exception:
-            if exc is None:
-                raise
-            log.warning("could not delete share consumer instance %s", self.base_uri, exc_info=True)
-
     def open(self) -> None:
         """Create the instance and subscribe it; deletes it again if subscribing fails."""
         body: dict[str, Any] = {"format": self.format}
@@ -107,13 +92,6 @@ class ProxyShareConsumer:
         except BaseException:
             self.close()
             raise
-
-    def close(self) -> None:
-        """Delete the instance: the proxy releases what it holds and it leaves the group."""
-        if self.base_uri is None:
-            return
-        uri, self.base_uri = self.base_uri, None
-        delete_instance(self.client, uri)
 
     def poll(
         self, *, timeout_ms: int | None = None, max_bytes: int | None = None, acknowledge: AckType | None = None

@@ -7,8 +7,10 @@ given (a `ProxyClient`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import quote
 
 if TYPE_CHECKING:
@@ -16,7 +18,9 @@ if TYPE_CHECKING:
 
     from workbench.proxy.settings import Retries
 
-__all__ = ["Transport", "V2", "V2_ACCEPT", "delete_instance", "embedded_type", "encode_topic"]
+__all__ = ["Instance", "Transport", "V2", "V2_ACCEPT", "delete_instance", "embedded_type", "encode_topic"]
+
+log = logging.getLogger("workbench.proxy")
 
 #: The v2 API's own media type: request bodies without records, and every v2 answer.
 V2 = "application/vnd.kafka.v2+json"
@@ -73,3 +77,39 @@ def delete_instance(client: Transport, base_uri: str) -> None:
     except ProxyError as exc:
         if exc.status != 404:
             raise
+
+
+class Instance:
+    """A consumer or share-consumer instance on a proxy, as a context manager: `open` creates
+    it (each kind its own way), and the block's end deletes it, even when the block raised,
+    because an abandoned instance holds what it read until the proxy's idle timeout. A
+    failed delete after a failed block is logged, not raised over the block's own error."""
+
+    client: Transport
+    base_uri: str | None
+    #: What the warning of a failed delete calls it.
+    kind = "consumer instance"
+
+    def open(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.open()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            self.close()
+        except Exception:
+            if exc is None:
+                raise
+            log.warning("could not delete %s %s", self.kind, self.base_uri, exc_info=True)
+
+    def close(self) -> None:
+        """Delete the instance (it leaves its group, and releases what it holds); one already gone is fine."""
+        if self.base_uri is None:
+            return
+        uri, self.base_uri = self.base_uri, None
+        delete_instance(self.client, uri)
