@@ -65,9 +65,10 @@ def test_the_hop_table_and_row_columns_name_each_hop_by_its_stamps() -> None:
 
 def test_a_stamp_earlier_than_the_one_before_it_counts_beyond_its_resolution_only() -> None:
     stamps = _stamps()
-    stamps.loc[0, "appended"] = 0.1 - 0.9  # the broker's whole milliseconds: within 1 ms is not disorder
+    # the broker's whole milliseconds (±0.5 ms) after a µs stamp: within 0.501 ms is not disorder
+    stamps.loc[0, "appended"] = stamps.loc[0, "sent"] - 0.5
     assert disordered(stamps, READ_PATH) == 0
-    stamps.loc[1, "appended"] = 1.1 - 1.5
+    stamps.loc[1, "appended"] = stamps.loc[1, "sent"] - 0.6
     assert disordered(stamps, READ_PATH) == 1
 
 

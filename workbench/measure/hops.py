@@ -12,9 +12,11 @@ A stamp a stack cannot take (a proxy that does not trace, a broker without log-a
 time) is left out of the path, and the hop around it is one hop: what cannot be split is
 shown unsplit, under both ends' names.
 
-Stamps are wall-clock milliseconds since the schedule started. Each has a resolution:
-the broker's log-append time and Spark's progress are whole milliseconds, the others
-are taken with `time.time_ns()` in a Python process (microseconds, in practice).
+Stamps are wall-clock milliseconds since the schedule started. Each has a resolution, how
+far it may be from its moment either way: the broker's log-append time is a whole
+millisecond (the waterfall puts it at the middle, so ±0.5 ms), Spark's plan time is the sum
+of two whole-millisecond figures from its progress (±2 ms), the others are taken with
+`time.time_ns()` in a Python process (microseconds, in practice).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "hop_durations",
     "hop_name",
     "hop_table",
+    "hop_tolerance_ms",
     "present_path",
 ]
 
@@ -49,7 +52,8 @@ class Stamp:
     label: str
     #: The process whose clock takes it: "client", "proxy", "broker", "producer" or "consumer".
     clock: str
-    #: How finely it is taken, in ms: a hop is trusted to the coarser of its two ends.
+    #: How far it may be from its moment, either way, in ms: a hop is trusted to the sum of
+    #: its two ends' (`hop_tolerance_ms`).
     resolution_ms: float = 0.001
 
 
@@ -60,10 +64,10 @@ STAMPS: dict[str, Stamp] = {
         Stamp("sent", "sent by the client", "client"),
         Stamp("proxy_received", "received by the proxy", "proxy"),
         Stamp("proxy_handed", "handed to librdkafka by the proxy", "proxy"),
-        Stamp("appended", "appended to the log by the broker", "broker", 1.0),
+        Stamp("appended", "appended to the log by the broker", "broker", 0.5),
         Stamp("delivered", "delivery report", "producer"),
         Stamp("answered", "HTTP answer read by the client", "client"),
-        Stamp("batch_planned", "Spark batch planned (its offsets fixed)", "consumer", 1.0),
+        Stamp("batch_planned", "Spark batch planned (its offsets fixed)", "consumer", 2.0),
         Stamp("batch_started", "Spark batch handed to the sink", "consumer"),
         Stamp("consumed", "read by the consumer (Spark: written by the sink)", "consumer"),
     )
@@ -83,6 +87,12 @@ READ_PATH = (
 def hop_name(start: str, end: str) -> str:
     """`"sent → appended"`: a hop named by its two stamps, as the waterfall's legend shows it."""
     return f"{start.replace('_', ' ')} → {end.replace('_', ' ')}"
+
+
+def hop_tolerance_ms(start: str, end: str) -> float:
+    """How far below zero a hop from `start` to `end` may measure without being wrong: the
+    two stamps' resolutions added, since each may be off its moment by its own, either way."""
+    return STAMPS[start].resolution_ms + STAMPS[end].resolution_ms
 
 
 def present_path(stamps: pd.DataFrame, path: Sequence[str]) -> list[str]:
@@ -126,7 +136,7 @@ def hop_columns(durations: pd.DataFrame) -> dict[str, float]:
 
 
 def disordered(stamps: pd.DataFrame, path: Sequence[str]) -> int:
-    """How many records have a stamp earlier than the one before it by more than the two stamps' resolution.
+    """How many records have a stamp earlier than the one before it by more than `hop_tolerance_ms`.
 
     Zero on a sound run: a record cannot be appended before it was handed over. On one
     machine a nonzero count is a bug in the stamping; across machines it is clock skew.
@@ -134,8 +144,7 @@ def disordered(stamps: pd.DataFrame, path: Sequence[str]) -> int:
     taken = present_path(stamps, path)
     bad = np.zeros(len(stamps), dtype=bool)
     for a, b in pairwise(taken):
-        tolerance = max(STAMPS[a].resolution_ms, STAMPS[b].resolution_ms)
-        bad |= ((stamps[b] - stamps[a]) < -tolerance).to_numpy()
+        bad |= ((stamps[b] - stamps[a]) < -hop_tolerance_ms(a, b)).to_numpy()
     return int(bad.sum())
 
 
