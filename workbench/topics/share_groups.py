@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
@@ -226,10 +226,10 @@ def run_group(
     stop = threading.Event()
     per_batch = max(1, min(max_poll_records, int(lock_ms / 2 / max(processing_ms, 0.001))))
 
-    def record(delivery: Delivery) -> None:
+    def record(deliveries: Sequence[Delivery]) -> None:  # a poll's or an answer's at once: one lock each
         with lock:
-            run.deliveries.append(delivery)
-            seen.add((delivery.partition, delivery.offset))
+            run.deliveries.extend(deliveries)
+            seen.update((d.partition, d.offset) for d in deliveries)
             if len(seen) >= records:
                 stop.set()
 
@@ -289,12 +289,13 @@ def _share_loop(
     topic: str,
     processing_ms: float,
     stop: threading.Event,
-    record: Callable[[Delivery], None],
+    record: Callable[[Sequence[Delivery]], None],
 ) -> None:
     """Poll, process and accept each record; every record of a poll is acknowledged before the next."""
     try:
         client.subscribe([topic])
         while not stop.is_set():
+            done: list[Delivery] = []
             for message in client.poll(0.2):
                 if message.error() is not None:
                     continue
@@ -302,8 +303,9 @@ def _share_loop(
                     client.acknowledge(message, AcknowledgeType.RELEASE)
                     continue
                 _process(processing_ms)
-                record(_delivery(member, message, message.delivery_count()))
+                done.append(_delivery(member, message, message.delivery_count()))
                 client.acknowledge(message, AcknowledgeType.ACCEPT)
+            record(done)
         client.commit_sync(10)
     finally:
         client.close()
@@ -316,7 +318,7 @@ def _proxy_share_loop(
     topic: str,
     processing_ms: float,
     stop: threading.Event,
-    record: Callable[[Delivery], None],
+    record: Callable[[Sequence[Delivery]], None],
     acks: ProxyAcks = "next_fetch",
     max_records: int | None = None,
 ) -> None:
@@ -336,17 +338,17 @@ def _proxy_share_loop(
             piggyback = acks == "next_fetch" and bool(held)
             answer = member_instance.poll(timeout_ms=200, acknowledge="accept" if piggyback else None)
             rows: list[AckRow] = []
+            done: list[Delivery] = []
             for got in answer:
                 if stop.is_set():
                     rows.append((got.topic, got.partition, got.offset, "release"))
                     continue
                 _process(processing_ms)
                 key = got.key if isinstance(got.key, bytes) or got.key is None else str(got.key).encode()
-                done = Delivery(
-                    member, got.partition, got.offset, key, int(got.delivery_count or 1), time.perf_counter()
-                )
-                record(done)
+                count = int(got.delivery_count or 1)
+                done.append(Delivery(member, got.partition, got.offset, key, count, time.perf_counter()))
                 rows.append((got.topic, got.partition, got.offset, "accept"))
+            record(done)
             if acks == "call" or any(kind != "accept" for *_, kind in rows):
                 if rows:
                     member_instance.acknowledge(rows)
@@ -363,7 +365,7 @@ def _group_loop(
     topic: str,
     processing_ms: float,
     stop: threading.Event,
-    record: Callable[[Delivery], None],
+    record: Callable[[Sequence[Delivery]], None],
 ) -> None:
     try:
         client.subscribe([topic])
@@ -372,7 +374,7 @@ def _group_loop(
             if message is None or message.error() is not None:
                 continue
             _process(processing_ms)
-            record(_delivery(member, message, 1))
+            record([_delivery(member, message, 1)])
     finally:
         client.close()
 
