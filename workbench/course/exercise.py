@@ -205,9 +205,10 @@ def prediction(value: float, expected: float, passed: bool, unit: str, how: str)
     return False, f"{said} is {'too high' if value > expected else 'too low'}: {how}"
 
 
-def within(value: float, expected: float, tolerance: float) -> bool:
-    """Whether `value` is within a relative `tolerance` of `expected` (0.1: ±10 %)."""
-    return abs(value - expected) <= tolerance * abs(expected)
+def within(value: float, expected: float, tolerance: float, floor: float = 0.0) -> bool:
+    """Whether `value` is within a relative `tolerance` of `expected` (0.1: ±10 %), or within
+    `floor` of it in absolute terms when that is wider (a small figure's noise is absolute)."""
+    return abs(value - expected) <= max(tolerance * abs(expected), floor)
 
 
 def plain(value: Any) -> Any:

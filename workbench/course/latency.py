@@ -7,7 +7,16 @@ from typing import Any
 import pandas as pd
 
 from workbench.bench.waterfall_study import knob_effect
-from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
+from workbench.course.exercise import (
+    Exercise,
+    Figures,
+    NotMeasured,
+    as_number,
+    plain,
+    prediction,
+    register,
+    within,
+)
 
 __all__ = ["ClearTime", "LingerWait"]
 
@@ -46,7 +55,7 @@ class LingerWait(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         ms, expected = as_number(answer, "a number of milliseconds"), float(figures["change_ms"])
-        passed = abs(ms - expected) <= max(0.35 * abs(expected), 2.0)
+        passed = within(ms, expected, 0.35, floor=2.0)
         how = (
             f"the hop `{figures['hop']}`: records arrive spread over the linger window, so the first in a batch "
             "waits all of it and the last almost none"
@@ -91,7 +100,7 @@ class ClearTime(Exercise):
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
         seconds, expected = as_number(answer, "a number of seconds"), float(figures["clear_s"])
-        passed = abs(seconds - expected) <= max(0.35 * expected, 1.0)
+        passed = within(seconds, expected, 0.35, floor=1.0)
         how = (
             "the backlog the burst leaves (what it offered above the capacity, times its length) drains at the "
             "capacity's spare rate at the normal load; the run adds what the consumer's fetching and committing cost"
