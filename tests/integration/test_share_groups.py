@@ -28,7 +28,7 @@ def test_a_share_group_puts_members_past_the_partition_count_to_work(stack: Stac
     run = share_groups.run_group(stack, filled, kind="share group", members=6, processing_ms=20, records=600)
     assert run.complete and run.unique == 600 and run.duplicates == 0
     assert run.busy_members >= 5  # 4 partitions: a consumer group could keep only 4 busy
-    assert {d.count for d in run.deliveries} == {1}
+    assert {d.delivery_count for d in run.deliveries} == {1}
 
 
 def test_a_consumer_group_keeps_each_key_in_order(stack: Stack, filled: str) -> None:
@@ -43,7 +43,7 @@ def test_released_and_killed_members_records_come_again_and_each_is_accepted_onc
     run = share_groups.redelivery_check(stack, records=300, lock_ms=1_000, partitions=2)
     assert run.accepted == 300
     assert run.released and run.abandoned
-    again = {(d.partition, d.offset): d.count for d in run.deliveries}
+    again = {(d.partition, d.offset): d.delivery_count for d in run.deliveries}
     assert all(again[p] >= 2 for p in run.released | run.abandoned)  # each came again, counted
     assert len(run.waits_s) == len(run.abandoned)  # every record the killed process held came back
     assert "records were accepted, each once" in share_groups.redelivery_sentence(run)

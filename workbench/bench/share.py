@@ -56,7 +56,7 @@ def _row(
             "busy_members": run.busy_members,
             "first_record_s": run.first_record_s,
             "keys_out_of_order": order_breaks(run.deliveries),
-            "max_delivery_count": max((d.count for d in run.deliveries), default=0),
+            "max_delivery_count": max((d.delivery_count for d in run.deliveries), default=0),
             "complete": run.complete,
         },
     )
