@@ -722,36 +722,6 @@ def test_v3_share_group_lookups_that_find_nothing_are_404(pair: Pair, target: Ta
     assert pair.proxies[1].alive()
 
 
-def test_v3_share_groups_with_tls_or_sasl_settings_show_this_processes_members(
-    stack: Stack, tmp_path: Path, topic: Any
-) -> None:
-    """A proxy whose admin settings name SASL (ignored by librdkafka on a PLAINTEXT
-    listener, enough for the proxy to know its admin client cannot speak them) answers
-    from its own members, and says so in the header."""
-    proxy = start_proxy(stack.bootstrap_servers, tmp_path, KAFKA_REST_ADMIN_SASL_USERNAME="someone", **PROXY_ENV)
-    try:
-        admin = stack.kafka_config("admin")
-        name = topic(partitions=1, prefix="share-v3-process")
-        group = share_group(admin)
-        _member_on(proxy.url, group, "inst", name)
-        cluster = requests.get(f"{proxy.url}/v3/clusters", timeout=30).json()["data"][0]["cluster_id"]
-        base = f"{proxy.url}/v3/clusters/{cluster}/share-groups"
-        listed = _v3_get(base)
-        assert listed.headers["X-Share-Groups-View"].startswith("process; sasl.username is set")
-        mine = [g for g in listed.json()["data"] if g["share_group_id"] == group]
-        assert len(mine) == 1 and mine[0]["consumer_count"] == 1
-        assert mine[0]["coordinator"]["related"] == f"{proxy.url}/v3/clusters/{cluster}/brokers"
-        consumers = _v3_get(f"{base}/{group}/consumers").json()
-        assert [c["consumer_id"] for c in consumers["data"]] == ["inst"]
-        one = _v3_get(f"{base}/{group}/consumers/inst").json()
-        assert one["kind"] == "KafkaShareGroupConsumer" and one["assignments"]["related"].endswith("/inst/assignments")
-        assignments = _v3_get(f"{base}/{group}/consumers/inst/assignments").json()
-        assert assignments["kind"] == "KafkaShareGroupConsumerAssignmentList"
-        assert "no member in it" in error(_v3_get(f"{base}/nobody-{uuid.uuid4().hex}"), 404, 404)
-    finally:
-        proxy.stop()
-
-
 # ---------------------------------------------------------------- a broker without share groups
 
 

@@ -15,18 +15,19 @@ answers both questions to anyone who asks, so this module asks, with `wire`:
 A broker without share groups (Kafka before 4.1, Tansu) does not list ShareGroupDescribe
 v1 in its ApiVersions: that is `ShareGroupsUnsupported`, said in one line. Coordinators
 that are loading or moving are asked again (0.1 s, doubling to 1 s) until the call's one
-deadline. PLAINTEXT listeners only: `unsupported_security` says when a client's settings
-ask for more (TLS, SASL), and a caller uses what it has instead.
+deadline. TLS and SASL PLAIN / SCRAM as the client's librdkafka settings ask
+(`security.Security`), which says when they ask for more (GSSAPI, OAUTHBEARER, a
+keystore...), and a caller uses what it has instead.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from workbench.errors import KafkaError
+from workbench.kafka.security import Security
 from workbench.kafka.wire import Address, Connection, KafkaProtocolError, Reader, Writer, parse_servers
 
 __all__ = [
@@ -36,7 +37,6 @@ __all__ = [
     "ShareGroupNotFound",
     "ShareGroupsUnsupported",
     "ShareMember",
-    "unsupported_security",
 ]
 
 _METADATA, _FIND_COORDINATOR, _LIST_GROUPS, _SHARE_GROUP_DESCRIBE = 3, 10, 16, 77
@@ -111,39 +111,36 @@ class ShareGroup:
         return sorted({tp for member in self.members for tp in member.assignment})
 
 
-def unsupported_security(conf: Mapping[str, Any]) -> str | None:
-    """Why this module cannot speak to a cluster with librdkafka settings `conf`, or None.
-
-    It speaks PLAINTEXT only: a `security.protocol` other than that, or any `sasl.*` or
-    `ssl.*` setting, needs a real client."""
-    protocol = str(conf.get("security.protocol", "plaintext")).lower()
-    if protocol != "plaintext":
-        return f"security.protocol is {protocol}, and the share-group admin client speaks PLAINTEXT only"
-    secured = sorted(k for k in conf if k.startswith(("sasl.", "ssl.")))
-    if secured:
-        return f"{secured[0]} is set, and the share-group admin client speaks PLAINTEXT only"
-    return None
-
-
 class ShareGroupAdmin:
     """Lists and describes a cluster's share groups; every call opens its own connections
     and closes them, so one admin serves many threads.
 
     Args:
-        bootstrap_servers: the cluster's `bootstrap.servers` (PLAINTEXT listeners).
+        bootstrap_servers: the cluster's `bootstrap.servers`.
         timeout_s: the deadline of each call, connections and retries included.
         client_id: the client id the brokers see.
+        security: TLS and SASL for every connection (`Security.from_conf(conf)`);
+            None is PLAINTEXT.
 
     Raises:
-        KafkaProtocolError: `bootstrap_servers` cannot be read, or names TLS/SASL listeners.
+        KafkaProtocolError: `bootstrap_servers` cannot be read, or names a protocol
+            (`SSL://host:port`: the protocol comes from `security`).
 
     Usage: `ShareGroupAdmin("127.0.0.1:9092").describe_group("workers").members`
     """
 
-    def __init__(self, bootstrap_servers: str, *, timeout_s: float = 10.0, client_id: str = "workbench-admin") -> None:
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        *,
+        timeout_s: float = 10.0,
+        client_id: str = "workbench-admin",
+        security: Security | None = None,
+    ) -> None:
         self.servers = parse_servers(bootstrap_servers)
         self.timeout_s = timeout_s
         self.client_id = client_id
+        self.security = security or Security()
 
     def list_groups(self) -> list[str]:
         """The ids of every share group of the cluster, sorted.
@@ -201,7 +198,9 @@ class _Talk:
         """The call's connection to `address`, opened (and its share support checked) once."""
         connection = self.open.get(address)
         if connection is None:
-            connection = Connection(address, self.deadline, client_id=self.admin.client_id)
+            connection = Connection(
+                address, self.deadline, client_id=self.admin.client_id, security=self.admin.security
+            )
             try:
                 connection.open()
             except BaseException:

@@ -2,8 +2,8 @@
 
 librdkafka 2.16 speaks to brokers for us everywhere except where it has no call at all
 (the share-group admin requests of KIP-932, see `share_admin`). This module is the least
-needed to ask those questions ourselves, and nothing more: no retries, no pooling, no
-SASL or TLS.
+needed to ask those questions ourselves, and nothing more: no retries, no pooling. TLS
+and SASL (PLAIN, SCRAM) come from `security`.
 
 - `Writer` and `Reader` encode and decode the primitives of both encodings: the
   fixed-width one (int16 string lengths, int32 array counts) and the *flexible* one of
@@ -11,9 +11,11 @@ SASL or TLS.
   struct). The Reader refuses to run past its buffer: every length and count is checked
   against the bytes left before anything is allocated, so a hostile or confused peer
   can make it raise, never make it hold more memory than its answer's frame.
-- `Connection` is one TCP connection to one broker. It asks the broker's API versions
-  first (ApiVersions v0, which every Kafka answers), checks every answer's correlation
-  id, refuses a frame larger than its bound, and gives up at one deadline for the whole
+- `Connection` is one TCP connection to one broker, in TLS when its `Security` says so.
+  It asks the broker's API versions first (ApiVersions v0, which every Kafka answers),
+  then authenticates when its `Security` has a SASL mechanism (SaslHandshake v1, then
+  the mechanism's tokens in SaslAuthenticate v2), checks every answer's correlation id,
+  refuses a frame larger than its bound, and gives up at one deadline for the whole
   conversation. It blocks: callers on an event loop run it in a worker thread.
 
 The message layouts are Apache Kafka's JSON message definitions
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import socket
+import ssl
 import struct
 import time
 import uuid
@@ -33,6 +36,8 @@ from types import TracebackType
 from typing import TypeVar
 
 from workbench.errors import KafkaError
+from workbench.kafka.sasl import SaslError, SaslExchange
+from workbench.kafka.security import PROTOCOLS, Security
 
 __all__ = [
     "API_VERSIONS",
@@ -48,6 +53,7 @@ _T = TypeVar("_T")
 
 #: ApiVersions' API key; v0 is what every broker answers, with a v0 response header.
 API_VERSIONS = 18
+_SASL_HANDSHAKE, _SASL_AUTHENTICATE = 17, 36
 #: The largest answer frame read by default: a ShareGroupDescribe of hundreds of busy
 #: groups is well under a megabyte; a wrong port answering any 4 bytes is refused.
 _MAX_FRAME_BYTES = 16 << 20
@@ -71,19 +77,20 @@ class Address:
 
 
 def parse_servers(servers: str) -> list[Address]:
-    """The addresses of a `bootstrap.servers` list (`PLAINTEXT://` schemes dropped).
+    """The addresses of a `bootstrap.servers` list (a `PLAINTEXT://`, `SSL://`,
+    `SASL_PLAINTEXT://` or `SASL_SSL://` scheme dropped: as for librdkafka, the protocol is
+    `security.protocol`'s).
 
     Raises:
-        KafkaProtocolError: an entry has no `host:port`, or names a listener this client
-            cannot speak (`SSL://`, `SASL_PLAINTEXT://`, ...).
+        KafkaProtocolError: an entry has no `host:port`, or another scheme.
     """
     found = []
     for entry in (part.strip() for part in servers.split(",")):
         if not entry:
             continue
         scheme, _, rest = entry.rpartition("://")
-        if scheme and scheme.upper() != "PLAINTEXT":
-            raise KafkaProtocolError(f"bootstrap server {entry!r}: only PLAINTEXT listeners are spoken here")
+        if scheme and scheme.lower() not in PROTOCOLS:
+            raise KafkaProtocolError(f"bootstrap server {entry!r}: {scheme} is not a Kafka security protocol")
         host, _, port = rest.rpartition(":")
         if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
             raise KafkaProtocolError(f"cannot read host:port from bootstrap server {entry!r}")
@@ -150,6 +157,12 @@ class Writer:
         self._parts.append(data)
         return self
 
+    def compact_bytes(self, value: bytes) -> Writer:
+        """Compact bytes (length + 1 as a varint)."""
+        self.uvarint(len(value) + 1)
+        self._parts.append(value)
+        return self
+
     def compact_strings(self, values: list[str]) -> Writer:
         """A compact array of compact strings."""
         self.uvarint(len(values) + 1)
@@ -195,6 +208,9 @@ class Reader:
     def int32(self) -> int:
         return int(struct.unpack(">i", self._take(4))[0])
 
+    def int64(self) -> int:
+        return int(struct.unpack(">q", self._take(8))[0])
+
     def boolean(self) -> bool:
         return self._take(1)[0] != 0
 
@@ -220,6 +236,11 @@ class Reader:
         """A compact string (length + 1; 0 is null)."""
         length = self.uvarint()
         return None if length == 0 else self._text(length - 1)
+
+    def compact_bytes(self) -> bytes:
+        """Compact bytes (length + 1; 0 is null, read as empty)."""
+        length = self.uvarint()
+        return b"" if length == 0 else bytes(self._take(length - 1))
 
     def _text(self, length: int) -> str:
         try:
@@ -250,13 +271,14 @@ class Reader:
 class Connection:
     """One blocking TCP connection to one broker, for one conversation with a deadline.
 
-    Opening it asks the broker's API versions (`versions`); `call` sends one request and
-    returns a Reader over its answer's body. Use it as a context manager.
+    Opening it shakes hands in TLS and authenticates as `security` says, and asks the
+    broker's API versions (`versions`); `call` sends one request and returns a Reader over
+    its answer's body. Use it as a context manager.
 
     Raises (from open and call):
         KafkaProtocolError: no connection, the deadline passed, the broker closed the
-            connection, or its answer is larger than `max_frame_bytes`, carries another
-            correlation id, or cannot be read.
+            connection, the TLS handshake or the SASL exchange failed, or its answer is
+            larger than `max_frame_bytes`, carries another correlation id, or cannot be read.
     """
 
     def __init__(
@@ -266,8 +288,10 @@ class Connection:
         *,
         client_id: str = "workbench",
         max_frame_bytes: int = _MAX_FRAME_BYTES,
+        security: Security | None = None,
     ) -> None:
         self.address = address
+        self.security = security or Security()
         self.deadline = deadline
         self.client_id = client_id
         self.max_frame_bytes = max_frame_bytes
@@ -288,12 +312,59 @@ class Connection:
             self._sock = socket.create_connection((self.address.host, self.address.port), timeout=self._left())
         except OSError as exc:
             raise KafkaProtocolError(f"cannot connect to broker {self.address}: {exc}", "_TRANSPORT") from None
+        if self.security.tls is not None:
+            self._sock = self._handshake(self._sock, self.security.tls)
         body = self.call(API_VERSIONS, 0, b"", flexible=False)
         error = body.int16()
         entries = body.array(lambda r: (r.int16(), r.int16(), r.int16()))
         if error:
             raise KafkaProtocolError(f"broker {self.address} refused ApiVersions v0 (error {error})")
         self.versions = {key: (low, high) for key, low, high in entries}
+        tokens = self.security.exchange()
+        if tokens is not None:
+            self._authenticate(tokens)
+
+    def _handshake(self, sock: socket.socket, context: ssl.SSLContext) -> socket.socket:
+        try:
+            sock.settimeout(self._left())
+            return context.wrap_socket(sock, server_hostname=self.address.host)
+        except (OSError, ssl.SSLError, ssl.CertificateError) as exc:
+            sock.close()
+            raise KafkaProtocolError(f"TLS handshake with broker {self.address} failed: {exc}", "_SSL") from None
+
+    def _authenticate(self, tokens: SaslExchange) -> None:
+        """SaslHandshake v1 names the mechanism; its tokens then travel in SaslAuthenticate
+        v2 until the mechanism is satisfied (it raises when the broker's answer is wrong)."""
+        mechanism = self.security.mechanism or ""
+        answer = self.call(_SASL_HANDSHAKE, 1, Writer().string(mechanism).getvalue(), flexible=False)
+        error = answer.int16()
+        offered = answer.array(Reader.string)
+        if error:
+            raise KafkaProtocolError(
+                f"broker {self.address} does not offer SASL {mechanism} (it offers {', '.join(map(str, offered))})",
+                "UNSUPPORTED_SASL_MECHANISM",
+            )
+        if self.version(_SASL_AUTHENTICATE, 2, 2) is None:
+            raise KafkaProtocolError(f"broker {self.address} has no SaslAuthenticate v2 (Kafka 2.4 or newer)")
+        try:
+            token = next(tokens)
+            while True:
+                token = tokens.send(self._sasl_token(token, mechanism))
+        except StopIteration:
+            return
+        except SaslError as exc:
+            raise KafkaProtocolError(f"broker {self.address}: {exc}", exc.code) from None
+
+    def _sasl_token(self, token: bytes, mechanism: str) -> bytes:
+        answer = self.call(_SASL_AUTHENTICATE, 2, Writer().compact_bytes(token).no_tags().getvalue(), flexible=True)
+        error, message = answer.int16(), answer.compact_string()
+        if error:
+            raise KafkaProtocolError(
+                f"broker {self.address} refused SASL {mechanism} for user {self.security.username!r}: "
+                f"{message or f'error {error}'}",
+                "SASL_AUTHENTICATION_FAILED",
+            )
+        return answer.compact_bytes()
 
     def close(self) -> None:
         if self._sock is not None:
@@ -352,7 +423,8 @@ class Connection:
         size = struct.unpack(">i", self._exactly(4))[0]
         if not 4 <= size <= self.max_frame_bytes:
             raise KafkaProtocolError(
-                f"{where}: an answer of {size} bytes (this client reads 4 to {self.max_frame_bytes}); is it Kafka?"
+                f"{where}: an answer of {size} bytes (this client reads 4 to {self.max_frame_bytes}); is it Kafka"
+                f"{'' if self.security.tls else ', or a listener that wants TLS (security.protocol)'}?"
             )
         return self._exactly(size)
 
@@ -366,6 +438,7 @@ class Connection:
             except OSError as exc:
                 raise KafkaProtocolError(f"reading from broker {self.address}: {exc}", "_TRANSPORT") from None
             if not chunk:
-                raise KafkaProtocolError(f"broker {self.address} closed the connection mid-answer", "_TRANSPORT")
+                hint = "" if self.security.mechanism else " (a SASL listener does so to a client that did not log in)"
+                raise KafkaProtocolError(f"broker {self.address} closed the connection mid-answer{hint}", "_TRANSPORT")
             chunks += chunk
         return bytes(chunks)

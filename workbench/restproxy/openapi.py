@@ -1111,7 +1111,8 @@ def _v3_share_paths() -> dict[str, dict[str, Any]]:
 _SHARE_VIEW_HEADER = {
     "X-Share-Groups-View": {
         "description": "cluster: as the brokers describe the group (ShareGroupDescribe); "
-        "process; <why>: this process's own members, where the proxy's admin settings name TLS or SASL",
+        "process; <why>: this process's own members, where the proxy's admin settings ask for "
+        "security its protocol client does not speak (GSSAPI, OAUTHBEARER, keystores...)",
         "schema": _STR,
     }
 }

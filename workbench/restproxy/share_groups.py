@@ -8,8 +8,9 @@ coordinator). Every process behind a balancer answers the same: every member of 
 whichever process or client runs it, with the broker's member id as `consumer_id`, the
 member's `client_id`, and the partitions its coordinator assigned it.
 
-That client speaks PLAINTEXT only. When the proxy's `admin.*`/`client.*` settings ask for
-TLS or SASL, the GETs answer from this process's own members instead (share-consumer
+That client speaks TLS and SASL PLAIN / SCRAM as the proxy's `admin.*`/`client.*`
+settings ask. When they ask for more (GSSAPI, OAUTHBEARER, a keystore, certificates given
+inline...), the GETs answer from this process's own members instead (share-consumer
 instances and affinity-free members; `consumer_id` is the instance name, assignments are
 the partitions it has received records from), and every answer says which view it is in
 its `X-Share-Groups-View` header: `cluster`, or `process; <why>`. The blocking socket work

@@ -41,7 +41,8 @@ from confluent_kafka import AcknowledgeType, KafkaException, Message, ShareConsu
 
 from workbench.errors import KafkaError
 from workbench.httpserver.errors import RestError
-from workbench.kafka.share_admin import ShareGroupAdmin, unsupported_security
+from workbench.kafka.security import Security
+from workbench.kafka.share_admin import ShareGroupAdmin
 from workbench.restproxy.errors import ILLEGAL_STATE
 from workbench.restproxy.instances import Instance, InstanceManager
 from workbench.restproxy.metadata import kafka_error
@@ -151,16 +152,17 @@ def _max_poll_records(asked: Any, default: int) -> int:
 
 
 def _groups_admin(settings: RestProxySettings) -> tuple[ShareGroupAdmin | None, str | None]:
-    """The cluster's share-group admin client, or None and why (TLS or SASL settings, which
-    it does not speak, or bootstrap servers it cannot read)."""
-    why = unsupported_security({**settings.admin})
-    if why is not None:
-        return None, why
+    """The cluster's share-group admin client, with the TLS and SASL of the `admin.*`
+    settings, or None and why (settings it does not speak, or bootstrap servers it cannot read)."""
     client_id = f"{settings.id}-share-groups" if settings.id else "rest-proxy-share-groups"
     try:
-        return ShareGroupAdmin(settings.bootstrap_servers, timeout_s=_GROUP_CALL_TIMEOUT_S, client_id=client_id), None
+        security = Security.from_conf({**settings.admin})
+        admin = ShareGroupAdmin(
+            settings.bootstrap_servers, timeout_s=_GROUP_CALL_TIMEOUT_S, client_id=client_id, security=security
+        )
     except KafkaError as exc:
         return None, str(exc)
+    return admin, None
 
 
 class ShareManager(InstanceManager[ShareInstance]):
