@@ -123,8 +123,8 @@ class ShareGroupAdmin:
             None is PLAINTEXT.
 
     Raises:
-        KafkaProtocolError: `bootstrap_servers` cannot be read, or names a protocol
-            (`SSL://host:port`: the protocol comes from `security`).
+        KafkaProtocolError: `bootstrap_servers` cannot be read (an entry without
+            host:port, or a scheme that is not a Kafka security protocol).
 
     Usage: `ShareGroupAdmin("127.0.0.1:9092").describe_group("workers").members`
     """
