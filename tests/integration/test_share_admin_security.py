@@ -2,7 +2,7 @@
 a real broker (`secured_broker`): PLAIN, SCRAM-SHA-256 and -512, TLS with and without SASL;
 wrong passwords and untrusted certificates refused in one line; and the proxy's v3 GETs in
 the cluster's view on SASL, in its own process's view where the settings ask for a
-mechanism the client does not speak (OAUTHBEARER)."""
+mechanism the client does not speak (OAUTHBEARER); the raw Metadata size on them."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ from proxy_processes import start_proxy
 from secured_broker import PASSWORD, USER, SecuredBroker, secured_broker
 
 from workbench.errors import KafkaError
+from workbench.kafka.metadata import fetch_metadata
 from workbench.kafka.security import Security
 from workbench.kafka.share_admin import ShareGroupAdmin
+from workbench.topics.count_cost import metadata_cost
 
 TOPIC = "secured-jobs"
 
@@ -122,6 +124,25 @@ def test_plaintext_spoken_to_a_secured_listener_fails_in_one_line(
     with pytest.raises(KafkaError) as failed:
         ShareGroupAdmin(getattr(broker, listener), timeout_s=5).list_groups()
     assert "\n" not in str(failed.value) and says in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    "listener, conf",
+    [("sasl_plaintext", _sasl("SCRAM-SHA-512")), ("ssl", {"security.protocol": "SSL"})],
+    ids=["scram", "ssl"],
+)
+def test_the_raw_metadata_size_is_measured_on_secured_listeners(
+    broker: SecuredBroker, listener: str, conf: dict[str, str]
+) -> None:
+    """`metadata_cost` sizes the Metadata answer there too (it gave librdkafka's time only)."""
+    if conf["security.protocol"] == "SSL":
+        conf = {**conf, "ssl.ca.location": str(broker.ca)}
+    host, port = getattr(broker, listener).split(":")
+    answer = fetch_metadata(host, int(port), timeout=30, security=Security.from_conf(conf))
+    assert {t.name: t.partitions for t in answer.response.topics}[TOPIC] == (0, 1)
+    assert [(b.host, b.port) for b in answer.response.brokers] == [(host, int(port))]
+    cost = metadata_cost({"bootstrap.servers": getattr(broker, listener), **conf}, repeats=1)
+    assert cost["metadata_bytes"] == answer.size_bytes and cost["list_topics_s"] is not None
 
 
 def _proxy_env(mechanism: dict[str, str]) -> dict[str, str]:

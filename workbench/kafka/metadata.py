@@ -1,4 +1,4 @@
-"""A raw Kafka Metadata request on a plain socket: the exact size of the answer on the wire.
+"""A raw Kafka Metadata request: the exact size of the answer on the wire.
 
 librdkafka parses Metadata responses and never says how large they were, yet their size
 is what grows with the topic count (every client fetches the whole thing on start-up and
@@ -7,20 +7,22 @@ byte for byte, so the size is exact; it also decodes the frame, which lets a cal
 check that the answer is what it asked for (brokers, topics, partitions).
 
 v4 because Kafka 4 dropped versions 0-3, and v4 is still the non-flexible encoding
-(fixed-width lengths, no tagged fields), simple enough to write by hand. Plain TCP only:
-a TLS or SASL listener needs a real client, and the caller reports librdkafka's time
-instead (see `workbench.topics.count_cost.metadata_cost`).
+(fixed-width lengths, no tagged fields), simple enough to write by hand. It travels on a
+`wire.Connection`, so TLS and SASL PLAIN / SCRAM listeners are measured too (the size is
+the Kafka frame's, TLS records around it left out); for security the connection does
+not speak, the caller reports librdkafka's time instead (see
+`workbench.topics.count_cost.metadata_cost`).
 """
 
 from __future__ import annotations
 
-import socket
 import struct
 import time
 from dataclasses import dataclass
 
 from workbench.errors import KafkaError
-from workbench.kafka.wire import Reader
+from workbench.kafka.security import Security
+from workbench.kafka.wire import Address, Connection, Reader
 
 __all__ = [
     "BrokerMetadata",
@@ -93,12 +95,16 @@ def encode_metadata_request(
     """
     client = client_id.encode()
     header = struct.pack(">hhih", METADATA_API_KEY, METADATA_VERSION, correlation_id, len(client)) + client
+    request = header + _request_body(topics)
+    return struct.pack(">i", len(request)) + request
+
+
+def _request_body(topics: list[str] | None) -> bytes:
     if topics is None:
         body = struct.pack(">i", -1)
     else:
         body = struct.pack(">i", len(topics)) + b"".join(_string(t) for t in topics)
-    request = header + body + struct.pack(">b", 0)  # allow_auto_topic_creation = false
-    return struct.pack(">i", len(request)) + request
+    return body + struct.pack(">b", 0)  # allow_auto_topic_creation = false
 
 
 def decode_metadata_response(frame: bytes) -> MetadataResponse:
@@ -117,29 +123,22 @@ def decode_metadata_response(frame: bytes) -> MetadataResponse:
     return MetadataResponse(correlation_id, throttle_ms, brokers, cluster_id, controller_id, topics)
 
 
-def fetch_metadata(host: str, port: int, *, timeout: float = 120.0, correlation_id: int = 1) -> MetadataAnswer:
+def fetch_metadata(host: str, port: int, *, timeout: float = 120.0, security: Security | None = None) -> MetadataAnswer:
     """Send one Metadata v4 request for every topic and read the whole answer.
 
-    The time runs from sending the request to the last byte of the answer (connecting
-    is left out).
+    The time runs from sending the request to the last byte of the answer (connecting,
+    the TLS handshake and logging in are left out). `security` is PLAINTEXT when None.
 
     Raises:
-        OSError: no connection, or none in `timeout` seconds.
-        KafkaError: the broker closed the connection early or answered something else.
+        KafkaError: no connection in `timeout` seconds, the handshake or the login failed,
+            or the broker closed the connection early or answered something else.
     """
-    request = encode_metadata_request(correlation_id)
-    with socket.create_connection((host, port), timeout=timeout) as sock:
+    deadline = time.monotonic() + timeout
+    with Connection(Address(host, port), deadline, max_frame_bytes=_MAX_FRAME, security=security) as connection:
         started = time.perf_counter()
-        sock.sendall(request)
-        size = struct.unpack(">i", _recv_exactly(sock, 4))[0]
-        if not 0 <= size <= _MAX_FRAME:
-            raise KafkaError(f"{host}:{port} answered a Metadata request with a frame of {size} bytes; is it Kafka?")
-        frame = _recv_exactly(sock, size)
+        frame = connection.exchange(METADATA_API_KEY, METADATA_VERSION, _request_body(None), flexible=False)
         seconds = time.perf_counter() - started
-    response = decode_metadata_response(frame)
-    if response.correlation_id != correlation_id:
-        raise KafkaError(f"{host}:{port} answered correlation id {response.correlation_id}, not {correlation_id}")
-    return MetadataAnswer(size + 4, seconds, response)
+    return MetadataAnswer(len(frame) + 4, seconds, decode_metadata_response(frame))
 
 
 def bootstrap_address(servers: str) -> tuple[str, int]:
@@ -172,14 +171,3 @@ def _partition(reader: Reader) -> int:
 def _string(text: str) -> bytes:
     data = text.encode()
     return struct.pack(">h", len(data)) + data
-
-
-def _recv_exactly(sock: socket.socket, n: int) -> bytes:
-    chunks = []
-    while n:
-        chunk = sock.recv(min(n, 1 << 20))
-        if not chunk:
-            raise KafkaError("the broker closed the connection in the middle of a Metadata response")
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)

@@ -58,7 +58,7 @@ _SASL_HANDSHAKE, _SASL_AUTHENTICATE = 17, 36
 #: groups is well under a megabyte; a wrong port answering any 4 bytes is refused.
 _MAX_FRAME_BYTES = 16 << 20
 #: The most bytes one socket read asks for.
-_RECV_BYTES = 1 << 16
+_RECV_BYTES = 1 << 20
 
 
 class KafkaProtocolError(KafkaError):
@@ -384,20 +384,27 @@ class Connection:
 
         A flexible request has header v2 and its answer header v1 (tagged fields after the
         correlation id), except ApiVersions, whose answer header is always v0."""
+        answer = Reader(self.exchange(api_key, version, body, flexible=flexible), _where(api_key, version, self))
+        answer.int32()  # the correlation id, checked
+        if flexible and api_key != API_VERSIONS:
+            answer.skip_tags()
+        return answer
+
+    def exchange(self, api_key: int, version: int, body: bytes, *, flexible: bool) -> bytes:
+        """Send one request and return its answer's frame as it came (from the correlation
+        id on, which is checked): what a caller measures the size of."""
         correlation = next(self._correlation)
         header = Writer().int16(api_key).int16(version).int32(correlation).string(self.client_id)
         if flexible:
             header.no_tags()
         request = header.getvalue() + body
-        where = f"API {api_key} v{version} from broker {self.address}"
+        where = _where(api_key, version, self)
         self._send(struct.pack(">i", len(request)) + request)
-        answer = Reader(self._receive(where), where)
-        got = answer.int32()
+        frame = self._receive(where)
+        got = struct.unpack_from(">i", frame)[0]
         if got != correlation:
             raise KafkaProtocolError(f"{where}: answered correlation id {got}, not {correlation}")
-        if flexible and api_key != API_VERSIONS:
-            answer.skip_tags()
-        return answer
+        return frame
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -442,3 +449,7 @@ class Connection:
                 raise KafkaProtocolError(f"broker {self.address} closed the connection mid-answer{hint}", "_TRANSPORT")
             chunks += chunk
         return bytes(chunks)
+
+
+def _where(api_key: int, version: int, connection: Connection) -> str:
+    return f"API {api_key} v{version} from broker {connection.address}"

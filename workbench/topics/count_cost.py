@@ -26,6 +26,7 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.kafka.metadata import bootstrap_address, fetch_metadata
 from workbench.kafka.producing import DeliveryTally, Outgoing, send
+from workbench.kafka.security import Security
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
 
@@ -69,9 +70,10 @@ def regex_join_time(conf: KafkaConf, pattern: str, *, timeout: float = 120.0) ->
 def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | None]:
     """Size and time of a full-cluster Metadata response (every topic and partition).
 
-    The size comes from a raw Metadata v4 request on a plain socket
-    (`workbench.kafka.metadata`), so it is the exact byte count on the wire; on a TLS
-    or SASL listener, or a broker that refuses the request, only librdkafka's time is given (and a warning is logged).
+    The size comes from a raw Metadata v4 request (`workbench.kafka.metadata`), so it is
+    the exact byte count of the answer, on PLAINTEXT, TLS and SASL PLAIN / SCRAM listeners
+    alike; with security that request cannot speak (GSSAPI, OAUTHBEARER, a keystore...),
+    or a broker that refuses it, only librdkafka's time is given (and a warning is logged).
 
     Returns:
         `metadata_bytes` (None when not measurable), `metadata_s` (median raw request),
@@ -80,15 +82,14 @@ def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | Non
     if repeats < 1:
         raise TopicDesignError(f"repeats must be ≥ 1, got {repeats!r}")
     raw: list[tuple[int, float]] = []
-    protocol = str(conf.get("security.protocol", "PLAINTEXT")).upper()
-    if protocol == "PLAINTEXT":
-        host, port = bootstrap_address(str(conf["bootstrap.servers"]))
-        try:
-            answers = [fetch_metadata(host, port) for _ in range(repeats)]
-            raw = [(answer.size_bytes, answer.seconds) for answer in answers]
-        except (OSError, KafkaError) as exc:
-            log.warning("no raw Metadata size from %s:%s (%s); reporting librdkafka's time only", host, port, exc)
-            raw = []
+    host, port = bootstrap_address(str(conf["bootstrap.servers"]))
+    try:
+        security = Security.from_conf(conf)
+        answers = [fetch_metadata(host, port, security=security) for _ in range(repeats)]
+        raw = [(answer.size_bytes, answer.seconds) for answer in answers]
+    except (OSError, KafkaError) as exc:
+        log.warning("no raw Metadata size from %s:%s (%s); reporting librdkafka's time only", host, port, exc)
+        raw = []
     timings = []
     with kafka.admin_client(conf) as client:
         for _ in range(repeats):
