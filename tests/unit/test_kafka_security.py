@@ -80,6 +80,8 @@ def test_sasl_settings_are_taken_for_plain_and_scram_and_the_password_is_never_s
         ({"security.protocol": "SSL", "ssl.keystore.location": "/k.p12"}, "ssl.keystore.location is set"),
         ({"security.protocol": "SSL", "ssl.ca.pem": "-----BEGIN"}, "ssl.ca.pem is set"),
         ({"security.protocol": "SSL", "ssl.ca.location": "/nowhere/ca.pem"}, "cannot be loaded"),
+        ({"security.protocol": "SSL", "ssl.ca.location": "ca\0.pem"}, "cannot be loaded"),
+        ({"security.protocol": "SSL", "ssl.certificate.location": "x" * 10_000}, "cannot be loaded"),
         ({"security.protocol": "QUIC"}, "not one of"),
         (
             {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN", "sasl.login.callback": "x"},

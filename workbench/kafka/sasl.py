@@ -9,7 +9,9 @@ ticket or a token from somewhere else, and are not offered here.
 
 SCRAM checks the broker too: its last answer must prove that it knows the password's salted
 key, or the exchange fails. Passwords are taken as UTF-8 without SASLprep, as Kafka's Java
-client takes them.
+client takes them (its ScramFormatter only encodes), and that is why this is not `scramp`:
+scramp applies SASLprep, which changes some non-ASCII passwords into ones the broker never
+stored, and takes any iteration count a broker names, where this caps it.
 """
 
 from __future__ import annotations

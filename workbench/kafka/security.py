@@ -99,7 +99,7 @@ def _tls_context(conf: Mapping[str, Any]) -> ssl.SSLContext:
         if certificate is not None:
             password = conf.get("ssl.key.password")
             context.load_cert_chain(str(certificate), None if key is None else str(key), password)
-    except (OSError, ssl.SSLError) as exc:
+    except (OSError, ssl.SSLError, ValueError) as exc:  # ValueError: a path with a NUL in it
         raise UnsupportedSecurity(f"the TLS settings cannot be loaded: {exc}") from None
     if str(conf.get("enable.ssl.certificate.verification", "true")).lower() in ("false", "0"):
         context.check_hostname = False

@@ -384,7 +384,7 @@ class Connection:
 
         A flexible request has header v2 and its answer header v1 (tagged fields after the
         correlation id), except ApiVersions, whose answer header is always v0."""
-        answer = Reader(self.exchange(api_key, version, body, flexible=flexible), _where(api_key, version, self))
+        answer = Reader(self.exchange(api_key, version, body, flexible=flexible), self._where(api_key, version))
         answer.int32()  # the correlation id, checked
         if flexible and api_key != API_VERSIONS:
             answer.skip_tags()
@@ -398,13 +398,16 @@ class Connection:
         if flexible:
             header.no_tags()
         request = header.getvalue() + body
-        where = _where(api_key, version, self)
+        where = self._where(api_key, version)
         self._send(struct.pack(">i", len(request)) + request)
         frame = self._receive(where)
         got = struct.unpack_from(">i", frame)[0]
         if got != correlation:
             raise KafkaProtocolError(f"{where}: answered correlation id {got}, not {correlation}")
         return frame
+
+    def _where(self, api_key: int, version: int) -> str:
+        return f"API {api_key} v{version} from broker {self.address}"
 
     def _left(self) -> float:
         left = self.deadline - time.monotonic()
@@ -449,7 +452,3 @@ class Connection:
                 raise KafkaProtocolError(f"broker {self.address} closed the connection mid-answer{hint}", "_TRANSPORT")
             chunks += chunk
         return bytes(chunks)
-
-
-def _where(api_key: int, version: int, connection: Connection) -> str:
-    return f"API {api_key} v{version} from broker {connection.address}"
