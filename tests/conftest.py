@@ -220,12 +220,12 @@ def three_brokers(sandbox: Path) -> Iterator[Stack]:
 
 @pytest.fixture
 def topic(stack: Stack) -> Iterator[Callable[..., str]]:
-    """A factory of fresh topics: `topic(partitions=4)`; all are deleted after the test."""
+    """A factory of fresh topics: `topic(partitions=4)`, `config=` their settings; all are deleted after the test."""
     created: list[str] = []
 
-    def make(partitions: int = 1, prefix: str = "test") -> str:
+    def make(partitions: int = 1, prefix: str = "test", config: dict[str, str] | None = None) -> str:
         name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-        stack.create_topics({name: partitions})
+        stack.create_topics({name: partitions}, config=config)
         created.append(name)
         return name
 

@@ -13,6 +13,7 @@
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
     ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)
     ├── BenchError              an experiment was given a bad name, parameter or grid
+    │   └── DeliveryError       records an experiment sent did not all get through; names the cause (measure.failures)
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
     ├── AnswerError             a course answer is not of the form its exercise asks (course)
     ├── NotMeasured             the run did not measure what a course exercise needs (course)

@@ -14,6 +14,7 @@ from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.experiments import Experiment, get_experiment
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
+from workbench.bench.message_size import LADDER_COLUMNS, ladder_story, limit_ladder, needed_settings
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
@@ -22,6 +23,7 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
 from workbench.bench.waterfall import Waterfall, latency_waterfall, waterfall_run
 from workbench.errors import BenchError
+from workbench.measure.failures import DeliveryError, check_delivered
 from workbench.measure.latency import latency_summary
 from workbench.measure.resources import ResourceMonitor, cpu_per_mb
 from workbench.measure.timeline import timeline_rates
@@ -29,12 +31,15 @@ from workbench.results import spread
 
 __all__ = [
     "BenchError",
+    "DeliveryError",
     "Experiment",
+    "LADDER_COLUMNS",
     "ProxySetup",
     "ResourceMonitor",
     "Sample",
     "ThroughputMeter",
     "Waterfall",
+    "check_delivered",
     "cpu_per_mb",
     "delete_bench_topics",
     "fill_topic",
@@ -42,12 +47,15 @@ __all__ = [
     "get_experiment",
     "grid_points",
     "http_floor",
+    "ladder_story",
     "latency_summary",
     "latency_waterfall",
+    "limit_ladder",
     "missing_setup",
     "native_consume",
     "native_produce",
     "native_round_trip",
+    "needed_settings",
     "proxy_consume",
     "proxy_counts",
     "proxy_produce",

@@ -15,10 +15,33 @@ from workbench.errors import BenchError
 from workbench.measure.contract import result_row
 from workbench.stack import Stack
 
-__all__ = ["TOPIC_PREFIX", "bench_consumer", "bench_producer", "bench_topic", "result_row"]
+__all__ = [
+    "TOPIC_PREFIX",
+    "TOPIC_SETTING",
+    "bench_consumer",
+    "bench_producer",
+    "bench_topic",
+    "result_row",
+    "split_topic_settings",
+]
 
 #: Prefix of every benchmark topic, so a sweep can find and delete what a point left behind.
 TOPIC_PREFIX = "bench"
+#: The prefix of an experiment parameter that is the fresh topic's own setting, as Kafka
+#: Streams names its internal topics' settings (`topic.max.message.bytes`): a topic's
+#: names and librdkafka's overlap (`compression.type`), so a prefix, not a list, decides.
+TOPIC_SETTING = "topic."
+
+
+def split_topic_settings(settings: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, Any]]:
+    """`settings` parted into the topic's own (`topic.` taken off, values as Kafka's text) and the rest.
+
+    Usage: `split_topic_settings({"topic.max.message.bytes": 3_000_000, "linger.ms": 5})`
+    → `({"max.message.bytes": "3000000"}, {"linger.ms": 5})`.
+    """
+    topic = {k[len(TOPIC_SETTING) :]: str(v) for k, v in settings.items() if k.startswith(TOPIC_SETTING)}
+    rest = {k: v for k, v in settings.items() if not k.startswith(TOPIC_SETTING)}
+    return topic, rest
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from typing import Any, get_type_hints
 
 from pydantic import TypeAdapter, ValidationError
 
+from workbench.bench._run import TOPIC_SETTING
 from workbench.bench.burst import lag_burst
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.failover import leader_failover
@@ -51,6 +52,8 @@ class Experiment:
     question: str
     #: True when it passes unknown dotted keys through to librdkafka.
     kafka_settings: bool = False
+    #: True when it takes the fresh topic's settings as `topic.`-prefixed keys (`topic.max.message.bytes`).
+    topic_settings: bool = False
     #: What it needs beyond the broker (`"spark"`: Java and PySpark), for tests and listings.
     needs: str = ""
     #: The columns `workbench bench` prints for it (empty: throughput, latency and CPU).
@@ -79,7 +82,13 @@ class Experiment:
             BenchError: an unknown parameter (dotted names pass when `kafka_settings`).
         """
         known = self.defaults()
-        unknown = [k for k in params if k not in known and not (self.kafka_settings and ("." in k or k == "acks"))]
+        unknown = [
+            k
+            for k in params
+            if k not in known
+            and not (self.kafka_settings and ("." in k or k == "acks"))
+            and not (self.topic_settings and k.startswith(TOPIC_SETTING))
+        ]
         if unknown:
             hint = "; librdkafka settings are dotted (linger.ms)" if self.kafka_settings else ""
             raise BenchError(
@@ -134,6 +143,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "proxy_produce",
             proxy_produce,
             "what records per call, session reuse, threads and format buy through the REST proxy",
+            topic_settings=True,
         ),
         Experiment(
             "proxy_consume", proxy_consume, "what max_bytes, timeout and fetch.min.bytes buy a REST proxy consumer"

@@ -33,6 +33,7 @@ from confluent_kafka import KafkaException, Producer
 from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.contract import NOT_MEASURED, result_row
+from workbench.measure.failures import FailureTally
 from workbench.measure.resources import ResourceMonitor
 from workbench.stack import Stack, process, restart_broker
 from workbench.stack.state import ServiceRecord
@@ -56,11 +57,13 @@ class _Deliveries:
     sent_at: dict[int, float] = field(default_factory=dict)
     acked: dict[int, tuple[int, float]] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
+    failures: FailureTally = field(default_factory=FailureTally)
 
     def report(self, error: Any, message: Any) -> None:
         number = _SEQUENCE.unpack_from(message.value())[0]
         if error is not None:
             self.failed[number] = error.name()
+            self.failures.add(error.name(), error.str())
         else:
             self.acked[number] = (int(message.offset()), time.perf_counter())
 
@@ -147,7 +150,7 @@ def leader_failover(
             "stall_ms": max(gaps) * 1000 if gaps else NOT_MEASURED,
             "new_leader_ms": (new_leader_at - killed_at) * 1000 if new_leader_at else NOT_MEASURED,
             "acknowledged": len(acked),
-            "failed": len(deliveries.failed),
+            **deliveries.failures.columns(),
             "lost": len(lost),
             "duplicates": duplicates,
             "misplaced": misplaced,

@@ -15,12 +15,20 @@ from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError as RdKafkaError
-from confluent_kafka import Message, Producer, TopicPartition
+from confluent_kafka import KafkaException, Message, Producer, TopicPartition
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row
+from workbench.bench._run import (
+    TOPIC_PREFIX,
+    bench_consumer,
+    bench_producer,
+    bench_topic,
+    result_row,
+    split_topic_settings,
+)
 from workbench.bench.payload import key_pool, value_pool
 from workbench.errors import BenchError
+from workbench.measure.failures import FailureTally
 from workbench.measure.resources import ResourceMonitor
 from workbench.measure.timeline import Timeline, timed_reads, timeline_cv
 from workbench.stack import Stack
@@ -49,11 +57,15 @@ def native_produce(
         keep_topic: leave the topic (e.g. while a `ThroughputMeter` still reads it);
             delete it later with `delete_bench_topics(stack, topic_prefix)`.
         **settings: librdkafka producer settings: `linger.ms`, `batch.size`,
-            `compression.type`, `acks`, `enable.idempotence`, ...
+            `compression.type`, `acks`, `enable.idempotence`, `message.max.bytes`, ...;
+            and the topic's own settings prefixed `topic.` (Kafka Streams' convention:
+            `topic.max.message.bytes`). Nothing is raised behind the caller's back: a record
+            over a limit fails, and the row names the limit's error.
 
     Returns:
         One row; latency is produce() → acknowledgement per record (`Message.latency()`),
-        `wire_bytes` what librdkafka sent to the broker (after compression).
+        `wire_bytes` what librdkafka sent to the broker (after compression); `failed` and
+        the first cause of a failure (`workbench.measure.failures`).
 
     Raises:
         BenchError: a setting is unknown to librdkafka or has a bad value.
@@ -63,22 +75,21 @@ def native_produce(
     values = value_pool(record_bytes)
     keys = key_pool()
     latencies: list[float] = []
-    failed = [0]
+    failures = FailureTally()
 
     def delivered(error: RdKafkaError | None, message: Message) -> None:
         if error is None:
             latencies.append(message.latency() or 0.0)
         else:
-            failed[0] += 1
+            failures.add(error.name(), error.str())
 
     stats: list[str] = []
-    with bench_topic(stack, partitions, topic_prefix, keep=keep_topic) as topic:
-        # Records over librdkafka's 1 MB default need a bigger request; a given value wins.
-        defaults = {"message.max.bytes": max(1_000_000, record_bytes + 10_000)}
-        client = bench_producer(stack, {**defaults, **settings, "statistics.interval.ms": 100}, stats.append)
+    topic_config, client_settings = split_topic_settings(settings)
+    with bench_topic(stack, partitions, topic_prefix, keep=keep_topic, config=topic_config) as topic:
+        client = bench_producer(stack, {**client_settings, "statistics.interval.ms": 100}, stats.append)
         with ResourceMonitor(stack.services) as monitor:
             started = time.perf_counter()
-            _produce_all(client, topic, records, keys, values, delivered)
+            _produce_all(client, topic, records, keys, values, delivered, failures)
             unsent = client.flush(120)
             seconds = time.perf_counter() - started
         time.sleep(0.15)  # one more statistics interval, so the last one covers everything sent
@@ -96,7 +107,7 @@ def native_produce(
         resources=monitor.columns(),
         extra={
             "acknowledged": len(latencies),
-            "failed": failed[0] + unsent,
+            **failures.columns(unaccounted=unsent),
             "landed": landed,
             "wire_bytes": _wire_bytes(stats),
         },
@@ -267,8 +278,12 @@ def _produce_all(
     keys: list[bytes],
     values: list[bytes],
     delivered: Callable[[RdKafkaError | None, Message], None],
+    failures: FailureTally,
 ) -> None:
     """The produce loop of `workbench.kafka.producing.enqueue`, written out for the ceiling benchmark.
+
+    A record librdkafka refuses at once (over its own `message.max.bytes`) is counted
+    in `failures` with librdkafka's error; the `except` costs the loop nothing until then.
 
     Building an `Outgoing` per record costs this loop about a tenth of its rate
     (measured: 161 k vs 142 k records/s median of 4 interleaved 500 k-record runs), and
@@ -283,6 +298,10 @@ def _produce_all(
                 break
             except BufferError:  # librdkafka's queue is full: let deliveries drain it
                 poll(0.01)
+            except KafkaException as exc:  # librdkafka's error text names the broker even here
+                error = exc.args[0]
+                failures.add(error.name(), f"refused by the producer before sending: {error.str()}")
+                break
         if i % 1000 == 0:
             poll(0)
 

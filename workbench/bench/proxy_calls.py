@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
 from workbench.bench.payload import key_pool, value_pool
-from workbench.errors import BenchError
+from workbench.errors import BenchError, ProxyError
+from workbench.measure.failures import FailureTally
 from workbench.measure.resources import cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
 from workbench.proxy.client import Trace, trace_header_value
@@ -57,12 +58,24 @@ class CallOutcome:
     and the CPU seconds of client processes measured apart from this one."""
 
     acknowledged: int = 0
-    failed: int = 0
+    failures: FailureTally = field(default_factory=FailureTally)
     latencies: list[float] = field(default_factory=list)
     child_cpu_s: float = 0.0
     #: Set by wrk, which reports calls and latency percentiles rather than samples.
     calls: int | None = None
     latency_ms: dict[str, float] | None = None
+
+    @property
+    def failed(self) -> int:
+        """Records the proxy did not write, whatever the cause (`failures` has the causes)."""
+        return self.failures.total
+
+    def add(self, other: CallOutcome) -> None:
+        """Add another outcome's counts, latencies and CPU (a client process's)."""
+        self.acknowledged += other.acknowledged
+        self.failures.merge(other.failures)
+        self.latencies.extend(other.latencies)
+        self.child_cpu_s += other.child_cpu_s
 
 
 def check_client(client: str) -> None:
@@ -111,12 +124,20 @@ def run_calls(job: ProduceJob, calls: int, bodies: tuple[EncodedRecords, Encoded
                     issued[0] += 1
                     chosen = last_body if issued[0] == calls else body
                 before = time.perf_counter()
-                result = client.produce(job.topic, chosen, trace=job.trace)
+                try:
+                    result = client.produce(job.topic, chosen, trace=job.trace)
+                except ProxyError as refused:
+                    if refused.status != 413:  # only a size limit is the run's finding; the rest end it
+                        raise
+                    with lock:
+                        outcome.failures.add(refused.error_code, refused.message, chosen.count)
+                    continue
                 elapsed = time.perf_counter() - before
                 with lock:
                     outcome.latencies.append(elapsed)
                     outcome.acknowledged += result.acknowledged
-                    outcome.failed += result.failed
+                    for error in result.errors if result.failed else ():
+                        outcome.failures.add(error.error_code, error.error or "")
         except BaseException as exc:
             errors.append(exc)
         finally:
@@ -160,10 +181,7 @@ def run_in_processes(job: ProduceJob, shares: list[int]) -> tuple[CallOutcome, f
             item = results.get(timeout=job.max_seconds + 120)
             if isinstance(item, BaseException):
                 raise item
-            total.acknowledged += item.acknowledged
-            total.failed += item.failed
-            total.latencies.extend(item.latencies)
-            total.child_cpu_s += item.child_cpu_s
+            total.add(item)
         seconds = time.perf_counter() - started
     finally:
         for proc in procs:
@@ -206,9 +224,12 @@ def run_wrk_calls(job: ProduceJob, processes: int) -> tuple[CallOutcome, float]:
         seconds=job.max_seconds,
     )
     good = result.requests - result.bad_status
+    failures = FailureTally()
+    if result.bad_status:  # wrk counts the answers, not what they said
+        failures.add("non-2xx", "wrk counted answers outside 2xx", result.bad_status * job.records_per_call)
     outcome = CallOutcome(
         acknowledged=good * job.records_per_call,
-        failed=result.bad_status * job.records_per_call,
+        failures=failures,
         child_cpu_s=result.client_cpu_s,
         calls=result.requests,
         latency_ms=result.latency_ms,

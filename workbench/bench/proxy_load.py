@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row
+from workbench.bench._run import TOPIC_PREFIX, bench_topic, result_row, split_topic_settings
 from workbench.bench.loadgen import run_wrk
 from workbench.bench.native import fill_topic
 from workbench.bench.payload import key_pool, value_pool
@@ -57,6 +57,7 @@ def proxy_produce(
     topic_prefix: str = TOPIC_PREFIX,
     client: str = "python",
     trace: Trace = False,
+    **topic_settings: Any,
 ) -> dict[str, Any]:
     """Produce through the REST proxy with `processes` x `concurrency` client threads.
 
@@ -83,6 +84,8 @@ def proxy_produce(
             workbench's proxy only; wrk sends the header too): what tracing costs, against
             the same point untraced. Listed in the row's `params` only when on, so an
             untraced point stays the point earlier runs measured.
+        **topic_settings: the fresh topic's settings, prefixed `topic.`
+            (`topic.max.message.bytes`), recorded with the row's parameters.
 
     Returns:
         One row; latency is one HTTP call's round trip; `client_cpu_s` includes the
@@ -96,6 +99,11 @@ def proxy_produce(
     if format not in ("binary", "json"):
         raise BenchError(f"format must be 'binary' or 'json', got {format!r}")
     check_client(client)
+    topic_config, unknown = split_topic_settings(topic_settings)
+    if unknown:
+        raise BenchError(
+            f"proxy_produce has no parameter {', '.join(sorted(unknown))}; topic settings start with 'topic.'"
+        )
     base_urls = list(urls) if urls else proxy_urls(stack, balanced=balanced)
     calls = math.ceil(records / records_per_call)
     shares = [calls // processes + (1 if i < calls % processes else 0) for i in range(processes)]
@@ -104,7 +112,7 @@ def proxy_produce(
         base_urls, "", records_per_call, last_size, record_bytes, format, session_reuse, concurrency, max_seconds, trace
     )
 
-    with bench_topic(stack, partitions, topic_prefix) as topic:
+    with bench_topic(stack, partitions, topic_prefix, config=topic_config) as topic:
         job = job._replace(topic=topic)
         bodies = request_bodies(job) if client != "wrk" and processes == 1 else None
         with ResourceMonitor(stack.services) as monitor:
@@ -135,6 +143,7 @@ def proxy_produce(
             "partitions": partitions,
             "client": client,
             **({"trace": trace} if trace else {}),
+            **topic_settings,
         },
         records=sent,
         payload_bytes=sent * record_bytes,
@@ -144,7 +153,7 @@ def proxy_produce(
         resources=resources,
         extra={
             "acknowledged": sent,
-            "failed": outcome.failed,
+            **outcome.failures.columns(),
             "landed": landed,
             "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
             "proxy_urls": len(base_urls),
