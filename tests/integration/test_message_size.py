@@ -24,7 +24,7 @@ LIMITS = limits_for(SIZE)
 @pytest.fixture(scope="module")
 def raised_proxy(stack: Stack) -> Iterator[ProxySetup]:
     """A proxy started with the limits 2 MB records need, as notebook 04 starts it."""
-    with proxy_setup(stack, LIMITS.proxy, label="large-records") as setup:
+    with proxy_setup(stack, LIMITS.proxy_raised(), label="large-records") as setup:
         yield setup
 
 

@@ -47,3 +47,8 @@ def test_experiment_settings_put_the_topic_apart() -> None:
 def test_a_size_below_one_is_refused(size: int) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         limits_for(size)
+
+
+def test_a_proxy_variant_need_list_only_the_raised_properties() -> None:
+    assert limits_for(2_000_000).proxy_raised() == {"producer.message.max.bytes": 2_016_384}
+    assert limits_for(100).proxy_raised() == {}

@@ -46,7 +46,7 @@ def limit_ladder(
     Args:
         stack: the notebook's stack.
         record_bytes: the size to carry (notebook 04: its largest).
-        raised_proxy: from `proxy_setup(stack, limits_for(record_bytes).proxy)`.
+        raised_proxy: from `proxy_setup(stack, limits_for(record_bytes).proxy_raised())`.
         records: records per step (few: a refusal is the same for one record or many).
 
     Returns:

@@ -69,6 +69,11 @@ class RecordLimits:
         """Only the limits set above their defaults: what a record of this size had to change."""
         return {name: value for name, value in self.columns().items() if value != DEFAULTS[name]}
 
+    def proxy_raised(self) -> dict[str, int]:
+        """The proxy properties above their defaults: what a proxy must run with (what a
+        `proxy.variants` entry must list, no more, so a variant of 8 MB matches)."""
+        return {k: v for k, v in self.proxy.items() if v != DEFAULTS[f"proxy.{k}"]}
+
     def as_experiment_settings(self) -> dict[str, Any]:
         """The topic and producer limits as `native_produce` / `proxy_produce` parameters
         (`topic.max.message.bytes` goes to the topic, the rest to librdkafka)."""
