@@ -42,6 +42,9 @@ _OVERRIDES = {
     "WORKBENCH_SPARK__MASTER_UI_PORT": "0",
     # A hung notebook cell fails its test well inside pytest's own 600 s timeout.
     "WORKBENCH_CELL_TIMEOUT": "300",
+    # Tests assert behaviour, not speed: no stack they start spends seconds warming its
+    # broker (`test_stack_warm_up.py` warms one on purpose).
+    "WORKBENCH_BROKER__WARM_UP_S": "0",
 }
 
 

@@ -80,8 +80,13 @@ def _select(profile: str | None) -> str | None:
 
 
 @app.command()
-def up(profile: ProfileOption = None) -> None:
-    """Start the embedded stack (or report the one already running)."""
+def up(
+    profile: ProfileOption = None,
+    warm_up: Annotated[
+        bool, typer.Option("--warm-up/--no-warm-up", help="put broker.warm_up_s of load on a new broker first")
+    ] = True,
+) -> None:
+    """Start the embedded stack (or report the one already running), warmed before it reports ready."""
     from workbench import stack
 
     running = stack.up(_select(profile))
@@ -90,6 +95,19 @@ def up(profile: ProfileOption = None) -> None:
         out.print(f"{name}: {verb} on {record.url or record.address} (pid {record.pid})")
     if not running.profile.embedded:
         out.print(f"profile {running.profile.name!r} is not embedded: nothing to start")
+    elif warm_up:
+        _warm(running)
+
+
+def _warm(running: Any) -> Any:
+    """A cold embedded broker warmed with the profile's `broker.warm_up_s` of load, said in one line."""
+    from workbench.bench.warmup import warm_stack
+    from workbench.stack.warmth import broker_warmth
+
+    if broker_warmth(running) != "cold" or running.profile.broker.warm_up_s <= 0:
+        return running
+    out.print(f"warming the broker: {running.profile.broker.warm_up_s:g} s of load (broker.warm_up_s)")
+    return warm_stack(running)
 
 
 @app.command()
@@ -207,6 +225,7 @@ def demo(
 
     with stack.running(_select(profile)) as running:
         out.print(f"stack up: broker {running.bootstrap_servers}")
+        _warm(running)
         _run_report(profile, None, None, {"quick": True} if quick else {}, None)
 
 
@@ -218,6 +237,7 @@ def lab(profile: ProfileOption = None) -> None:
 
     ensure_kernel()
     with stack.running(_select(profile)) as running:
+        _warm(running)
         out.print(f"stack up: broker {running.bootstrap_servers}; Ctrl-C stops JupyterLab")
         command = [sys.executable, "-m", "jupyterlab", f"--notebook-dir={notebooks_dir()}"]
         if os.geteuid() == 0:  # containers and CI machines run as root; JupyterLab refuses without this
@@ -250,6 +270,9 @@ def bench(
     param: Annotated[list[str] | None, typer.Option("--param", help="k=v, repeatable")] = None,
     grid: Annotated[Path | None, typer.Option("--grid", help="YAML: parameter -> list of values")] = None,
     repeat: Annotated[int, typer.Option("--repeat", min=1, help="runs per grid point")] = 1,
+    warm_up: Annotated[
+        int, typer.Option("--warm-up", min=0, max=10, help="unrecorded runs of the first point before measuring")
+    ] = 1,
     list_: Annotated[bool, typer.Option("--list", help="list the experiments and their parameters")] = False,
     fmt: FormatOption = OutputFormat.TABLE,
 ) -> None:
@@ -261,7 +284,15 @@ def bench(
         return
     if experiment is None:
         raise WorkbenchError("name an experiment: `workbench bench --list` shows them")
-    run_bench_command(experiment, params=param or [], grid=grid, repeat=repeat, profile=_select(profile), fmt=fmt)
+    run_bench_command(
+        experiment,
+        params=param or [],
+        grid=grid,
+        repeat=repeat,
+        profile=_select(profile),
+        fmt=fmt,
+        warm_up_runs=warm_up,
+    )
 
 
 @app.command(name="compare")

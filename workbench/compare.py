@@ -9,7 +9,10 @@ ratio, the Mann-Whitney U test's two-sided p-value and a verdict:
   in the metric's own direction (more msg/s, less latency);
 - **no evidence of change**: otherwise; a difference may exist, the repeats do not show it;
 - **too few repeats**: fewer than `min_repeats` on a side, or so few that no ordering of
-  the values could reach p < `alpha` (3 against 3 cannot: its smallest p is 0.1).
+  the values could reach p < `alpha` (3 against 3 cannot: its smallest p is 0.1);
+- **untrusted: ...**: a side ran on a cold broker, or its repeats trend with the order they
+  ran in (`caveat`); the verdict says which and what the figures said, and a report's
+  `--fail-on-regression` does not fail on it.
 
 It also says whether each side's load generator was saturated, since such a run measures
 the client rather than the system: the client's CPU (`client_cpu_s` over `seconds`) near
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -34,6 +37,7 @@ import pandas as pd
 
 from workbench.config import Profile, load_profile
 from workbench.errors import ConfigError
+from workbench.measure.drift import MIN_DRIFT_REPEATS, drift_test
 
 __all__ = [
     "Comparison",
@@ -44,6 +48,8 @@ __all__ = [
     "SLOWER",
     "TOO_FEW",
     "Thresholds",
+    "UNTRUSTED",
+    "caveat",
     "compare_rows",
     "compare_runs",
     "compare_samples",
@@ -60,6 +66,8 @@ __all__ = [
 FASTER = "faster"
 SLOWER = "slower"
 NO_EVIDENCE = "no evidence of change"
+#: The start of a verdict whose side was cold or drifting: no regression, whatever the figures said.
+UNTRUSTED = "untrusted"
 TOO_FEW = "too few repeats"
 
 Direction = Literal["higher", "lower"]
@@ -235,6 +243,27 @@ def saturation(rows: pd.DataFrame, thresholds: Thresholds | None = None) -> str:
     return f"{'saturated' if saturated else 'ok'} ({'; '.join(notes)})"
 
 
+def caveat(rows: pd.DataFrame, side: str, metric: str, thresholds: Thresholds | None = None) -> str | None:
+    """Why one side's figures cannot be taken at face value, or None: a cold broker (the
+    rows' `broker_warmth`, with `broker_uptime_s`), or repeats whose `metric` trends with the
+    order they ran in (`run_index`; `measure.drift`). Rows without those facts have none.
+
+    Usage: `caveat(rows_b, "B", "msg_s")` → "B ran 8 s after the broker started: cold".
+    """
+    rule = thresholds or Thresholds()
+    notes = []
+    if "broker_warmth" in rows and (rows["broker_warmth"] == "cold").any():
+        uptime = pd.to_numeric(rows.get("broker_uptime_s", pd.Series(dtype=float)), errors="coerce").min()
+        after = f"{uptime:,.0f} s after the broker started" if uptime == uptime else "on a broker"
+        notes.append(f"{side} ran {after}: cold")
+    if "run_index" in rows and metric in rows and len(rows) >= MIN_DRIFT_REPEATS:
+        ordered = rows.sort_values("run_index")
+        rho, p = drift_test(pd.to_numeric(ordered[metric], errors="coerce").tolist())
+        if p == p and p < rule.alpha:
+            notes.append(f"{side}'s repeats drift with their order (rank correlation {rho:+.2f}, p = {p:.3g})")
+    return "; ".join(notes) or None
+
+
 def point_label(row: pd.Series, ignore: Sequence[str] = ()) -> str:
     """The point a row measured: its experiment and its own parameters, as `name=value` text."""
     names = [n for n in str(row.get("params") or "").split(",") if n and n in row.index and n not in ignore]
@@ -306,6 +335,11 @@ def compare_rows(
             if np.isnan(values_a).all() and np.isnan(values_b).all():
                 continue  # not measured at this point
             result = compare_samples(values_a, values_b, direction=direction, thresholds=rule)
+            caveats = [c for c in (caveat(rows_a, "A", metric, rule), caveat(rows_b, "B", metric, rule)) if c]
+            if caveats and result.verdict != TOO_FEW:
+                result = replace(
+                    result, verdict=f"{UNTRUSTED}: {'; '.join(caveats)}; the figures said {result.verdict}"
+                )
             lines.append(
                 {
                     "point": point,

@@ -102,6 +102,12 @@ class BrokerSettings(_Section):
     host: str = "127.0.0.1"
     port: int = Field(9092, ge=0, le=65535, description="0 picks a free port at start")
     startup_timeout_s: float = Field(30.0, gt=0)
+    warm_up_s: float = Field(
+        60.0,
+        ge=0,
+        le=600,
+        description="seconds of load `workbench up` puts on a new broker before it reports ready (0: none)",
+    )
 
     @field_validator("properties")
     @classmethod

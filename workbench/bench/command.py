@@ -95,8 +95,11 @@ def run_bench_command(
     repeat: int,
     profile: str | None,
     fmt: OutputFormat = OutputFormat.TABLE,
+    warm_up_runs: int = 1,
 ) -> None:
     """What `workbench bench EXPERIMENT` does: run the experiment and print its rows.
+
+    `warm_up_runs` unrecorded runs of the first point come first (see `sweep`).
 
     With `fmt` json or csv the rows are all that reaches stdout (the progress bar is on stderr).
 
@@ -114,12 +117,16 @@ def run_bench_command(
     from workbench import catalog
     from workbench import stack as stacks
     from workbench.bench.sweep import sweep
+    from workbench.bench.warmup import warm_stack
     from workbench.config import load_profile
 
     asked = {"fixed": fixed, "grid": points or {}, "repeat": repeat}
     with catalog.track("bench", experiment, load_profile(profile), asked), stacks.running(profile) as active:
+        active = warm_stack(active)
         try:
-            frame = sweep(experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True)
+            frame = sweep(
+                experiment, points, repeat=repeat, stack=active, fixed=fixed, progress=True, warm_up_runs=warm_up_runs
+            )
         finally:
             if spec.needs == "spark":
                 _stop_spark()

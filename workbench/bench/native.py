@@ -146,7 +146,9 @@ def native_consume(
 
     Returns:
         One row; latency is the duration of each `consume()` call that returned records;
-        `msg_s_cv` is the coefficient of variation of the per-interval rate (0 = steady).
+        `msg_s_cv` is the coefficient of variation of the per-interval rate (0 = steady);
+        `capped` is True when `max_seconds` ended the read before every record was read
+        (its rate is still what it read in that time).
 
     Usage: `native_consume(stack, records=200_000, **{"fetch.min.bytes": 1_000_000})`.
     """
@@ -188,7 +190,7 @@ def native_consume(
         latencies=polls,
         latency_of="consume() call returning records",
         resources=monitor.columns(),
-        extra={"expected": records, "msg_s_cv": timeline_cv(samples)},
+        extra={"expected": records, "capped": count < records, "msg_s_cv": timeline_cv(samples)},
     )
 
 

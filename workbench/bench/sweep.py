@@ -9,6 +9,7 @@ as each point finishes, so an interrupted sweep keeps what it measured.
 from __future__ import annotations
 
 import itertools
+import random
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ import pandas as pd
 from workbench import kafka, results
 from workbench.bench.experiments import get_experiment
 from workbench.errors import BenchError
+from workbench.measure.drift import drift_columns, run_order
 from workbench.stack import Stack
 
 __all__ = ["delete_bench_topics", "grid_points", "sweep"]
@@ -51,6 +53,7 @@ def sweep(
     fixed: Mapping[str, Any] | None = None,
     record: bool = True,
     progress: bool = True,
+    warm_up_runs: int = 0,
 ) -> pd.DataFrame:
     """Run `experiment` at every grid point, `repeat` times each.
 
@@ -62,9 +65,19 @@ def sweep(
         fixed: parameters every point shares (`{"records": 20_000}`).
         record: append the rows to `<results_dir>/<experiment>.parquet`.
         progress: a tqdm bar (a widget in Jupyter, text in a terminal).
+        warm_up_runs: runs of the first point made before any is measured, neither
+            returned nor recorded (JMH's warm-up iterations): a new client process's first
+            run carries its own start-up (connections, metadata, first topic).
+
+    The repeats run in rounds, each point once a round in a shuffled order
+    (`measure.drift.run_order`), so a broker that warms up or slows down during the sweep
+    biases no point; each row records its `run_index` and the `order_seed`. A point whose
+    repeats trend with their order is marked `drifting` (`drift_rho`, `drift_p`).
 
     Returns:
-        All rows, with `point` (grid index) and `repeat` columns.
+        All rows, by point and repeat, with `point` (grid index), `repeat`, `run_index`,
+        `order_seed` and the drift columns. Rows recorded as each run ends carry no drift
+        columns: the test needs every repeat.
 
     Raises:
         BenchError: an unknown experiment or parameter, or repeat < 1.
@@ -81,11 +94,18 @@ def sweep(
         from workbench.stack import up
 
         stack = up()
-    runs = [(i, r, point) for i, point in enumerate(points) for r in range(repeat)]
+    seed = random.randrange(2**31)
+    runs = [(i, r, points[i]) for i, r in run_order(len(points), repeat, seed)]
     bar = _progress(len(runs), experiment) if progress else None
     rows: list[dict[str, Any]] = []
     try:
-        for index, rep, point in runs:
+        for _ in range(warm_up_runs if runs else 0):
+            prefix = f"bench-{uuid.uuid4().hex[:6]}"
+            try:
+                spec.run(stack, topic_prefix=prefix, **runs[0][2])
+            finally:
+                delete_bench_topics(stack, prefix)
+        for run_index, (index, rep, point) in enumerate(runs):
             if bar is not None:
                 bar.set_postfix_str(", ".join(f"{k}={v}" for k, v in point.items() if k not in (fixed or {}))[:60])
             prefix = f"bench-{uuid.uuid4().hex[:6]}"
@@ -93,7 +113,7 @@ def sweep(
                 row = spec.run(stack, topic_prefix=prefix, **point)
             finally:
                 delete_bench_topics(stack, prefix)
-            row.update(point=index, repeat=rep)
+            row.update(point=index, repeat=rep, run_index=run_index, order_seed=seed)
             rows.append(row)
             if record:
                 results.record(experiment, row, profile=stack.profile)
@@ -102,7 +122,10 @@ def sweep(
     finally:
         if bar is not None:
             bar.close()
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    return drift_columns(frame, spec.spread_of[0]).sort_values(["point", "repeat"], ignore_index=True)
 
 
 def delete_bench_topics(stack: Stack, prefix: str = "bench") -> list[str]:

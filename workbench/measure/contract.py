@@ -14,7 +14,8 @@ Standard metrics (a row has every one of them):
 - CPU seconds by process: `client_cpu_s` (the load generator, this Python process),
   `broker_cpu_s`, `proxy_cpu_s`, `balancer_cpu_s`;
 - run facts: `experiment`, `params`, `run_id`, `recorded_at`, `profile`, ... (see
-  `workbench.results.run_metadata`).
+  `workbench.results.run_metadata`), and the broker's `broker_uptime_s` when the run
+  started and `broker_warmth` (`broker_facts`).
 
 "Not measured" is NaN, never 0.0 and never None: 0 msg/s is a measurement (nothing got
 through), and a comparison or a plot must not mistake a missing figure for one.
@@ -31,6 +32,7 @@ import numpy as np
 from workbench.measure.latency import LATENCY_COLUMNS, latency_summary
 from workbench.results import RUN_FACTS, run_metadata
 from workbench.stack import Stack
+from workbench.stack.warmth import broker_uptime_s, broker_warmth
 
 __all__ = [
     "CPU_COLUMNS",
@@ -39,6 +41,7 @@ __all__ = [
     "RUN_FACTS",
     "STANDARD_METRICS",
     "THROUGHPUT_COLUMNS",
+    "broker_facts",
     "contract_problems",
     "is_measured",
     "result_row",
@@ -103,9 +106,21 @@ def result_row(
         **dict.fromkeys(CPU_COLUMNS, NOT_MEASURED),
         **dict(resources or {}),
         **{k: NOT_MEASURED if v is None else v for k, v in (extra or {}).items()},
+        **broker_facts(stack, seconds),
         **run_metadata(stack.profile),
     }
     return row
+
+
+def broker_facts(stack: Stack, seconds: float = NOT_MEASURED) -> dict[str, Any]:
+    """`broker_uptime_s` when the run started (NaN on a cluster the workbench did not start)
+    and `broker_warmth` ("warm", "cold", "unknown"): what `compare` needs to tell a run on a
+    cold JVM broker from one on a warm one."""
+    uptime = broker_uptime_s(stack)
+    return {
+        "broker_uptime_s": uptime - seconds if is_measured(seconds) and is_measured(uptime) else uptime,
+        "broker_warmth": broker_warmth(stack),
+    }
 
 
 def contract_problems(row: Mapping[str, Any]) -> list[str]:
