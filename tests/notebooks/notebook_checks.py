@@ -11,7 +11,8 @@ scale-out, 10's Schema Registry, 00's learner and `workbench course`) runs on bo
 so does one whose results depend on the broker: 06's KIP-848 group joins and 08's live
 partition growth happen on Kafka, and on Tansu (the foreign cluster) are refused; 09 reads
 Kafka with Spark's connector and ours and runs real-time mode on Kafka, and only with ours
-on the foreign cluster.
+on the foreign cluster. Apart from these quick runs, every notebook runs once more on the
+embedded stack with the default report's settings at small counts (`test_full_settings.py`).
 """
 
 from __future__ import annotations

@@ -34,6 +34,9 @@ def test_notebook_is_committed_clean(path: Path, caplog: pytest.LogCaptureFixtur
     assert not caplog.records, [r.getMessage() for r in caplog.records]
     assert max(len(cell.source.splitlines()) for cell in notebook.cells) <= 25
     assert not [c for c in code if re.search(r"(localhost|127\.0\.0\.1):\d{2,5}", c.source)]
+    # A function defined in a notebook is logic that belongs in the package (and its tests).
+    defined = [line for c in code for line in c.source.splitlines() if re.match(r"\s*(async\s+)?def |\s*class ", line)]
+    assert not defined, defined
 
 
 def _thin(node: ast.stmt) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from workbench.streaming.telemetry import generate_readings, produce_readings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["restart_check", "spark_restart"]
+__all__ = ["restart_check", "restart_exact", "spark_restart"]
 
 
 def restart_check(
@@ -116,3 +117,9 @@ def spark_restart(
     }
     extra = {**counts, "exact": exact, "spark_version": spark_version()}
     return result_row(stack, experiment="spark_restart", params=params, records=counts["produced"], extra=extra)
+
+
+def restart_exact(check: Mapping[str, Any]) -> bool:
+    """A `restart_check` result that lost and doubled nothing: as many output rows as distinct
+    offsets, as records in the log and as records produced."""
+    return bool(check["rows"] == check["distinct_offsets"] == check["log_records"] == check["produced"])
