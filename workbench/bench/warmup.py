@@ -12,8 +12,9 @@ passed: a broker that idled for a minute is as cold as a new one.
   (native produce and consume, and produce through the proxy), for the profile's
   `broker.warm_up_s` seconds, the time the curves took to flatten; the stack records that
   it ran.
-- `stack.warmth` records that it ran, and every result row carries the broker's uptime
-  and warmth, so a comparison can tell a cold side from a warm one (`workbench.compare`).
+- `warm_stack` runs it once on a cold stack and records it (`workbench.stack.warmth`);
+  every result row carries the broker's uptime and warmth, so a comparison can tell a cold
+  side from a warm one (`workbench.compare`).
 """
 
 from __future__ import annotations
