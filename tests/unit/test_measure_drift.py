@@ -43,5 +43,5 @@ def test_drift_columns_mark_each_point_by_its_own_repeats() -> None:
             "msg_s": [100, 200, 300, 400, 500, 50, 52, 49, 51, 50, 1, 2],
         }
     )
-    marked = drift_columns(rows).groupby("point")["drifting"].first()
-    assert marked[0] is True and marked[1] is False and marked[2] is None
+    marked = drift_columns(rows).groupby("point")["drifting"].agg(lambda s: s.iloc[0])
+    assert marked[0] is True and marked[1] is False and math.isnan(marked[2])  # too few: not measured

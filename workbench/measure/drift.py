@@ -64,7 +64,7 @@ def drift_columns(
     `metric` over the point's repeats in the order they ran (`order`).
 
     `drifting` is True when p < `DRIFT_ALPHA`, False when the repeats show no trend, and
-    None when there were too few repeats to tell.
+    NaN (not measured, as the row contract has it) when there were too few repeats to tell.
 
     Usage: `drift_columns(sweep_rows, "msg_s")`.
     """
@@ -72,10 +72,10 @@ def drift_columns(
         return rows
     out = rows.copy()
     out["drift_rho"], out["drift_p"] = math.nan, math.nan
-    out["drifting"] = None
+    out["drifting"] = pd.Series(math.nan, index=out.index, dtype=object)
     for _, group in out.groupby(by, sort=False):
         rho, p = drift_test(group.sort_values(order)[metric].astype(float).tolist())
         out.loc[group.index, "drift_rho"] = rho
         out.loc[group.index, "drift_p"] = p
-        out.loc[group.index, "drifting"] = None if math.isnan(p) else bool(p < DRIFT_ALPHA)
+        out.loc[group.index, "drifting"] = math.nan if math.isnan(p) else bool(p < DRIFT_ALPHA)
     return out
