@@ -160,7 +160,7 @@ def ladder_story(ladder: pd.DataFrame) -> list[str]:
     for path, steps in ladder.sort_values("step").groupby("path", sort=False):
         refusals = [
             f"with {row['raised']} raised, {int(row['failed']):,} of {int(row['failed']) + int(row['acknowledged']):,} "
-            f"refused ({row['error_code']}: {row['error_message']})"
+            f"refused ({_cause(row)})"
             for _, row in steps.iterrows()
             if row["failed"]
         ]
@@ -172,3 +172,10 @@ def ladder_story(ladder: pd.DataFrame) -> list[str]:
             landed = "no step delivered them all"
         lines.append(f"{str(path).capitalize()}, {size:,} B records: {said}; {landed}.")
     return lines
+
+
+def _cause(row: Any) -> str:
+    """The error as a reader wants it: an HTTP-style code with its message, a librdkafka error
+    name left to the table (the message says the same in words)."""
+    code = str(row["error_code"])
+    return f"{code}: {row['error_message']}" if code.isdigit() else str(row["error_message"])
