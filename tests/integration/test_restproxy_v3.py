@@ -126,6 +126,9 @@ def test_streaming_produce_errors(http: requests.Session, proxy: str, cluster: s
     )
     results = [orjson.loads(line) for line in http.post(url, data=body, headers=json_type).iter_lines() if line]
     assert [r["error_code"] for r in results] == [400, 40402, 422, 200, 400], "a parse error ends the stream"
+    not_a_list = b"".join(orjson.dumps({"headers": h, "value": {"type": "JSON", "data": 1}}) for h in (True, 5, "x"))
+    results = [orjson.loads(line) for line in http.post(url, data=not_a_list, headers=json_type).iter_lines() if line]
+    assert [r["error_code"] for r in results] == [400, 400, 400], results  # `true` was a TypeError (schemathesis)
 
 
 def test_consumer_groups_and_lag(http: requests.Session, proxy: str, cluster: str, topic: Callable[..., str]) -> None:

@@ -147,7 +147,10 @@ def _prepare(record: Any, partitions: int, limit: int, encoded: dict[str, Any] |
             413, f"Error: 413 : the record is {size} bytes, over the producer's message.max.bytes of {limit}"
         )
     headers = []
-    for header in record.get("headers") or []:
+    listed = record.get("headers") or []
+    if not isinstance(listed, list):  # `true` or `5` is not iterable at all
+        raise _RecordError(400, "Bad Request: headers must be a list of {name, value}")
+    for header in listed:
         if not isinstance(header, dict) or not isinstance(header.get("name"), str):
             raise _RecordError(400, "Bad Request: headers must be a list of {name, value}")
         raw = header.get("value")
