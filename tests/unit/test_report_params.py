@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -15,7 +16,7 @@ CONF = Path(__file__).resolve().parents[2] / "conf"
 NOTEBOOKS = sorted(p.stem for p in notebooks_dir().glob("[0-9][0-9]_*.ipynb"))
 
 
-def _parameters(notebook: str) -> dict[str, object]:
+def _parameters(notebook: str) -> dict[str, Any]:
     """The notebook's parameters cell as {name: default value}."""
     book = nbformat.read(notebooks_dir() / f"{notebook}.ipynb", as_version=4)
     (cell,) = [c for c in book.cells if "parameters" in c.metadata.get("tags", [])]
@@ -57,4 +58,4 @@ def test_the_thorough_file_only_grows_the_default_report() -> None:
             if isinstance(value, list):
                 assert all(point in value for point in known[key]), (notebook, key)  # a superset of the points
             else:
-                assert value >= known[key], (notebook, key)  # type: ignore[operator]
+                assert value >= known[key], (notebook, key)
