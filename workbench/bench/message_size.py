@@ -23,6 +23,7 @@ from workbench.bench.native import native_produce
 from workbench.bench.payload import value_pool
 from workbench.bench.proxy_load import proxy_produce
 from workbench.bench.scale import ProxySetup
+from workbench.bench.sweep import delete_bench_topics
 from workbench.kafka.record_limits import RecordLimits, limits_for
 from workbench.stack import Stack
 
@@ -99,8 +100,7 @@ def needed_settings(ladder: pd.DataFrame) -> dict[str, list[str]]:
 
 def read_back_exact(stack: Stack, topic: str, expected: list[bytes], reader: dict[str, Any]) -> int:
     """How many records read back from `topic` (with the `reader` limits) equal, byte for
-    byte, the values sent in that order per partition; checked as a multiset, since
-    several partitions interleave."""
+    byte, a value of `expected`; compared as a multiset, since partitions interleave."""
     conf = {**stack.kafka_config("consumer"), **reader}
     remaining: dict[bytes, int] = {}
     for value in expected:
@@ -120,13 +120,13 @@ def _native_raised(stack: Stack, record_bytes: int, records: int, limits: Record
         stack, records=records, record_bytes=record_bytes, topic_prefix=prefix, keep_topic=True,
         **limits.as_experiment_settings(),
     )  # fmt: skip
-    topics = [t for t in kafka.list_topics(stack.kafka_config("admin")) if t.startswith(prefix + "-")]
     try:
+        topics = [t for t in kafka.list_topics(stack.kafka_config("admin")) if t.startswith(prefix + "-")]
         values = value_pool(record_bytes)
         sent = [values[i % len(values)] for i in range(records)]
         row["read_back"] = read_back_exact(stack, topics[0], sent, limits.reader) if topics else 0
     finally:
-        kafka.delete_topics(stack.kafka_config("admin"), topics)
+        delete_bench_topics(stack, prefix)
     return _step("native", 3, "the producer's and the topic's limits", row, replace(limits, proxy=limits_for(1).proxy))
 
 
