@@ -506,10 +506,13 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
     """A comparison as a rich terminal table: the verdict last, where the eye lands.
 
     The interval and the verdict keep each cell on one line; print it with
-    `workbench.output.print_table`, which cuts no cell at any terminal width.
+    `workbench.output.print_table`, which cuts no cell at any terminal width. An untrusted
+    verdict's reasons would push every other column into wrapping, so its cell says
+    "untrusted [n]" and note n, under the table, says why and what the figures said.
     """
     from rich.table import Column, Table
 
+    verdicts, notes = _verdict_cells(frame["verdict"].tolist())
     table = Table(
         "point",
         "metric",
@@ -524,7 +527,22 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
         "load B",
         Column("verdict", no_wrap=True),
         title=f"{b} against {a}",
+        caption="\n".join(notes) or None,
+        caption_justify="left",
     )
-    for _, row in frame.iterrows():
-        table.add_row(*_cells(row), row["verdict"])
+    for (_, row), verdict in zip(frame.iterrows(), verdicts, strict=True):
+        table.add_row(*_cells(row), verdict)
     return table
+
+
+def _verdict_cells(verdicts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Short verdict cells, and the numbered notes their untrusted ones point to (one per reason)."""
+    cells, numbers = [], dict[str, int]()
+    for verdict in verdicts:
+        reason = verdict.removeprefix(f"{UNTRUSTED}: ")
+        if reason == verdict:
+            cells.append(verdict)
+            continue
+        number = numbers.setdefault(reason, len(numbers) + 1)
+        cells.append(f"{UNTRUSTED} [{number}]")
+    return cells, [f"[{n}] {reason}" for reason, n in numbers.items()]

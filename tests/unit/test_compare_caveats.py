@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from workbench.compare import FASTER, SLOWER, UNTRUSTED, caveat, compare_rows, regressions
+from workbench.compare import FASTER, SLOWER, UNTRUSTED, caveat, compare_rows, comparison_table, regressions
 
 
 def _rows(values: Sequence[float], *, warmth: str | None = "warm", uptime: float = 120.0) -> pd.DataFrame:
@@ -53,3 +53,16 @@ def test_repeats_that_climb_with_their_order_are_drifting() -> None:
 def test_rows_without_the_facts_have_no_caveat() -> None:
     assert caveat(_rows(STEADY_A, warmth=None).drop(columns="run_index"), "A", "msg_s") is None
     assert caveat(_rows(STEADY_A, warmth="unknown"), "A", "msg_s") is None
+
+
+def test_the_terminal_table_keeps_an_untrusted_verdict_short_and_explains_it_below() -> None:
+    from rich.console import Console
+
+    cold = compare_rows(_rows(STEADY_A), _rows(STEADY_B, warmth="cold", uptime=8.0), ["msg_s"])
+    both = pd.concat([cold, cold, compare_rows(_rows(STEADY_A), _rows(STEADY_B), ["msg_s"])], ignore_index=True)
+    console = Console(width=200, record=True)
+    console.print(comparison_table(both, "a", "b"))
+    text = console.export_text()
+    assert text.count(f"{UNTRUSTED} [1]") == 2 and "[2]" not in text  # one note per distinct reason
+    assert f"[1] B ran 8 s after the broker started: cold; the figures said {SLOWER}" in text
+    assert f"│ {SLOWER}" in text
