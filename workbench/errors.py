@@ -4,20 +4,28 @@
     ├── ConfigError             a profile or properties file is missing, malformed or wrong-typed
     │   └── KafkaOptionError    a Spark Kafka source option is wrong (streaming.options)
     ├── StackError              an embedded service did not start, stop or answer
+    │   └── ResolutionError     the jars could not be resolved; the message names the ways out (maven)
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
     │   ├── PartitionGrowthRefused  the cluster did not add partitions (topics.errors)
     │   ├── KafkaProtocolError  a broker spoken to by hand did not answer, or not readably (kafka.wire)
+    │   ├── SaslError           a SASL exchange got an answer its mechanism does not expect (kafka.sasl)
+    │   ├── UnsupportedSecurity the settings ask for security the hand-written client lacks (kafka.security)
     │   ├── ShareGroupsUnsupported  the cluster has no share groups (kafka.share_admin)
     │   └── ShareGroupNotFound  no share group of that id (kafka.share_admin)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
     ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)
+    │   └── RegistryError       a registry error whose HTTP status follows from its code (registry.errors)
+    ├── Unrenderable            in the proxy: a record its consumer's format cannot show (restproxy.consumer_records)
     ├── BenchError              an experiment was given a bad name, parameter or grid
     │   └── DeliveryError       records an experiment sent did not all get through; names the cause (measure.failures)
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
     ├── AnswerError             a course answer is not of the form its exercise asks (course)
     ├── NotMeasured             the run did not measure what a course exercise needs (course)
     └── NotebookRunError        a notebook failed under papermill; its executed copy is kept
+
+The tree is checked: `tests/unit/test_maps.py` fails when a subclass is missing from it or
+sits under another parent.
 
 Messages say what happened, the offending value and the way out, in one line, so the
 CLI can print them as they are.

@@ -8,6 +8,32 @@ Every row has its parameters as columns, then records, bytes, seconds, msg/s, MB
 latency p50/p95/p99/max (what the latency is of is in `latency_of`), CPU seconds and
 peak RSS of the broker and proxy processes, and the run metadata. Speed is measured
 here, never asserted by tests.
+
+Modules:
+
+    experiments      the registry of experiments: the names `sweep` and `workbench bench` accept
+    _run             what every load generator shares: a throw-away topic, the result row
+    sweep            an experiment over a grid, repeats interleaved, rows kept
+    command          `workbench bench`: an experiment from the shell, printed as a table
+    native           native producers and consumers: the ceiling the rest is compared with
+    payload          record values that compress like real events
+    meter            `ThroughputMeter`: msg/s from true end offsets, sampled under load
+    proxy_load       REST proxy produce and consume: records arrays, sessions, threads, formats
+    proxy_calls      produce calls to a proxy, from threads, client processes or wrk
+    loadgen          wrk, the compiled HTTP load generator
+    http_floor       what HTTP alone costs a Python proxy before it touches a record
+    efficiency       the proxy against the native client: MB/s and CPU per MB as ratios
+    scale            proxies configured otherwise than the stack's, for one experiment
+    formats          binary, JSON, Avro, JSON Schema and Protobuf: what a format costs
+    schema_registry  what a schema id costs a consumer, cached and uncached
+    message_size     large records against Kafka's size limits: who refuses, what must change
+    burst            `lag_burst`: lag over time and the time to clear a backlog
+    burst_consumers  the three consumers a burst is read by
+    share            `share_consume`: a share group against a consumer group
+    failover         a partition leader killed under load
+    waterfall        per-hop latency from the HTTP client to the reader
+    waterfall_study  reading waterfall rows: the slow hop, which hop a knob moved
+    warmup           a JVM broker's warm-up curve, and the load that warms it
 """
 
 from workbench.bench.efficiency import proxy_vs_native

@@ -12,6 +12,16 @@ tests prove every exercise solvable. Every check is recorded as progress
     exercises = course.Exercises("02", active.profile, learner=learner, solutions=solutions)
     exercises.ask("double_default", batching)
     exercises.check("double_default", {"linger.ms": 5, "batch.size": 1_000_000}, batching)
+
+Modules:
+
+    exercise         what an exercise is: a question in the run's numbers, an answer, a check
+    tutor            what a notebook talks to: ask, fill in the reference answer, check
+    progress         every check's outcome as a row a teacher can see
+    tuning           the exercises of notebooks 00-05
+    topics           the exercises of notebooks 06-08 and 11
+    ingestion        the exercises of notebooks 09-10
+    latency          the exercises of notebook 12
 """
 
 from workbench.course.exercise import AnswerError, Exercise, NotMeasured, catalogue, find

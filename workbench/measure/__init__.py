@@ -8,6 +8,7 @@ none of them imports another sideways for them, so the subpackage graph stays ac
 - `resources`: CPU seconds and peak RSS of the stack's processes (`ResourceMonitor`);
 - `drift`: run order that cancels a drifting system (`run_order`) and the test that marks drift;
 - `failures`: failed records by cause (`FailureTally`) and the notebook check that names them (`check_delivered`);
+- `hops`: a record's path in stamps, and the hops between them (the waterfall's arithmetic);
 - `latency`: latency samples summarised as the p50/p95/p99/max columns;
 - `timeline`: throughput over time, readings turned into rates;
 - `schedule`: an open-loop schedule of offered rates by phase, and its slips (`run_open_loop`);

@@ -5,6 +5,16 @@ with ProxyClient.for_stack(stack) as proxy:
     proxy.produce("orders", [b"one", b"two"])
     with proxy.consumer("readers", topics=["orders"]) as consumer:
         records = list(consumer.iter_records(timeout_ms=1000))
+
+Modules:
+
+    client           `ProxyClient`: the v2 and v3 API from Python
+    consumer         `ProxyConsumer`: a v2 consumer instance, always deleted again
+    share            share-group consumption through the workbench's proxy
+    records          the shapes records take into and out of a proxy
+    wire             the v2 media types and topic names in paths
+    settings         typed timeouts and limits, in the manner of httpx
+    errors           `ProxyUnavailableError`: no proxy answered
 """
 
 from workbench.errors import ProxyError

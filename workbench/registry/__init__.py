@@ -4,12 +4,18 @@ No Schema Registry can be installed from the registries this project uses, so, a
 the REST proxy, the workbench ships its own. Clients (confluent-kafka's
 `SchemaRegistryClient` and serializers, the REST proxy) use it unchanged.
 
-    app.py            routes, media types, validation, error bodies
-    store.py          state in memory, the `_schemas` topic behind it, ids across instances
-    schemas.py        parsing and identity (avro, jsonschema, protoc/descriptors)
-    compatibility.py  levels and checks
-    settings.py       SCHEMA_REGISTRY_* properties
-    server.py         one process: `python -m workbench.registry`
+Modules:
+
+    app                 routes, media types, validation, error bodies
+    store               state in memory, the `_schemas` topic behind it, ids across instances
+    schemas             parsing and identity (avro, jsonschema, protoc/descriptors)
+    compatibility       levels and checks
+    json_compatibility  JSON Schema compatibility as Confluent decides it, ported
+    protobuf_text       a Protobuf schema's canonical `.proto` text
+    errors              error codes and bodies in Confluent's shape
+    settings            SCHEMA_REGISTRY_* properties
+    server              one process's `serve`
+    __main__            `python -m workbench.registry`
 """
 
 from workbench.registry.app import create_app

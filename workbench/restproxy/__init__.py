@@ -13,6 +13,11 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     consumers           v2 consumer endpoints: bodies, handlers, routes
     consumer_instances  v2 consumer instances and their blocking Kafka work
     consumer_records    a records answer: fetched, rendered, sent in pieces
+    instances           what every kind of consumer instance shares, and their manager
+    share_consumers     share-consumer endpoints (KIP-932 over REST): bodies, handlers, routes
+    share_instances     share-consumer instances and their blocking Kafka work
+    share_records       a share consumer's records answer, and the proof it was written
+    share_groups        v3 share groups: Confluent Cloud's five read-only GETs
     v3                  v3 clusters, topics, configs, consumer groups and lag
     producer            the shared async producer
     tracing             opt-in per-record tracing of produce (Workbench-Trace)

@@ -13,6 +13,18 @@ and for notebooks and tests, a stack that is up for exactly as long as it is nee
 
 `running` reuses a stack that `workbench up` already started and leaves it running;
 a stack it started itself it stops again, even when the cell is interrupted.
+
+Modules:
+
+    services         the services an embedded stack runs, one small class each
+    kafka            Apache Kafka as the embedded broker, one node or several
+    spark            a Spark standalone cluster as stack services
+    nginx            the round-robin balancer in front of several proxies
+    process          child processes: started detached, recognised by PID, stopped by PID
+    supervisor       restarts a service that died, and says so
+    state            the state file of a running stack
+    probes           is a service someone else runs answering? one probe per protocol
+    warmth           the brokers' uptime, and whether the warm-up load ran on them
 """
 
 from __future__ import annotations

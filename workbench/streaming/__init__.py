@@ -6,6 +6,20 @@
 
 Importing this package imports nothing heavy; pyspark is loaded by the functions that
 need it, so `import workbench` stays instant in a notebook.
+
+Modules:
+
+    session          the Spark session a profile describes, our source registered
+    connector        Spark's own Kafka connector, resolved for the installed PySpark
+    source           our Kafka source, on PySpark's Python Data Source API
+    options          the Kafka source's options, checked as Spark's own source checks them
+    offsets          a micro-batch's offset ranges, checkpoint JSON and rate limits
+    null_source      a source that reads nothing: the least a Python source's batch costs
+    ship             the workbench as a zip for executors that lack it
+    telemetry        device readings, some out of order and some late, produced into Kafka
+    pipelines        the telemetry pipeline: parse, watermark, aggregate, sink
+    progress         a query's progress as a table
+    ingestion        what notebook 09 measures, one module per question
 """
 
 from __future__ import annotations

@@ -8,6 +8,20 @@
 `count_cost`, `read_cost` and `device_io` run experiments on a broker and import
 confluent-kafka; everything else is pure computation, so the calculator works without a
 stack.
+
+Modules:
+
+    strategies       three layouts of device data in topics, behind one interface
+    partitioners     key → partition, as the Java client and librdkafka compute it
+    growth           where keyed records land when a topic grows
+    live_growth      a topic grown on the broker, its keys before and after
+    sizing           partition counts and the capacity they cost, as formulas
+    count_cost       what topic count costs on the real broker
+    read_cost        what reading one device's history costs in each layout
+    device_io        every device's records written through a layout and read back exactly
+    group_join       how long a group takes to hand out partitions: classic against KIP-848
+    share_groups     share groups against consumer groups: who helps, what comes twice
+    errors           `TopicDesignError` and `PartitionGrowthRefused`
 """
 
 from workbench.topics.errors import TopicDesignError

@@ -2,6 +2,15 @@
 
 Figures render live in JupyterLab (the plotly mimetype) and, in a report, as HTML that
 loads the report's own copy of plotly.js, so an HTML report opens offline.
+
+Modules:
+
+    figures          one builder per kind of chart the notebooks draw
+    time_axis        producer rate, lag, consumer rate and Spark's batches on one time axis
+    topic_figures    the topic experiments' figures
+    streaming_figures  a streaming query's progress, live or afterwards
+    waterfall_figures  where a record's time went, hop by hop
+    widgets          a panel that reruns a short experiment point and redraws its chart
 """
 
 from workbench.numbers import format_number

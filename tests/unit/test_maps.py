@@ -1,0 +1,87 @@
+"""The prose maps of the architecture are true: every subpackage's `__init__` names each of
+its modules, and names none that is gone; the error tree in `workbench.errors` holds every
+`WorkbenchError` subclass under its real parent. These maps are the architecture's
+documentation, so a module or an error added without its line fails here."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import workbench
+from workbench.errors import WorkbenchError
+
+SUBPACKAGES = sorted(info.name for info in pkgutil.walk_packages(workbench.__path__, "workbench.") if info.ispkg)
+
+#: A map line: `    name   what it holds` (two spaces or more before the text), or `- `name`: ...`.
+MAP_LINE = re.compile(r"^(?: {4}(\w+) {2,}\S|- `(\w+)`:)", re.MULTILINE)
+
+
+def _modules(package: str) -> set[str]:
+    folder = Path(str(importlib.import_module(package).__file__)).parent
+    return {info.name for info in pkgutil.iter_modules([str(folder)])} | (
+        {"__main__"} if (folder / "__main__.py").exists() else set()
+    )
+
+
+def _mapped(package: str) -> set[str]:
+    doc = importlib.import_module(package).__doc__ or ""
+    return {a or b for a, b in MAP_LINE.findall(doc)}
+
+
+def test_there_are_subpackages_to_check() -> None:
+    assert {"workbench.bench", "workbench.restproxy", "workbench.stack"} <= set(SUBPACKAGES)
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_the_module_map_names_every_module_and_no_other(package: str) -> None:
+    modules, mapped = _modules(package), _mapped(package)
+    assert not modules - mapped, f"{package}'s docstring does not name {sorted(modules - mapped)}"
+    assert not mapped - modules, f"{package}'s docstring names {sorted(mapped - modules)}, which are not modules"
+
+
+def _error_tree() -> dict[str, str]:
+    """Each class in the tree drawn in `workbench.errors`' docstring, with its parent's name."""
+    doc = importlib.import_module("workbench.errors").__doc__ or ""
+    parents: dict[str, str] = {}
+    path = ["WorkbenchError"]
+    for line in doc.splitlines():
+        found = re.match(r"^ {4}((?:[│ ] {3})*)[├└]── (\w+)", line)
+        if found:
+            depth = len(found[1]) // 4 + 1
+            del path[depth:]
+            parents[found[2]] = path[-1]
+            path.append(found[2])
+    return parents
+
+
+def _subclasses(root: type) -> set[type]:
+    found = set(root.__subclasses__())
+    return found.union(*(_subclasses(c) for c in found)) if found else found
+
+
+def test_the_error_tree_holds_every_error_under_its_parent() -> None:
+    for info in pkgutil.walk_packages(workbench.__path__, "workbench."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    tree = _error_tree()
+    assert tree["KafkaOptionError"] == "ConfigError"  # the parser reads nesting
+    for error in _subclasses(WorkbenchError):
+        if error.__module__.startswith("workbench.") and not error.__name__.startswith("_"):
+            parent = next(b for b in error.__mro__[1:] if issubclass(b, WorkbenchError))
+            assert tree.get(error.__name__) == parent.__name__, (
+                f"{error.__module__}.{error.__name__} is not drawn under {parent.__name__} in workbench/errors.py"
+            )
+
+
+def test_the_readme_layout_names_every_public_module_and_subpackage() -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    layout = readme.split("## Layout", 1)[1].split("\n## ", 1)[0]
+    folder = Path(str(workbench.__file__)).parent
+    public = [i for i in pkgutil.iter_modules([str(folder)]) if not i.name.startswith("_")]
+    missing = [i.name for i in public if f"`workbench/{i.name}{'/' if i.ispkg else '.py'}`" not in layout]
+    assert not missing, f"README.md's layout table does not name {missing}"
