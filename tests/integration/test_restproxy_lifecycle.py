@@ -186,6 +186,7 @@ def test_sigterm_while_producing_loses_no_acknowledged_record(
 
 def test_two_instances_behind_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from workbench.stack import running
+    from workbench.stack.health import status_of
     from workbench.stack.nginx import find_nginx
 
     if find_nginx() is None:
@@ -193,7 +194,7 @@ def test_two_instances_behind_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.setenv("WORKBENCH_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.setenv("WORKBENCH_PROXY__INSTANCES", "2")
     with running() as stack:
-        status = stack.status()
+        status = status_of(stack)
         assert len(status["proxy"]) == 2 and status["balancer"] == stack.balancer_url is not None
         assert all(row["healthy"] for row in status["services"].values())
         balancer = stack.balancer_url

@@ -60,7 +60,7 @@ def _error_tree() -> dict[str, str]:
 
 
 def _subclasses(root: type) -> set[type]:
-    found = set(root.__subclasses__())
+    found: set[type] = set(root.__subclasses__())
     return found.union(*(_subclasses(c) for c in found)) if found else found
 
 

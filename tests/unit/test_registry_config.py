@@ -9,7 +9,8 @@ import pytest
 from workbench.config import load_profile
 from workbench.errors import StackError
 from workbench.stack import ServiceRecord, Stack
-from workbench.stack.services import SchemaRegistry, services_for
+from workbench.stack.lifecycle import services_for
+from workbench.stack.services import SchemaRegistry
 
 
 def test_local_profile_starts_a_registry_before_the_proxies() -> None:

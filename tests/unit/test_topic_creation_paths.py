@@ -11,7 +11,7 @@ import workbench
 #: Modules allowed to call the admin API directly: the API itself, the stack methods that
 #: apply the profile (`create_topics`, `temporary_topics`) and the REST proxy (it creates
 #: what its clients ask for).
-ALLOWED = {"kafka/admin.py", "stack/__init__.py"}
+ALLOWED = {"kafka/admin.py", "stack/handle.py"}
 CREATE = {"create_topic", "create_topics"}
 
 

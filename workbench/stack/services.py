@@ -29,14 +29,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Balancer",
+    "KINDS",
     "ProxyInstance",
     "SchemaRegistry",
     "Service",
     "TansuBroker",
     "broker_addresses",
-    "health_check",
     "log_tail",
-    "services_for",
     "tansu_binary",
     "tansu_version",
 ]
@@ -354,38 +353,6 @@ def _http_ok(url: str, profile: Profile) -> bool:
         return False
 
 
-def services_for(profile: Profile) -> list[Service]:
-    """The services an embedded profile runs, in start order.
-
-    The broker (Kafka's nodes, or Tansu), the Schema Registry when `schema_registry.enabled` (before the proxies,
-    which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
-    when there is more than one and nginx is installed (without it, a warning, and
-    clients round-robin over the instance URLs), then a Spark standalone master and
-    `spark.workers` workers when the profile asks for them (`workbench.stack.spark`).
-    """
-    from workbench.stack.nginx import INSTALL_HINT, find_nginx
-
-    if profile.broker.kind == "kafka":
-        from workbench.stack.kafka import kafka_nodes
-
-        services: list[Service] = kafka_nodes(profile)
-    else:
-        services = [TansuBroker(profile)]
-    if profile.schema_registry.enabled:
-        services.append(SchemaRegistry(profile))
-    services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
-    if profile.proxy.instances > 1:
-        if find_nginx() is not None:
-            services.append(Balancer(profile))
-        else:
-            log.warning("%s", INSTALL_HINT)
-    if profile.spark.workers:
-        from workbench.stack.spark import spark_services
-
-        services += spark_services(profile)
-    return services
-
-
 def broker_addresses(services: Mapping[str, ServiceRecord]) -> str:
     """`bootstrap.servers` for the embedded broker's nodes (every node, so a client finds
     the cluster while one of them is down)."""
@@ -395,20 +362,12 @@ def broker_addresses(services: Mapping[str, ServiceRecord]) -> str:
     return ",".join(addresses)
 
 
-#: Service classes by `kind`, to ask a recorded service about its health.
-_KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (TansuBroker, ProxyInstance, Balancer, SchemaRegistry)}
-
-
-def health_check(profile: Profile, record: ServiceRecord) -> bool:
-    """Ask a recorded service whether it answers, through its own protocol."""
-    from workbench.stack.spark import SPARK_KINDS
-
-    service_class = {**_KINDS, **SPARK_KINDS}.get(record.kind)
-    return service_class is not None and service_class(profile, record.name).is_healthy(record.address)
-
-
 def log_tail(path: str, lines: int = 20) -> str:
     try:
         return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return "(no log)"
+
+
+#: Service classes by `kind`, to ask a recorded service about its health (Spark's are in `spark`).
+KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (TansuBroker, ProxyInstance, Balancer, SchemaRegistry)}

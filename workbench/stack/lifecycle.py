@@ -1,0 +1,179 @@
+"""Starting and stopping an embedded stack: `up`, `down`, a node restarted, a stack for a block.
+
+Every start is recorded in the state file before it is waited on, so a failed start is
+cleaned up; every stop is by PID and start time (`stack.process`), never by name.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+
+from workbench.config import Profile, load_profile
+from workbench.errors import StackError
+from workbench.stack import process
+from workbench.stack.handle import Stack
+from workbench.stack.kafka import kafka_nodes, restart_node
+from workbench.stack.nginx import INSTALL_HINT, find_nginx
+from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Service, TansuBroker
+from workbench.stack.spark import spark_services
+from workbench.stack.state import ServiceRecord, StackState, locked
+
+__all__ = ["attach", "down", "restart_broker", "running", "services_for", "up"]
+
+log = logging.getLogger(__name__)
+
+
+def services_for(profile: Profile) -> list[Service]:
+    """The services an embedded profile runs, in start order.
+
+    The broker (Kafka's nodes, or Tansu), the Schema Registry when `schema_registry.enabled` (before the proxies,
+    which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
+    when there is more than one and nginx is installed (without it, a warning, and
+    clients round-robin over the instance URLs), then a Spark standalone master and
+    `spark.workers` workers when the profile asks for them (`workbench.stack.spark`).
+    """
+    if profile.broker.kind == "kafka":
+        services: list[Service] = kafka_nodes(profile)
+    else:
+        services = [TansuBroker(profile)]
+    if profile.schema_registry.enabled:
+        services.append(SchemaRegistry(profile))
+    services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
+    if profile.proxy.instances > 1:
+        if find_nginx() is not None:
+            services.append(Balancer(profile))
+        else:
+            log.warning("%s", INSTALL_HINT)
+    if profile.spark.workers:
+        services += spark_services(profile)
+    return services
+
+
+def up(profile: Profile | str | None = None) -> Stack:
+    """Start the embedded services (or find them running); a cluster profile starts nothing.
+
+    Raises:
+        StackError: a service did not start; the ones already started are stopped again.
+    """
+    profile = _profile(profile)
+    if not profile.embedded:
+        return Stack(profile)
+    run_dir = profile.path(profile.run_dir)
+    with locked(run_dir):
+        existing = StackState.load(run_dir)
+        if existing and _all_alive(existing.services):
+            return Stack(profile, existing.services)
+        if existing:  # a half-dead stack (a crash, a reboot): clear what is left of it
+            _stop_all(existing.services)
+            StackState.remove(run_dir)
+        state = StackState(profile=profile.name)
+        try:
+            for service in services_for(profile):
+                _start(service, run_dir, state)
+        except BaseException:
+            _stop_all(state.services)
+            StackState.remove(run_dir)
+            raise
+    return Stack(profile, state.services, started_here=True)
+
+
+def restart_broker(stack: Stack, name: str) -> Stack:
+    """Start again a Kafka node of this embedded stack that died or was killed, on its own
+    data, and record it: a failover experiment kills a leader and restores the cluster.
+
+    Raises:
+        StackError: no such node, it still runs, or it did not come back.
+    """
+    run_dir = stack.profile.path(stack.profile.run_dir)
+    with locked(run_dir):
+        state = StackState.load(run_dir)
+        if state is None or name not in state.services or state.services[name].kind != "broker":
+            raise StackError(f"{name!r} is not a broker of the running {stack.profile.name!r} stack")
+        state.services[name] = restart_node(state.services[name])
+        state.save(run_dir)
+    return Stack(stack.profile, state.services, stack.started_here)
+
+
+def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
+    """Stop exactly the processes `up` started, newest first; returns those it stopped."""
+    profile = _profile(profile)
+    run_dir = profile.path(profile.run_dir)
+    with locked(run_dir):
+        state = StackState.load(run_dir)
+        if state is None:
+            return []
+        stopped = _stop_all(state.services)
+        StackState.remove(run_dir)
+    return stopped
+
+
+def attach(profile: Profile | str | None = None) -> Stack | None:
+    """The stack already running for this profile, or None; starts nothing."""
+    profile = _profile(profile)
+    if not profile.embedded:
+        return Stack(profile)
+    state = StackState.load(profile.path(profile.run_dir))
+    if state and _all_alive(state.services):
+        return Stack(profile, state.services)
+    return None
+
+
+@contextmanager
+def running(profile: Profile | str | None = None) -> Iterator[Stack]:
+    """A stack for the duration of a `with` block; stops only what it started itself."""
+    stack = up(profile)
+    try:
+        yield stack
+    finally:
+        if stack.started_here:
+            down(stack.profile)
+
+
+def _profile(profile: Profile | str | None) -> Profile:
+    return profile if isinstance(profile, Profile) else load_profile(profile)
+
+
+def _start(service: Service, run_dir: Path, state: StackState) -> None:
+    record = service.start(run_dir, state.services)
+    state.services[record.name] = record
+    state.save(run_dir)  # saved before waiting, so a failed start can still be cleaned up
+    service.wait_ready(record, service.startup_timeout)
+
+
+def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
+    return bool(services) and all(process.is_ours(r.pid, r.create_time) for r in services.values())
+
+
+def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
+    """Stop the services newest first; a Kafka cluster's nodes together (one stopped alone
+    while the others wait would lose its controller quorum half-way through its shutdown),
+    then wipe their data unless the profile keeps it."""
+    stopped: list[ServiceRecord] = []
+    records = list(reversed(list(services.values())))
+    brokers = [r for r in records if r.kind == "broker"]
+    for record in records:
+        if record.kind == "broker":
+            if record is brokers[0]:
+                with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
+                    stopped += [r for r, done in zip(brokers, pool.map(_stop, brokers), strict=True) if done]
+                for broker in brokers:
+                    _wipe_data(broker)
+        elif _stop(record):
+            stopped.append(record)
+    return stopped
+
+
+def _stop(record: ServiceRecord) -> bool:
+    return process.stop(record.pid, record.create_time, float(record.extra.get("stop_grace", process.GRACE_SECONDS)))
+
+
+def _wipe_data(record: ServiceRecord) -> None:
+    """Remove a stopped Kafka node's logs, unless it was started with `broker.keep_data`."""
+    data_dir = record.extra.get("data_dir")
+    if data_dir and not record.extra.get("keep_data") and not process.is_ours(record.pid, record.create_time):
+        shutil.rmtree(str(data_dir), ignore_errors=True)
