@@ -463,13 +463,13 @@ def _spark_reader(
     extra: dict[str, Any],
 ) -> Iterator[_Reader]:
     """A micro-batch query into a foreachBatch sink that stamps each batch's start and its rows' write."""
-    from workbench.streaming import connector_name, kafka_source, spark_version
+    from workbench.streaming import connector_name, installed_spark_version, kafka_source
     from workbench.streaming.ingestion.runs import bench_session
     from workbench.streaming.pipelines import stopping
 
     spark, work = bench_session(stack)
     extra["connector"] = connector_name(spark, stack.profile)
-    extra["spark_version"] = spark_version()
+    extra["spark_version"] = installed_spark_version()
     started_by_batch: dict[int, int] = {}
 
     def sink(frame: Any, batch_id: int) -> None:

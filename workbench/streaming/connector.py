@@ -35,10 +35,10 @@ _INSTEAD = "or set spark.connector: workbench in the profile to read Kafka with 
 
 
 def installed_spark_version() -> str:
-    """The installed PySpark's version (`4.2.0`)."""
-    import pyspark
+    """The installed PySpark's version (`4.2.0`), read from its metadata: no pyspark import."""
+    from importlib.metadata import version
 
-    return str(pyspark.__version__)
+    return version("pyspark")
 
 
 def connector_artifacts(spark_version: str) -> list[Artifact]:

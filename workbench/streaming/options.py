@@ -34,6 +34,7 @@ __all__ = [
     "SourceOptions",
     "Strategy",
     "TimestampOffsets",
+    "option_text",
     "parse_options",
 ]
 
@@ -162,7 +163,7 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
 
     Usage: `parse_options({"kafka.bootstrap.servers": "h:9092", "subscribe": "t"}, streaming=True)`.
     """
-    params = {str(k).lower(): _text(v) for k, v in options.items()}
+    params = {str(k).lower(): option_text(v) for k, v in options.items()}
     if streaming is True:
         if "endingoffsets" in params:
             raise KafkaOptionError("endingOffsets", "ending offset not valid in streaming queries")
@@ -224,7 +225,9 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
     )
 
 
-def _text(value: Any) -> str:
+def option_text(value: Any) -> str:
+    """An option as the text Spark wants: booleans as true/false, mappings (`assign`,
+    `startingOffsets`) as JSON, the rest as `str`."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, Mapping):

@@ -31,7 +31,7 @@ from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.latency import WARM_UP_S, after_warm_up
 from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
 from workbench.stack import Stack
-from workbench.streaming import Connector, kafka_source, spark_version
+from workbench.streaming import Connector, installed_spark_version, kafka_source
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
 from workbench.streaming.pipelines import stopping
 
@@ -289,7 +289,7 @@ def _row(stack: Stack, params: dict[str, Any], load: _OpenLoop, delivered: pd.Da
         latencies=np.clip(latencies, 0, None),
         latency_of="input record's Kafka timestamp → output record's, per record after the warm-up",
         extra={
-            "spark_version": spark_version(),
+            "spark_version": installed_spark_version(),
             "delivered": len(unique),
             "missing": load.sent - len(unique),
             "duplicates": len(delivered) - len(unique),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from workbench import kafka
 from workbench.measure.contract import result_row
 from workbench.stack import Stack
-from workbench.streaming import Connector, connector_name, kafka_source, spark_version
+from workbench.streaming import Connector, connector_name, installed_spark_version, kafka_source
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
 from workbench.streaming.pipelines import parse_readings, stopping, write_parquet
 from workbench.streaming.telemetry import generate_readings, produce_readings
@@ -115,7 +115,7 @@ def spark_restart(
         "topic_partitions": topic_partitions,
         "connector": connector_name(spark, stack.profile, connector),
     }
-    extra = {**counts, "exact": exact, "spark_version": spark_version()}
+    extra = {**counts, "exact": exact, "spark_version": installed_spark_version()}
     return result_row(stack, experiment="spark_restart", params=params, records=counts["produced"], extra=extra)
 
 

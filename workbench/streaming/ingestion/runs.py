@@ -23,7 +23,7 @@ import pandas as pd
 from workbench.errors import BenchError
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.stack import Stack
-from workbench.streaming import connector_name, kafka_source, spark_version
+from workbench.streaming import connector_name, installed_spark_version, kafka_source
 from workbench.streaming.pipelines import device_windows, parse_readings
 from workbench.streaming.progress import progress_frame
 from workbench.streaming.telemetry import generate_readings, produce_readings
@@ -184,7 +184,7 @@ def spark_row(
         payload_bytes=records * value_bytes if value_bytes else NOT_MEASURED,
         seconds=measured["exec_s"],
         resources=resources,
-        extra={**rest, **(extra or {}), "spark_version": spark_version()},
+        extra={**rest, **(extra or {}), "spark_version": installed_spark_version()},
     )
 
 

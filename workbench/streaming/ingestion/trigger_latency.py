@@ -26,7 +26,7 @@ from workbench.kafka.producing import Outgoing, enqueue
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.latency import WARM_UP_S, after_warm_up
 from workbench.stack import Stack
-from workbench.streaming import connector_name, kafka_source, spark_version, to_pandas
+from workbench.streaming import connector_name, installed_spark_version, kafka_source, to_pandas
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session, wait_rows
 from workbench.streaming.pipelines import stopping
 from workbench.streaming.progress import DURATIONS, progress_frame
@@ -90,7 +90,7 @@ def _latency_point(
         # a Python source reading nothing about 1.5 x python_floor_over_floor.
         "p50_over_floor": float(latency.median()) * 1000 / floor["floor_ms"] if len(latency) else NOT_MEASURED,
         "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
-        "spark_version": spark_version(),
+        "spark_version": installed_spark_version(),
         "measured_records": measured,
         "warm_up_s": WARM_UP_S,
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
