@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from workbench.stack import Stack
 
 __all__ = [
+    "Connector",
     "FORMAT_NAME",
     "KAFKA_FORMAT",
-    "Connector",
     "choose_connector",
     "connector_name",
     "kafka_source",
