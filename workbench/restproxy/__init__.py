@@ -26,7 +26,7 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     metrics             Prometheus at /metrics
     errors              the proxy's error codes
     validation          names and numbers checked at the edge
-    openapi             the OpenAPI document at /openapi.json
+    openapi             the OpenAPI document at /openapi.json, one module per API
     server              serve(): the process itself
 
 The server stack it shares with the Schema Registry (uvicorn set-up, header limits,
