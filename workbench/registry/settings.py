@@ -9,44 +9,38 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workbench.errors import ConfigError
+from workbench.properties import Integer, Text, config_error, environment_properties, known
 
 __all__ = ["ENV_PREFIX", "RegistrySettings", "load_registry_settings"]
 
 ENV_PREFIX = "SCHEMA_REGISTRY_"
 
 
-@dataclass(frozen=True)
-class RegistrySettings:
-    """One registry process's settings; each bound has a named default."""
+class RegistrySettings(BaseModel):
+    """One registry process's settings: each property one field, its upstream name the alias."""
 
-    bootstrap_servers: str
-    host: str = "127.0.0.1"
-    port: int = 8081
-    #: `kafkastore.topic`: the compacted topic holding every schema and config.
-    topic: str = "_schemas"
-    #: `kafkastore.timeout.ms`: how long a write may take to be acknowledged and read back.
-    timeout_ms: int = 30000
-    #: `request.max.bytes`: the largest request body (a schema with its JSON envelope).
-    request_max_bytes: int = 8 * 1024 * 1024
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    bootstrap_servers: Text = Field("", alias="kafkastore.bootstrap.servers")
+    host: Text = Field("127.0.0.1", alias="host.name")
+    port: Integer = Field(8081, alias="port", ge=0)
+    #: The compacted topic holding every schema and config.
+    topic: Text = Field("_schemas", alias="kafkastore.topic")
+    #: How long a write may take to be acknowledged and read back.
+    timeout_ms: Integer = Field(30000, alias="kafkastore.timeout.ms", ge=0)
+    #: The largest request body (a schema with its JSON envelope).
+    request_max_bytes: Integer = Field(8 * 1024 * 1024, alias="request.max.bytes", ge=0)
     #: Request line plus headers, and the time to send them (the proxy's protocol limits).
-    header_max_bytes: int = 32768
-    header_timeout_ms: int = 10000
-    #: `shutdown.graceful.ms`
-    shutdown_graceful_ms: int = 5000
+    header_max_bytes: Integer = Field(32768, alias="request.header.max.bytes", ge=0)
+    header_timeout_ms: Integer = Field(10000, alias="request.header.timeout.ms", ge=0)
+    shutdown_graceful_ms: Integer = Field(5000, alias="shutdown.graceful.ms", ge=0)
 
 
-_INTS = {
-    "port": "port",
-    "kafkastore.timeout.ms": "timeout_ms",
-    "request.max.bytes": "request_max_bytes",
-    "request.header.max.bytes": "header_max_bytes",
-    "request.header.timeout.ms": "header_timeout_ms",
-    "shutdown.graceful.ms": "shutdown_graceful_ms",
-}
-_STRS = {"host.name": "host", "kafkastore.topic": "topic", "kafkastore.bootstrap.servers": "bootstrap_servers"}
+_PROPERTIES = known(RegistrySettings)
 
 
 def load_registry_settings(
@@ -59,28 +53,18 @@ def load_registry_settings(
     """Settings from `SCHEMA_REGISTRY_*` variables, then the arguments.
 
     Raises:
-        ConfigError: a number that is not one, or no bootstrap servers.
+        ConfigError: a number that is not one, or no bootstrap servers; it names the variable.
     """
-    environ = os.environ if environ is None else environ
-    values: dict[str, object] = {}
-    for name, attribute in {**_INTS, **_STRS}.items():
-        variable = ENV_PREFIX + name.upper().replace(".", "_")
-        if variable not in environ:
-            continue
-        raw = environ[variable]
-        if name in _INTS:
-            try:
-                number = int(raw)
-            except ValueError:
-                raise ConfigError(variable, name, f"expected a whole number, got {raw!r}") from None
-            if number < 0:
-                raise ConfigError(variable, name, f"must not be negative, got {number}")
-            values[attribute] = number
-        else:
-            values[attribute] = raw
-    for attribute, given in (("host", host), ("port", port), ("bootstrap_servers", bootstrap_servers)):
-        if given is not None:
-            values[attribute] = given
-    if not values.get("bootstrap_servers"):
+    given = environment_properties(os.environ if environ is None else environ, ENV_PREFIX)
+    properties = {key: value for key, value in given.items() if key in _PROPERTIES}
+    try:
+        settings = RegistrySettings.model_validate(properties)
+    except ValidationError as error:
+        problem = config_error(error, RegistrySettings, None)
+        variable = ENV_PREFIX + str(problem.key).upper().replace(".", "_")
+        raise ConfigError(variable, problem.key, problem.message) from None
+    arguments = {"host": host, "port": port, "bootstrap_servers": bootstrap_servers}
+    settings = settings.model_copy(update={k: v for k, v in arguments.items() if v is not None})
+    if not settings.bootstrap_servers:
         raise ConfigError(None, "kafkastore.bootstrap.servers", "the registry needs Kafka: pass --bootstrap-servers")
-    return RegistrySettings(**values)  # type: ignore[arg-type]
+    return settings

@@ -26,21 +26,29 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, SkipValidation, ValidationError
 
 from workbench.errors import ConfigError
 from workbench.kafka import java_names
-from workbench.secrets import ClientConf, SecretStr
+from workbench.properties import (
+    Flag,
+    Integer,
+    Text,
+    config_error,
+    environment_properties,
+    known,
+    parse_properties,
+)
+from workbench.secrets import ClientConf
 
 __all__ = [
     "ENV_PREFIX",
     "IGNORED",
-    "KNOWN",
     "PASS_THROUGH",
     "RestProxySettings",
     "load_restproxy_settings",
@@ -50,50 +58,6 @@ __all__ = [
 log = logging.getLogger("workbench.restproxy")
 
 ENV_PREFIX = "KAFKA_REST_"
-
-#: Proxy properties: name -> (type, default). Types: int, bool, str.
-KNOWN: dict[str, tuple[type, Any]] = {
-    "id": (str, ""),
-    "listeners": (str, "http://127.0.0.1:8082"),
-    "port": (int, 8082),
-    "advertised.listeners": (str, ""),
-    "host.name": (str, ""),
-    "bootstrap.servers": (str, ""),
-    "schema.registry.url": (str, ""),
-    "consumer.request.timeout.ms": (int, 1000),
-    "consumer.request.max.bytes": (int, 67108864),
-    "consumer.instance.timeout.ms": (int, 300000),
-    "consumer.threads": (int, 50),
-    "consumer.iterator.backoff.ms": (int, 50),
-    "consumer.iterator.timeout.ms": (int, 1),
-    "consumer.max.poll.records": (int, 500),
-    "fetch.min.bytes": (int, -1),
-    "producer.threads": (int, 5),
-    "streams.buffer.max.time.ms": (int, -1),
-    "producer.streams.buffer.max.time.ms": (int, -1),
-    "request.max.bytes": (int, 67108864),
-    "metadata.max.age.ms": (int, 5000),
-    "api.v2.enable": (bool, True),
-    "api.v3.enable": (bool, True),
-    "authentication.method": (str, "NONE"),
-    "authentication.realm": (str, "workbench"),
-    "authentication.basic.users": (str, ""),
-    "debug": (bool, False),
-    "shutdown.graceful.ms": (int, 5000),
-    # Bounds on what one client can hold or send (see `Limits`).
-    "server.connection.limit": (int, 1000),
-    "idle.timeout.ms": (int, 30000),
-    "request.header.max.bytes": (int, 32768),
-    "request.header.timeout.ms": (int, 10000),
-    "request.body.timeout.ms": (int, 30000),
-    "producer.max.records.per.request": (int, 100000),
-    "producer.max.block.ms": (int, 60000),
-    "consumer.instances.max": (int, 500),
-    "share.consumer.instances.max": (int, 100),
-    "consumer.request.timeout.max.ms": (int, 60000),
-    "api.v3.produce.request.size.limit.max.bytes": (int, 0),
-    "api.v3.produce.streaming.max.inflight": (int, 10000),
-}
 
 #: Upstream properties accepted and ignored on purpose (they tune a JVM server).
 IGNORED = {
@@ -116,53 +80,94 @@ IGNORED = {
 
 PASS_THROUGH = ("client.", "producer.", "consumer.", "admin.")
 
+_HOUR_MS = 3_600_000
 
-@dataclass(frozen=True)
-class RestProxySettings:
+
+def _advertised(value: str) -> str | None:
+    first = next((item.strip() for item in value.split(",") if item.strip()), "")
+    if not first:
+        return None
+    parts = urlsplit(first)
+    if not parts.scheme or not parts.netloc:
+        raise ValueError(f"must be scheme://host:port, got {first!r}")
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _method(value: str) -> str:
+    method = value.upper()
+    if method not in ("NONE", "BASIC"):
+        raise ValueError(f"must be NONE or BASIC, got {method!r}")
+    return method
+
+
+def _registry_url(value: str) -> str:
+    return value.rstrip("/")
+
+
+class RestProxySettings(BaseModel):
     """Everything one REST proxy server process needs, typed; built by `load_restproxy_settings`.
 
-    The server's own side: not the profile's `proxy` section (`config.ProxySettings`),
-    which says where the proxies are and how clients reach them."""
+    Each upstream property is one field: its dotted name is the alias, with its default
+    (Confluent's, except `listeners`: loopback, not 0.0.0.0) and its bounds. The fields
+    without an alias are derived by `load_restproxy_settings` (the address to bind, the
+    users, the Kafka clients' settings). The server's own side: not the profile's `proxy`
+    section (`config.ProxySettings`), which says where the proxies are and how clients
+    reach them."""
 
-    bootstrap_servers: str
-    host: str = "127.0.0.1"
-    port: int = 8082
-    id: str = ""
-    advertised_url: str | None = None
-    host_name: str = ""
-    consumer_request_timeout_ms: int = 1000
-    consumer_request_max_bytes: int = 67108864
-    consumer_instance_timeout_ms: int = 300000
-    consumer_threads: int = 50
-    consumer_iterator_backoff_ms: int = 50
-    consumer_max_poll_records: int = 500
-    fetch_min_bytes: int = -1
-    request_max_bytes: int = 67108864
-    metadata_max_age_ms: int = 5000
-    api_v2_enable: bool = True
-    api_v3_enable: bool = True
-    basic_auth: Mapping[str, SecretStr] = field(default_factory=dict)
-    auth_realm: str = "workbench"
-    debug: bool = False
-    shutdown_graceful_ms: int = 5000
-    connection_limit: int = 1000
-    idle_timeout_ms: int = 30000
-    header_max_bytes: int = 32768
-    header_timeout_ms: int = 10000
-    body_timeout_ms: int = 30000
-    max_records_per_request: int = 100000
-    max_block_ms: int = 60000
-    consumer_instances_max: int = 500
-    #: Share-consumer instances and affinity-free group members in one process.
-    share_instances_max: int = 100
-    consumer_request_timeout_max_ms: int = 60000
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="forbid")
+
+    bootstrap_servers: Text = Field("", alias="bootstrap.servers")
+    listeners: Text = Field("http://127.0.0.1:8082", alias="listeners")
+    #: The old single-port property; the port of `listeners` wins, then `--port`.
+    port: Integer = Field(8082, alias="port")
+    id: Text = Field("", alias="id")
+    advertised_url: Annotated[Text, AfterValidator(_advertised)] | None = Field(None, alias="advertised.listeners")
+    host_name: Text = Field("", alias="host.name")
     #: `schema.registry.url`: "" means none, and the schema formats answer 42205.
-    schema_registry_url: str = ""
-    v3_request_max_bytes: int = 0
-    v3_max_inflight: int = 10000
-    producer: Mapping[str, Any] = field(default_factory=ClientConf)
-    consumer: Mapping[str, Any] = field(default_factory=ClientConf)
-    admin: Mapping[str, Any] = field(default_factory=ClientConf)
+    schema_registry_url: Annotated[Text, AfterValidator(_registry_url)] = Field("", alias="schema.registry.url")
+    consumer_request_timeout_ms: Integer = Field(1000, alias="consumer.request.timeout.ms", ge=0, le=_HOUR_MS)
+    consumer_request_max_bytes: Integer = Field(67108864, alias="consumer.request.max.bytes")
+    consumer_instance_timeout_ms: Integer = Field(300000, alias="consumer.instance.timeout.ms", ge=1, le=2**31)
+    consumer_threads: Integer = Field(50, alias="consumer.threads", ge=-1, le=10_000)
+    consumer_iterator_backoff_ms: Integer = Field(50, alias="consumer.iterator.backoff.ms")
+    consumer_iterator_timeout_ms: Integer = Field(1, alias="consumer.iterator.timeout.ms")
+    consumer_max_poll_records: Integer = Field(500, alias="consumer.max.poll.records", ge=1, le=1_000_000)
+    fetch_min_bytes: Integer = Field(-1, alias="fetch.min.bytes", ge=-1, le=10_000_000)
+    producer_threads: Integer = Field(5, alias="producer.threads")
+    #: MapR's name for the producer's buffer time (librdkafka's `linger.ms`); -1: not set.
+    streams_buffer_max_time_ms: Integer = Field(-1, alias="streams.buffer.max.time.ms")
+    producer_streams_buffer_max_time_ms: Integer = Field(-1, alias="producer.streams.buffer.max.time.ms")
+    request_max_bytes: Integer = Field(67108864, alias="request.max.bytes", ge=1, le=2**31)
+    metadata_max_age_ms: Integer = Field(5000, alias="metadata.max.age.ms")
+    api_v2_enable: Flag = Field(True, alias="api.v2.enable")
+    api_v3_enable: Flag = Field(True, alias="api.v3.enable")
+    auth_method: Annotated[Text, AfterValidator(_method)] = Field("NONE", alias="authentication.method")
+    auth_realm: Text = Field("workbench", alias="authentication.realm")
+    #: `user:password[,user:password...]`, read into `basic_auth` when the method is BASIC.
+    basic_users: SecretStr = Field(SecretStr(""), alias="authentication.basic.users")
+    debug: Flag = Field(False, alias="debug")
+    shutdown_graceful_ms: Integer = Field(5000, alias="shutdown.graceful.ms")
+    # Bounds on what one client can hold or send (see `Limits`).
+    connection_limit: Integer = Field(1000, alias="server.connection.limit", ge=0, le=1_000_000)
+    idle_timeout_ms: Integer = Field(30000, alias="idle.timeout.ms", ge=1, le=_HOUR_MS)
+    header_max_bytes: Integer = Field(32768, alias="request.header.max.bytes", ge=1024, le=16 * 2**20)
+    header_timeout_ms: Integer = Field(10000, alias="request.header.timeout.ms", ge=1, le=_HOUR_MS)
+    body_timeout_ms: Integer = Field(30000, alias="request.body.timeout.ms", ge=1, le=_HOUR_MS)
+    max_records_per_request: Integer = Field(100000, alias="producer.max.records.per.request", ge=1, le=10_000_000)
+    max_block_ms: Integer = Field(60000, alias="producer.max.block.ms", ge=0, le=_HOUR_MS)
+    consumer_instances_max: Integer = Field(500, alias="consumer.instances.max", ge=1, le=100_000)
+    #: Share-consumer instances and affinity-free group members in one process.
+    share_instances_max: Integer = Field(100, alias="share.consumer.instances.max", ge=1, le=100_000)
+    consumer_request_timeout_max_ms: Integer = Field(60000, alias="consumer.request.timeout.max.ms", ge=0, le=_HOUR_MS)
+    v3_request_max_bytes: Integer = Field(0, alias="api.v3.produce.request.size.limit.max.bytes", ge=0, le=2**62)
+    v3_max_inflight: Integer = Field(10000, alias="api.v3.produce.streaming.max.inflight", ge=1, le=10_000_000)
+
+    # Derived by load_restproxy_settings, not properties of their own.
+    host: str = "127.0.0.1"
+    basic_auth: SkipValidation[Mapping[str, SecretStr]] = Field(default_factory=dict)
+    producer: SkipValidation[Mapping[str, Any]] = Field(default_factory=ClientConf)
+    consumer: SkipValidation[Mapping[str, Any]] = Field(default_factory=ClientConf)
+    admin: SkipValidation[Mapping[str, Any]] = Field(default_factory=ClientConf)
     source: str | None = None
 
     @property
@@ -202,28 +207,6 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java `.properties` text: `k=v`, `k: v`, `k v`, `#`/`!` comments, `\\` continuations."""
-    result: dict[str, str] = {}
-    logical = ""
-    for raw in text.splitlines():
-        line = raw.strip() if not logical else raw.lstrip()
-        if not logical and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            logical += line[:-1]
-            continue
-        logical += line
-        match = re.match(r"((?:\\.|[^=:\s])+)\s*[=:\s]\s*(.*)$", logical)
-        if match:
-            key, value = match.group(1), match.group(2)
-        else:
-            key, value = logical, ""
-        result[key.replace("\\", "")] = value.strip()
-        logical = ""
-    return result
-
-
 def load_restproxy_settings(
     path: str | Path | None,
     *,
@@ -247,80 +230,56 @@ def load_restproxy_settings(
         if not file.is_file():
             raise ConfigError(file, None, "no such properties file; see conf/kafka-rest.properties for an example")
         raw.update(parse_properties(file.read_text()))
-    env = os.environ if environ is None else environ
-    for name, value in env.items():
-        if name.startswith(ENV_PREFIX) and len(name) > len(ENV_PREFIX):
-            raw[name[len(ENV_PREFIX) :].lower().replace("_", ".")] = value
+    raw.update(environment_properties(os.environ if environ is None else environ, ENV_PREFIX))
     return _build(raw, source, host=host, port=port, bootstrap_servers=bootstrap_servers)
+
+
+_PROPERTIES = known(RestProxySettings)
 
 
 def _build(
     raw: dict[str, str], source: str, *, host: str | None, port: int | None, bootstrap_servers: str | None
 ) -> RestProxySettings:
-    typed: dict[str, Any] = {name: default for name, (_kind, default) in KNOWN.items()}
+    """The properties validated by the model, then what is derived from them."""
+    properties = {key: value for key, value in raw.items() if key in _PROPERTIES}
     passthrough: dict[str, dict[str, Any]] = {"client": {}, "producer": {}, "consumer": {}, "admin": {}}
     unknown: list[str] = []
     for key, value in raw.items():
-        if key in KNOWN:
-            typed[key] = _convert(source, key, value, KNOWN[key][0])
-        elif key in IGNORED:
+        if key in _PROPERTIES or key in IGNORED:
             continue
-        elif key.startswith(PASS_THROUGH):
+        if key.startswith(PASS_THROUGH):
             prefix, _, name = key.partition(".")
             passthrough[prefix][name] = value
         else:
             unknown.append(key)
     if unknown:
         log.warning("%s: unknown properties ignored: %s", source, ", ".join(sorted(unknown)))
+    try:
+        settings = RestProxySettings.model_validate(properties)
+    except ValidationError as error:
+        raise config_error(error, RestProxySettings, source) from None
 
-    bind_host, bind_port = _listener(source, typed["listeners"], typed["port"], "listeners" in raw)
-    bind_host = host or bind_host
-    bind_port = bind_port if port is None else port
-    servers = bootstrap_servers or typed["bootstrap.servers"]
+    bind_host, bind_port = _listener(source, settings.listeners, settings.port)
+    servers = bootstrap_servers or settings.bootstrap_servers
     if not servers:
         raise ConfigError(
             source,
             "bootstrap.servers",
             "is required (in the file, KAFKA_REST_BOOTSTRAP_SERVERS, or --bootstrap-servers)",
         )
-    for key, low, high in (
-        ("fetch.min.bytes", -1, 10_000_000),
-        ("consumer.request.timeout.ms", 0, 3_600_000),
-        ("consumer.instance.timeout.ms", 1, 2**31),
-        ("consumer.threads", -1, 10_000),
-        ("consumer.max.poll.records", 1, 1_000_000),
-        ("request.max.bytes", 1, 2**31),
-        ("server.connection.limit", 0, 1_000_000),
-        ("idle.timeout.ms", 1, 3_600_000),
-        ("request.header.max.bytes", 1024, 16 * 2**20),
-        ("request.header.timeout.ms", 1, 3_600_000),
-        ("request.body.timeout.ms", 1, 3_600_000),
-        ("producer.max.records.per.request", 1, 10_000_000),
-        ("producer.max.block.ms", 0, 3_600_000),
-        ("consumer.instances.max", 1, 100_000),
-        ("share.consumer.instances.max", 1, 100_000),
-        ("consumer.request.timeout.max.ms", 0, 3_600_000),
-        ("api.v3.produce.request.size.limit.max.bytes", 0, 2**62),
-        ("api.v3.produce.streaming.max.inflight", 1, 10_000_000),
-    ):
-        if not low <= typed[key] <= high:
-            raise ConfigError(source, key, f"must be between {low} and {high}, got {typed[key]}")
-    wait, ceiling = typed["consumer.request.timeout.ms"], typed["consumer.request.timeout.max.ms"]
+    wait, ceiling = settings.consumer_request_timeout_ms, settings.consumer_request_timeout_max_ms
     if wait > ceiling:
         raise ConfigError(
             source,
             "consumer.request.timeout.ms",
             f"must not exceed consumer.request.timeout.max.ms ({ceiling}), got {wait}",
         )
-    method = str(typed["authentication.method"]).upper()
-    if method not in ("NONE", "BASIC"):
-        raise ConfigError(source, "authentication.method", f"must be NONE or BASIC, got {method!r}")
-    users = _users(source, typed["authentication.basic.users"]) if method == "BASIC" else {}
-    if method == "BASIC" and not users:
+    users = _users(source, settings.basic_users.get_secret_value()) if settings.auth_method == "BASIC" else {}
+    if settings.auth_method == "BASIC" and not users:
         raise ConfigError(source, "authentication.basic.users", "BASIC authentication needs user:password pairs")
 
     producer = _client_conf(source, "producer", {**passthrough["client"], **passthrough["producer"]})
-    buffer_ms = max(typed["producer.streams.buffer.max.time.ms"], typed["streams.buffer.max.time.ms"])
+    buffer_ms = max(settings.producer_streams_buffer_max_time_ms, settings.streams_buffer_max_time_ms)
     if buffer_ms >= 0:
         producer["linger.ms"] = buffer_ms  # MapR's name for the producer's buffer time
     # Topics are never auto-created by a produce or a metadata request (Tansu loses
@@ -331,64 +290,21 @@ def _build(
     consumer = _client_conf(source, "consumer", {**passthrough["client"], **passthrough["consumer"]})
     consumer.setdefault("allow.auto.create.topics", False)
     admin = _client_conf(source, "admin", {**passthrough["client"], **passthrough["admin"]})
-
-    return RestProxySettings(
-        bootstrap_servers=servers,
-        host=bind_host,
-        port=bind_port,
-        id=typed["id"],
-        advertised_url=_advertised(source, typed["advertised.listeners"]),
-        host_name=typed["host.name"],
-        consumer_request_timeout_ms=typed["consumer.request.timeout.ms"],
-        consumer_request_max_bytes=typed["consumer.request.max.bytes"],
-        consumer_instance_timeout_ms=typed["consumer.instance.timeout.ms"],
-        consumer_threads=typed["consumer.threads"],
-        consumer_iterator_backoff_ms=typed["consumer.iterator.backoff.ms"],
-        consumer_max_poll_records=typed["consumer.max.poll.records"],
-        fetch_min_bytes=typed["fetch.min.bytes"],
-        request_max_bytes=typed["request.max.bytes"],
-        metadata_max_age_ms=typed["metadata.max.age.ms"],
-        api_v2_enable=typed["api.v2.enable"],
-        api_v3_enable=typed["api.v3.enable"],
-        basic_auth=users,
-        auth_realm=typed["authentication.realm"],
-        debug=typed["debug"],
-        shutdown_graceful_ms=typed["shutdown.graceful.ms"],
-        connection_limit=typed["server.connection.limit"],
-        idle_timeout_ms=typed["idle.timeout.ms"],
-        header_max_bytes=typed["request.header.max.bytes"],
-        header_timeout_ms=typed["request.header.timeout.ms"],
-        body_timeout_ms=typed["request.body.timeout.ms"],
-        max_records_per_request=typed["producer.max.records.per.request"],
-        max_block_ms=typed["producer.max.block.ms"],
-        consumer_instances_max=typed["consumer.instances.max"],
-        share_instances_max=typed["share.consumer.instances.max"],
-        consumer_request_timeout_max_ms=typed["consumer.request.timeout.max.ms"],
-        schema_registry_url=str(typed["schema.registry.url"]).strip().rstrip("/"),
-        v3_request_max_bytes=typed["api.v3.produce.request.size.limit.max.bytes"],
-        v3_max_inflight=typed["api.v3.produce.streaming.max.inflight"],
-        producer=producer,
-        consumer=consumer,
-        admin=admin,
-        source=source,
+    return settings.model_copy(
+        update={
+            "bootstrap_servers": servers,
+            "host": host or bind_host,
+            "port": bind_port if port is None else port,
+            "basic_auth": users,
+            "producer": producer,
+            "consumer": consumer,
+            "admin": admin,
+            "source": source,
+        }
     )
 
 
-def _convert(source: str, key: str, value: str, kind: type) -> Any:
-    text = value.strip()
-    if kind is int:
-        try:
-            return int(text)
-        except ValueError:
-            raise ConfigError(source, key, f"must be an integer, got {value!r}") from None
-    if kind is bool:
-        if text.lower() in ("true", "false"):
-            return text.lower() == "true"
-        raise ConfigError(source, key, f"must be true or false, got {value!r}")
-    return text
-
-
-def _listener(source: str, listeners: str, port: int, explicit: bool) -> tuple[str, int]:
+def _listener(source: str, listeners: str, port: int) -> tuple[str, int]:
     """The first `http://host:port` of `listeners` (the old `port` key when none is set)."""
     first = next((item.strip() for item in listeners.split(",") if item.strip()), "")
     if not first:
@@ -401,16 +317,6 @@ def _listener(source: str, listeners: str, port: int, explicit: bool) -> tuple[s
     except ValueError:
         raise ConfigError(source, "listeners", f"bad port in {first!r}") from None
     return parts.hostname or "127.0.0.1", listen_port if listen_port is not None else port
-
-
-def _advertised(source: str, value: str) -> str | None:
-    first = next((item.strip() for item in value.split(",") if item.strip()), "")
-    if not first:
-        return None
-    parts = urlsplit(first)
-    if not parts.scheme or not parts.netloc:
-        raise ConfigError(source, "advertised.listeners", f"must be scheme://host:port, got {first!r}")
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def _users(source: str, value: str) -> dict[str, SecretStr]:
