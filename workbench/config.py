@@ -22,6 +22,7 @@ Relative paths in a profile are relative to the project root (the parent of `con
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Mapping
@@ -318,6 +319,12 @@ class Environment:
     cell_timeout_s: float | None = None
     java_home: Path | None = None
     kafka_home: Path | None = None
+    #: Where resolved jars are kept: `WORKBENCH_CACHE_DIR`, else `$XDG_CACHE_HOME/workbench`.
+    cache_dir: Path | None = None
+    #: `WORKBENCH_MAVEN_REPOSITORY`: a mirror to resolve jars from instead of Maven Central.
+    maven_repository: str | None = None
+    #: `WORKBENCH_END_PROBE`: clusters (`bootstrap.servers`) whose end offsets are read from the log.
+    end_probe: frozenset[str] = frozenset()
     #: `WORKBENCH_<SECTION>__<KEY>` profile overrides, by variable name.
     overrides: Mapping[str, str] = field(default_factory=dict)
 
@@ -350,8 +357,27 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         cell_timeout_s=_seconds(env, f"{ENV_PREFIX}CELL_TIMEOUT"),
         java_home=Path(env["JAVA_HOME"]) if env.get("JAVA_HOME") else None,
         kafka_home=Path(env["KAFKA_HOME"]) if env.get("KAFKA_HOME") else None,
+        cache_dir=_cache_dir(env),
+        maven_repository=env.get(f"{ENV_PREFIX}MAVEN_REPOSITORY") or None,
+        end_probe=_servers(env.get(f"{ENV_PREFIX}END_PROBE")),
         overrides=overrides,
     )
+
+
+def _cache_dir(env: Mapping[str, str]) -> Path | None:
+    if env.get(f"{ENV_PREFIX}CACHE_DIR"):
+        return Path(env[f"{ENV_PREFIX}CACHE_DIR"])
+    return Path(env["XDG_CACHE_HOME"]) / "workbench" if env.get("XDG_CACHE_HOME") else None
+
+
+def _servers(value: str | None) -> frozenset[str]:
+    """A JSON array of `bootstrap.servers` strings; anything else is none (a child process
+    must not fail on a variable it inherited)."""
+    try:
+        servers = json.loads(value or "[]")
+    except ValueError:
+        return frozenset()
+    return frozenset(str(s) for s in servers) if isinstance(servers, list) else frozenset()
 
 
 def _seconds(env: Mapping[str, str], name: str) -> float | None:

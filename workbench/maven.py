@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+from workbench.config import environment
 from workbench.errors import StackError
 
 __all__ = [
@@ -80,16 +80,12 @@ class Artifact:
 
 def cache_dir() -> Path:
     """Where resolved jars live: `$WORKBENCH_CACHE_DIR`, `$XDG_CACHE_HOME/workbench`, `~/.cache/workbench`."""
-    explicit = os.environ.get("WORKBENCH_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "workbench"
+    return environment().cache_dir or Path.home() / ".cache" / "workbench"
 
 
 def repository() -> str:
     """The Maven repository to resolve from: `$WORKBENCH_MAVEN_REPOSITORY`, else Maven Central."""
-    url = os.environ.get("WORKBENCH_MAVEN_REPOSITORY") or CENTRAL
+    url = environment().maven_repository or CENTRAL
     return url if url.endswith("/") else url + "/"
 
 

@@ -66,12 +66,10 @@ def needs_end_probe(conf: KafkaConf) -> bool:
     return str(conf.get("bootstrap.servers", "")) in _declared()
 
 
-def _declared() -> set[str]:
-    try:
-        value = json.loads(os.environ.get(END_PROBE_ENV) or "[]")
-    except ValueError:
-        return set()
-    return {str(item) for item in value} if isinstance(value, list) else set()
+def _declared() -> frozenset[str]:
+    from workbench.config import environment  # pydantic and yaml only where a reader is made
+
+    return environment().end_probe
 
 
 def position(message: Message) -> tuple[Partition, int]:
