@@ -24,6 +24,7 @@ from workbench.errors import KafkaError
 from workbench.kafka.metadata import fetch_metadata
 from workbench.kafka.security import Security
 from workbench.kafka.share_admin import ShareGroupAdmin
+from workbench.kafka.wire import parse_servers
 from workbench.topics.count_cost import metadata_cost
 
 TOPIC = "secured-jobs"
@@ -137,10 +138,10 @@ def test_the_raw_metadata_size_is_measured_on_secured_listeners(
     """`metadata_cost` sizes the Metadata answer there too (it gave librdkafka's time only)."""
     if conf["security.protocol"] == "SSL":
         conf = {**conf, "ssl.ca.location": str(broker.ca)}
-    host, port = getattr(broker, listener).split(":")
-    answer = fetch_metadata(host, int(port), timeout=30, security=Security.from_conf(conf))
+    (address,) = parse_servers(getattr(broker, listener))
+    answer = fetch_metadata(address, timeout=30, security=Security.from_conf(conf))
     assert {t.name: t.partitions for t in answer.response.topics}[TOPIC] == (0, 1)
-    assert [(b.host, b.port) for b in answer.response.brokers] == [(host, int(port))]
+    assert [(b.host, b.port) for b in answer.response.brokers] == [(address.host, address.port)]
     cost = metadata_cost({"bootstrap.servers": getattr(broker, listener), **conf}, repeats=1)
     assert cost["metadata_bytes"] == answer.size_bytes and cost["list_topics_s"] is not None
 

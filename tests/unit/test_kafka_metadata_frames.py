@@ -1,4 +1,5 @@
-"""The raw Metadata v4 client's encoding and decoding, byte for byte, without a broker."""
+"""The raw Metadata v4 client's request (as `wire.request_frame` sends it) and its decoding, byte for
+byte, without a broker."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import struct
 import pytest
 
 from workbench.errors import KafkaError
-from workbench.kafka.metadata import bootstrap_address, decode_metadata_response, encode_metadata_request
+from workbench.kafka.metadata import METADATA_API_KEY, METADATA_VERSION, decode_metadata_response, metadata_request_body
+from workbench.kafka.wire import request_frame
 
 
 def _string(text: str | None) -> bytes:
@@ -33,7 +35,7 @@ def _response(correlation_id: int = 7) -> bytes:
 
 
 def test_a_request_for_every_topic_is_header_v1_then_a_null_topic_array_without_auto_creation() -> None:
-    frame = encode_metadata_request(5, "wb")
+    frame = request_frame(METADATA_API_KEY, METADATA_VERSION, 5, "wb", metadata_request_body(), flexible=False)
     size, api_key, version, correlation, client_length = struct.unpack(">ihhih", frame[:14])
     assert (size, api_key, version, correlation) == (len(frame) - 4, 3, 4, 5)
     assert frame[14 : 14 + client_length] == b"wb"
@@ -41,7 +43,9 @@ def test_a_request_for_every_topic_is_header_v1_then_a_null_topic_array_without_
 
 
 def test_a_request_for_named_topics_lists_them_as_strings() -> None:
-    frame = encode_metadata_request(1, "wb", topics=["a", "bc"])
+    frame = request_frame(
+        METADATA_API_KEY, METADATA_VERSION, 1, "wb", metadata_request_body(["a", "bc"]), flexible=False
+    )
     assert frame.endswith(struct.pack(">i", 2) + _string("a") + _string("bc") + b"\x00")
 
 
@@ -71,20 +75,3 @@ def test_a_truncated_response_is_refused_with_how_much_is_missing() -> None:
 def test_bytes_past_the_end_of_a_response_are_refused() -> None:
     with pytest.raises(KafkaError, match="2 bytes past its end"):
         decode_metadata_response(_response() + b"\x00\x00")
-
-
-@pytest.mark.parametrize(
-    ("servers", "address"),
-    [
-        ("localhost:9092", ("localhost", 9092)),
-        ("PLAINTEXT://broker-1:19092, broker-2:19092", ("broker-1", 19092)),
-        ("[::1]:9092", ("::1", 9092)),
-    ],
-)
-def test_the_first_bootstrap_server_is_read_as_host_and_port(servers: str, address: tuple[str, int]) -> None:
-    assert bootstrap_address(servers) == address
-
-
-def test_a_bootstrap_server_without_a_port_is_refused() -> None:
-    with pytest.raises(KafkaError, match="cannot read host:port"):
-        bootstrap_address("localhost")

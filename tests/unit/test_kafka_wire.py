@@ -3,11 +3,12 @@ to run past its answer whatever the lengths in it say; no broker."""
 
 from __future__ import annotations
 
+import struct
 import uuid
 
 import pytest
 
-from workbench.kafka.wire import Address, KafkaProtocolError, Reader, Writer, parse_servers
+from workbench.kafka.wire import Address, KafkaProtocolError, Reader, Writer, parse_servers, request_frame
 
 
 @pytest.mark.parametrize(
@@ -105,3 +106,10 @@ def test_compact_bytes_and_int64_round_trip() -> None:
         b"",
         2**40,
     )
+
+
+def test_a_flexible_request_carries_an_empty_tag_buffer_after_its_client_id() -> None:
+    plain = request_frame(18, 3, 9, "wb", b"body", flexible=False)
+    flexible = request_frame(18, 3, 9, "wb", b"body", flexible=True)
+    assert plain == struct.pack(">ihhih", len(plain) - 4, 18, 3, 9, 2) + b"wb" + b"body"
+    assert flexible == struct.pack(">ihhih", len(flexible) - 4, 18, 3, 9, 2) + b"wb" + b"\x00" + b"body"

@@ -16,13 +16,12 @@ not speak, the caller reports librdkafka's time instead (see
 
 from __future__ import annotations
 
-import struct
 import time
 from dataclasses import dataclass
 
 from workbench.errors import KafkaError
 from workbench.kafka.security import Security
-from workbench.kafka.wire import Address, Connection, Reader
+from workbench.kafka.wire import Address, Connection, Reader, Writer
 
 __all__ = [
     "BrokerMetadata",
@@ -31,10 +30,9 @@ __all__ = [
     "MetadataAnswer",
     "MetadataResponse",
     "TopicMetadata",
-    "bootstrap_address",
     "decode_metadata_response",
-    "encode_metadata_request",
     "fetch_metadata",
+    "metadata_request_body",
 ]
 
 METADATA_API_KEY = 3
@@ -85,26 +83,17 @@ class MetadataAnswer:
     response: MetadataResponse
 
 
-def encode_metadata_request(
-    correlation_id: int = 1, client_id: str = "workbench", topics: list[str] | None = None
-) -> bytes:
-    """A whole Metadata v4 request frame, size prefix included.
-
-    `topics=None` sends a null topic array, which asks for every topic; auto-creation
-    is always off, so asking about a topic never creates it.
-    """
-    client = client_id.encode()
-    header = struct.pack(">hhih", METADATA_API_KEY, METADATA_VERSION, correlation_id, len(client)) + client
-    request = header + _request_body(topics)
-    return struct.pack(">i", len(request)) + request
-
-
-def _request_body(topics: list[str] | None) -> bytes:
+def metadata_request_body(topics: list[str] | None = None) -> bytes:
+    """A Metadata v4 request's body: `topics=None` sends a null topic array, which asks for
+    every topic; auto-creation is always off, so asking about a topic never creates it."""
+    writer = Writer()
     if topics is None:
-        body = struct.pack(">i", -1)
+        writer.int32(-1)
     else:
-        body = struct.pack(">i", len(topics)) + b"".join(_string(t) for t in topics)
-    return body + struct.pack(">b", 0)  # allow_auto_topic_creation = false
+        writer.int32(len(topics))
+        for topic in topics:
+            writer.string(topic)
+    return writer.boolean(False).getvalue()  # allow_auto_topic_creation
 
 
 def decode_metadata_response(frame: bytes) -> MetadataResponse:
@@ -123,7 +112,7 @@ def decode_metadata_response(frame: bytes) -> MetadataResponse:
     return MetadataResponse(correlation_id, throttle_ms, brokers, cluster_id, controller_id, topics)
 
 
-def fetch_metadata(host: str, port: int, *, timeout: float = 120.0, security: Security | None = None) -> MetadataAnswer:
+def fetch_metadata(address: Address, *, timeout: float = 120.0, security: Security | None = None) -> MetadataAnswer:
     """Send one Metadata v4 request for every topic and read the whole answer.
 
     The time runs from sending the request to the last byte of the answer (connecting,
@@ -134,24 +123,11 @@ def fetch_metadata(host: str, port: int, *, timeout: float = 120.0, security: Se
             or the broker closed the connection early or answered something else.
     """
     deadline = time.monotonic() + timeout
-    with Connection(Address(host, port), deadline, max_frame_bytes=_MAX_FRAME, security=security) as connection:
+    with Connection(address, deadline, max_frame_bytes=_MAX_FRAME, security=security) as connection:
         started = time.perf_counter()
-        frame = connection.exchange(METADATA_API_KEY, METADATA_VERSION, _request_body(None), flexible=False)
+        frame = connection.exchange(METADATA_API_KEY, METADATA_VERSION, metadata_request_body(), flexible=False)
         seconds = time.perf_counter() - started
     return MetadataAnswer(len(frame) + 4, seconds, decode_metadata_response(frame))
-
-
-def bootstrap_address(servers: str) -> tuple[str, int]:
-    """The first `host:port` of a `bootstrap.servers` list (a `PLAINTEXT://` scheme is dropped).
-
-    Raises:
-        KafkaError: the first entry has no `host:port`.
-    """
-    first = servers.split(",")[0].strip().split("://", 1)[-1]
-    host, _, port = first.rpartition(":")
-    if not host or not port.isdigit():
-        raise KafkaError(f"cannot read host:port from bootstrap.servers {servers!r}")
-    return host.strip("[]"), int(port)
 
 
 def _topic(reader: Reader) -> TopicMetadata:
@@ -166,8 +142,3 @@ def _partition(reader: Reader) -> int:
     reader.array(Reader.int32)  # replicas
     reader.array(Reader.int32)  # in-sync replicas
     return partition
-
-
-def _string(text: str) -> bytes:
-    data = text.encode()
-    return struct.pack(">h", len(data)) + data

@@ -18,8 +18,18 @@ and SASL (PLAIN, SCRAM) come from `security`.
   refuses a frame larger than its bound, and gives up at one deadline for the whole
   conversation. It blocks: callers on an event loop run it in a worker thread.
 
+- `request_frame` frames every request (size, header v1 or v2, body); `parse_servers`
+  reads every `bootstrap.servers`. Nothing else in the workbench frames a request or
+  parses a server list.
+
 The message layouts are Apache Kafka's JSON message definitions
 (clients/src/main/resources/common/message/*.json in kafka-clients' jar).
+
+Where this ends: the hand-written layouts are the ApiVersions, SASL, Metadata v4 and
+the share-group admin requests, each a few lines against its JSON definition. A fifth
+kind of request, or a version whose layout grows past a screen, means generating the
+message classes from those definitions (as kafka-python and franz-go do) rather than
+writing more layouts here; and anything librdkafka can do stays librdkafka's.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ __all__ = [
     "Reader",
     "Writer",
     "parse_servers",
+    "request_frame",
 ]
 
 _T = TypeVar("_T")
@@ -98,6 +109,18 @@ def parse_servers(servers: str) -> list[Address]:
     if not found:
         raise KafkaProtocolError(f"no host:port in bootstrap.servers {servers!r}")
     return found
+
+
+def request_frame(
+    api_key: int, version: int, correlation: int, client_id: str, body: bytes, *, flexible: bool
+) -> bytes:
+    """A whole request as it goes on the wire: its size, the request header (v1, or v2 with
+    tagged fields for a flexible version), then `body`. The one framer every call uses."""
+    header = Writer().int16(api_key).int16(version).int32(correlation).string(client_id)
+    if flexible:
+        header.no_tags()
+    request = header.getvalue() + body
+    return struct.pack(">i", len(request)) + request
 
 
 class Writer:
@@ -394,12 +417,8 @@ class Connection:
         """Send one request and return its answer's frame as it came (from the correlation
         id on, which is checked): what a caller measures the size of."""
         correlation = next(self._correlation)
-        header = Writer().int16(api_key).int16(version).int32(correlation).string(self.client_id)
-        if flexible:
-            header.no_tags()
-        request = header.getvalue() + body
         where = self._where(api_key, version)
-        self._send(struct.pack(">i", len(request)) + request)
+        self._send(request_frame(api_key, version, correlation, self.client_id, body, flexible=flexible))
         frame = self._receive(where)
         got = struct.unpack_from(">i", frame)[0]
         if got != correlation:

@@ -24,9 +24,10 @@ from confluent_kafka import TopicPartition
 from workbench import kafka
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
-from workbench.kafka.metadata import bootstrap_address, fetch_metadata
+from workbench.kafka.metadata import fetch_metadata
 from workbench.kafka.producing import DeliveryTally, Outgoing, send
 from workbench.kafka.security import Security
+from workbench.kafka.wire import parse_servers
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
 
@@ -82,13 +83,13 @@ def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | Non
     if repeats < 1:
         raise TopicDesignError(f"repeats must be ≥ 1, got {repeats!r}")
     raw: list[tuple[int, float]] = []
-    host, port = bootstrap_address(str(conf["bootstrap.servers"]))
+    address = parse_servers(str(conf["bootstrap.servers"]))[0]
     try:
         security = Security.from_conf(conf)
-        answers = [fetch_metadata(host, port, security=security) for _ in range(repeats)]
+        answers = [fetch_metadata(address, security=security) for _ in range(repeats)]
         raw = [(answer.size_bytes, answer.seconds) for answer in answers]
     except (OSError, KafkaError) as exc:
-        log.warning("no raw Metadata size from %s:%s (%s); reporting librdkafka's time only", host, port, exc)
+        log.warning("no raw Metadata size from %s (%s); reporting librdkafka's time only", address, exc)
         raw = []
     timings = []
     with kafka.admin_client(conf) as client:
