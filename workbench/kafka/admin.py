@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 
+from workbench.backoff import Backoff
 from workbench.errors import KafkaError
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ def _await_metadata(
 
 def _until(client: AdminClient, done: Callable[[Any], bool], deadline: float, timeout: float, what: str) -> Any:
     """The first metadata `client` gets for which `done` holds; a KafkaError at the deadline."""
-    pause = 0.005
+    pauses = Backoff(0.005, 0.2).delays()
     while True:
         try:
             metadata = client.list_topics(timeout=max(0.1, deadline - time.monotonic()))
@@ -224,8 +225,7 @@ def _until(client: AdminClient, done: Callable[[Any], bool], deadline: float, ti
             raise KafkaError(f"waiting for {what}: {error.str()}", error.name()) from None
         if time.monotonic() >= deadline:
             raise KafkaError(f"waited {timeout:.0f} s for {what} in the cluster's metadata", "_TIMED_OUT")
-        time.sleep(pause)
-        pause = min(pause * 2, 0.2)
+        time.sleep(next(pauses))
 
 
 def _is_led(topic: Any) -> bool:

@@ -26,6 +26,7 @@ from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from workbench._types import Partition
+from workbench.backoff import Backoff
 from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client, describe_topic
 
@@ -247,7 +248,7 @@ class OffsetReader:
         deadline = time.monotonic() + self.timeout
         result: dict[str, dict[Partition, int]] = {which: {} for which in wanted}
         pending = {which: list(partitions) for which, partitions in wanted.items() if partitions}
-        pause = 0.01
+        pauses = Backoff(0.01, 0.2).delays()
         while pending:
             retry: dict[str, list[Partition]] = {}
             for which, (partition, answer) in self._ask(pending):
@@ -261,8 +262,7 @@ class OffsetReader:
                     )
             pending = retry
             if pending:
-                time.sleep(pause)
-                pause = min(pause * 2, 0.2)
+                time.sleep(next(pauses))
         return result
 
     def _ask(self, wanted: Mapping[str, list[Partition]]) -> Iterator[tuple[str, tuple[Partition, int | Any]]]:

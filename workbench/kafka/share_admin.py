@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from workbench.backoff import Backoff
 from workbench.errors import KafkaError
 from workbench.kafka.security import Security
 from workbench.kafka.wire import Address, Connection, KafkaProtocolError, Reader, Writer, parse_servers
@@ -327,10 +328,7 @@ class _Talk:
     def backoffs(self) -> Iterator[float]:
         """The waits before each attempt of a retried step (the first is 0)."""
         yield 0.0
-        wait = _FIRST_BACKOFF_S
-        while True:
-            yield wait
-            wait = min(wait * 2, _MAX_BACKOFF_S)
+        yield from Backoff(_FIRST_BACKOFF_S, _MAX_BACKOFF_S).delays()
 
     def fail_unless_retriable(self, error: int, action: str, message: str | None, wait: float) -> None:
         """Raise for a lasting error, or one that would outlast the deadline; else sleep

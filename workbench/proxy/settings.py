@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workbench.backoff import Backoff
+
 __all__ = ["Retries", "Timeout"]
 
 
@@ -38,4 +40,4 @@ class Retries:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
-        return float(min(self.max_backoff, self.backoff * 2 ** (attempt - 1)))
+        return Backoff(self.backoff, self.max_backoff).delay(attempt)

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from confluent_kafka import OFFSET_STORED, Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from workbench._types import Partition
+from workbench.backoff import Backoff
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.errors import ILLEGAL_STATE
 from workbench.restproxy.instances import Instance, InstanceManager
@@ -69,8 +70,7 @@ _RESETS = {"earliest": "earliest", "smallest": "earliest", "latest": "latest", "
 _LOOKUP_FAILED = "Failed to fetch committed offset"
 #: The first wait before an assignment whose lookup failed is made again, and the longest
 #: (doubling in between; librdkafka's own retry.backoff.ms and retry.backoff.max.ms).
-_REASSIGN_FIRST_S = 0.1
-_REASSIGN_MAX_S = 1.0
+_REASSIGN = Backoff(0.1, 1.0)
 
 
 @dataclass(kw_only=True)
@@ -328,7 +328,7 @@ def lookup_failed(instance: ConsumerInstance, error: KafkaError) -> bool:
     instance.lookup_failures += 1
     now = time.monotonic()
     if instance.reassign_at is None:  # else one is due already
-        instance.reassign_at = now + min(_REASSIGN_MAX_S, _REASSIGN_FIRST_S * 2 ** (instance.lookup_failures - 1))
+        instance.reassign_at = now + _REASSIGN.delay(instance.lookup_failures)
     log.info(
         "consumer %s/%s: %s; assigning its %d partition(s) again in %.0f ms",
         instance.group,
@@ -367,9 +367,9 @@ def reassign_due(instance: ConsumerInstance) -> float | None:
         instance.consumer.assign(positions)
     except KafkaException as exc:  # tried again after the next wait
         instance.lookup_failures += 1
-        instance.reassign_at = time.monotonic() + _REASSIGN_MAX_S
+        instance.reassign_at = time.monotonic() + _REASSIGN.ceiling
         log.warning("consumer %s/%s: assigning again failed: %s", instance.group, instance.name, exc)
-        return _REASSIGN_MAX_S
+        return _REASSIGN.ceiling
     return None
 
 

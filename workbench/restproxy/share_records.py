@@ -32,6 +32,7 @@ import orjson
 from confluent_kafka import Message
 from starlette.types import Receive, Scope, Send
 
+from workbench.backoff import Backoff
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.protocol import TRANSPORT_KEY
 from workbench.restproxy.consumer_records import Unrenderable, renderer
@@ -163,7 +164,7 @@ async def peer_has_all(scope: Scope, timeout_s: float) -> bool:
     if transport is None:
         return True
     deadline = time.monotonic() + timeout_s
-    wait = _FIRST_CHECK_S
+    waits = Backoff(_FIRST_CHECK_S, _LAST_CHECK_S).delays()
     while True:
         if transport.is_closing():
             return False
@@ -177,8 +178,7 @@ async def peer_has_all(scope: Scope, timeout_s: float) -> bool:
                 return True
         if time.monotonic() >= deadline:
             return False
-        await asyncio.sleep(wait)
-        wait = min(wait * 2, _LAST_CHECK_S)
+        await asyncio.sleep(next(waits))
 
 
 class ShareAnswer:

@@ -34,6 +34,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from workbench.backoff import Backoff
+
 __all__ = [
     "FIRST_START_S",
     "MAX_RESTARTS",
@@ -50,6 +52,8 @@ log = logging.getLogger("workbench.supervisor")
 #: Restarts allowed within WINDOW_S before the supervisor gives up.
 MAX_RESTARTS = 10
 WINDOW_S = 60.0
+#: The wait before a restart: 0.5 s, doubling with each quick death, at most 10 s.
+_RESTART = Backoff(0.5, 10.0)
 #: A first child that exits with an error code sooner than this failed to start: no restart.
 FIRST_START_S = 10.0
 STATE_SUFFIX = ".supervisor.json"
@@ -124,7 +128,7 @@ class Supervisor:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
-        backoff = 0.5
+        failures = 0
         self._start_child()
         while True:
             assert self.child is not None
@@ -140,7 +144,9 @@ class Supervisor:
                 self._save()
                 return returncode  # a start-up error (port taken, bad settings): `up` reports it at once
             if now - started > WINDOW_S:
-                backoff = 0.5
+                failures = 0
+            failures += 1
+            backoff = _RESTART.delay(failures)
             self.recent = [t for t in self.recent if now - t < WINDOW_S] + [now]
             if len(self.recent) > MAX_RESTARTS:
                 log.error(
@@ -163,7 +169,6 @@ class Supervisor:
             if self.stopping:
                 return 0
             self.restarts += 1
-            backoff = min(backoff * 2, 10.0)
             self._start_child()
 
 
