@@ -14,6 +14,7 @@ compare them within one run, not across machines.
 from __future__ import annotations
 
 import logging
+import statistics
 import time
 import uuid
 from collections.abc import Sequence
@@ -99,8 +100,8 @@ def metadata_cost(conf: KafkaConf, *, repeats: int = 3) -> dict[str, float | Non
             timings.append(time.perf_counter() - started)
     return {
         "metadata_bytes": float(raw[0][0]) if raw else None,
-        "metadata_s": _median([s for _, s in raw]) if raw else None,
-        "list_topics_s": _median(timings),
+        "metadata_s": statistics.median([s for _, s in raw]) if raw else None,
+        "list_topics_s": statistics.median(timings),
     }
 
 
@@ -231,9 +232,3 @@ def topic_count_cost(
         topic_count(stack, topics=n, records=records, value_bytes=value_bytes, join=join, metadata_samples=repeats)
         for n in counts
     ]
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
