@@ -7,6 +7,7 @@ that takes the time, with the number that proves it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
 
 import pandas as pd
@@ -18,6 +19,7 @@ __all__ = [
     "conclusions",
     "hops_of",
     "knob_effect",
+    "knob_effects",
     "knob_sentence",
     "limits_sentence",
     "loop_sentence",
@@ -72,6 +74,20 @@ def slowest_hops_sentence(rows: pd.DataFrame, to: str = "reader") -> str:
             f"{int(row['schedule_slips']):,} schedule slips and {int(row['lost']):,} records lost."
         )
     return "\n".join(lines)
+
+
+def knob_effects(sweeps: Mapping[str, pd.DataFrame], to: str = "reader") -> dict[str, pd.DataFrame]:
+    """`knob_effect` of every knob whose sweep measured at least two of its values; a knob
+    whose sweep could not run on this stack (an empty frame: a proxy the workbench does not
+    start) is left out, for the caller to name as not measured.
+
+    Usage: `knob_effects({"linger.ms": linger_rows, "trigger": trigger_rows})`.
+    """
+    return {
+        knob: knob_effect(rows, knob, to)
+        for knob, rows in sweeps.items()
+        if knob in rows.columns and rows[knob].nunique() > 1
+    }
 
 
 def knob_effect(rows: pd.DataFrame, knob: str, to: str = "reader") -> pd.DataFrame:
