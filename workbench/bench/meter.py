@@ -12,17 +12,16 @@ from __future__ import annotations
 import gc
 import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from types import TracebackType
 
 import pandas as pd
 
 from workbench import kafka
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
+from workbench.measure.sampling import Sampler
 from workbench.measure.timeline import Timeline, mean_rate, rate_between, timeline_rates
 
 __all__ = ["Sample", "ThroughputMeter"]
@@ -38,7 +37,7 @@ class Sample:
     msg_s: float
 
 
-class ThroughputMeter:
+class ThroughputMeter(Sampler):
     """Samples the sum of true end offsets over `topics` every `interval` seconds.
 
     Use it as a context manager around a load; read `samples` or `frame()` afterwards,
@@ -73,14 +72,11 @@ class ThroughputMeter:
             raise ValueError("give topics, or a pattern that matches topic names")
         # Last count seen per topic: a topic deleted while the meter runs keeps counting
         # what it held, so the total never drops and the rate never goes negative.
-        self._last: dict[str, int] = {}
-        self.interval = interval
+        self._counts: dict[str, int] = {}
+        super().__init__(interval)
         self.on_sample = on_sample
         self.samples: list[Sample] = []
         self._queue: queue.Queue[Sample | None] = queue.Queue()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
         #: One AdminClient for every reading, and a log read only where it changed (see
         #: `kafka.OffsetReader`): a reading of 4 topics through `end_offsets`, with new
         #: clients each time, took ~230 ms and 30 ms of the producing process's CPU.
@@ -102,7 +98,7 @@ class ThroughputMeter:
                 topic = metadata.get(name)
                 if topic is None or topic.error is not None:
                     raise KafkaError(f"topic {name!r} not found ({topic.error if topic else 'no metadata'})")
-                self._last[name] = sum(self._reader.ends([(name, p) for p in topic.partitions]).values())
+                self._counts[name] = sum(self._reader.ends([(name, p) for p in topic.partitions]).values())
             except KafkaError:
                 if self.pattern is None or name in self.topics:
                     raise
@@ -112,50 +108,12 @@ class ThroughputMeter:
                 # (confluent-kafka-python #1761: clients destroyed by GC in another thread
                 # can crash the process).
                 gc.collect()
-        return sum(self._last.values())
+        return sum(self._counts.values())
 
-    def start(self) -> ThroughputMeter:
-        """Take the first reading and start sampling in a background thread."""
-        self._started = time.perf_counter()
-        try:
-            self._record(self.total())
-        except BaseException:
-            self._reader.close()  # in this thread, not whenever the collector gets to it
-            raise
-        self._thread = threading.Thread(target=self._run, name="workbench-meter", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> list[Sample]:
-        """Take a last reading, stop sampling and return every sample."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-            try:
-                self._record(self.total())
-            finally:
-                self._reader.close()
-        self._queue.put(None)
-        if self._error is not None:
-            raise self._error
+    def stop(self) -> list[Sample]:  # type: ignore[override]
+        """Take a last reading, stop sampling and return every sample; raises a reading's failure."""
+        super().stop()
         return self.samples
-
-    def __enter__(self) -> ThroughputMeter:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc is None:
-            self.stop()
-        else:  # do not hide the load's own error behind a meter error
-            self._stop.set()
-            if self._thread is not None:
-                self._thread.join()
-                self._thread = None
-            self._reader.close()
-            self._queue.put(None)
 
     def __iter__(self) -> Iterator[Sample]:
         """Samples as they are taken, until the meter stops."""
@@ -174,12 +132,16 @@ class ThroughputMeter:
         """Records per second between the first and the last reading."""
         return mean_rate(self.timeline())
 
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                self._record(self.total())
-        except BaseException as exc:  # reported by stop(), never swallowed
-            self._error = exc
+    def _first(self) -> None:
+        self._started = time.perf_counter()
+        self._read()
+
+    def _read(self) -> None:
+        self._record(self.total())
+
+    def _close(self) -> None:
+        self._reader.close()  # in the caller's thread, not whenever the collector gets to it
+        self._queue.put(None)
 
     def _record(self, total: int) -> None:
         now = time.perf_counter() - self._started

@@ -7,6 +7,7 @@ none of them imports another sideways for them, so the subpackage graph stays ac
 - `contract`: the one result row (`result_row`), its standard metrics and its checks;
 - `resources`: CPU seconds and peak RSS of the stack's processes (`ResourceMonitor`);
 - `drift`: run order that cancels a drifting system (`run_order`) and the test that marks drift;
+- `sampling`: a background sampler's lifecycle (`Sampler`: the meter, the lag sampler, the resource monitor);
 - `failures`: failed records by cause (`FailureTally`) and the notebook check that names them (`check_delivered`);
 - `hops`: a record's path in stamps, and the hops between them (the waterfall's arithmetic);
 - `latency`: latency samples summarised as the p50/p95/p99/max columns;

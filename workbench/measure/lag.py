@@ -24,11 +24,9 @@ The figures a burst is judged by are pure functions of those rows (`summarise_la
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 
 import pandas as pd
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition
@@ -40,6 +38,7 @@ from workbench.errors import KafkaError
 from workbench.kafka.admin import admin_client
 from workbench.kafka.offsets import OffsetReader
 from workbench.measure.latency import WARM_UP_S, after_warm_up
+from workbench.measure.sampling import Sampler
 
 __all__ = [
     "GroupOffsets",
@@ -102,7 +101,7 @@ class LagTick:
         return sum(self.positions.values())
 
 
-class LagSampler:
+class LagSampler(Sampler):
     """Reads log ends and a consumer's positions every `interval_s` in a background thread.
 
     Args:
@@ -144,9 +143,9 @@ class LagSampler:
             raise ValueError("give at least one (topic, partition) to follow")
         if max_rows < len(self.partitions):
             raise ValueError(f"max_rows must hold one reading of {len(self.partitions)} partitions, got {max_rows}")
+        super().__init__(interval_s)
         self.conf = conf
         self.positions = positions
-        self.interval_s = interval_s
         self.started = started
         self.max_ticks = max_rows // len(self.partitions)
         self.on_sample = on_sample
@@ -158,67 +157,33 @@ class LagSampler:
         self.dropped = 0
         self._starts: dict[Partition, int] = {}
         self._reader = OffsetReader(conf)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
 
     @property
     def full(self) -> bool:
         """True once the cap was reached and readings are no longer kept."""
         return len(self.ticks) >= self.max_ticks
 
-    def start(self) -> LagSampler:
-        """Take the first reading now and keep sampling in a background thread.
-
-        The log start offsets are read first, which also connects the admin client, so that
-        the first reading (at t = 0 when `started` was not given) is not slowed by it.
-        """
-        try:
-            self._starts = self._reader.reported(self.partitions, "earliest")
-            if self.started is None:
-                self.started = time.perf_counter()
-            self._read()
-        except BaseException:
-            self._reader.close()  # in this thread, not whenever the collector gets to it
-            raise
-        self._thread = threading.Thread(target=self._run, name="workbench-lag", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> list[LagTick]:
+    def stop(self) -> list[LagTick]:  # type: ignore[override]
         """Take a last reading, stop, and return the readings kept; raises a reading's failure."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-            try:
-                if self._error is None:
-                    self._read()
-            finally:
-                self._reader.close()
-        if self._error is not None:
-            raise self._error
+        super().stop()
         return self.ticks
 
-    def __enter__(self) -> LagSampler:
-        return self.start()
+    def _first(self) -> None:
+        """The log start offsets are read first, which also connects the admin client, so
+        that the first reading (at t = 0 when `started` was not given) is not slowed by it."""
+        self._starts = self._reader.reported(self.partitions, "earliest")
+        if self.started is None:
+            self.started = time.perf_counter()
+        self._read()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if exc is None:
-            self.stop()
-            return
-        self._stop.set()  # the block's own error is the one to see, not a sampler's
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        self._reader.close()
+    def _wait(self) -> float:
+        """On a fixed grid from the start, so readings do not drift by their own duration; a
+        reading that overran skips the grid points it covered."""
+        assert self.started is not None
+        return self.interval_s - ((time.perf_counter() - self.started) % self.interval_s)
 
-    @property
-    def error(self) -> BaseException | None:
-        """What ended the sampling early, if anything (raised again by `stop`)."""
-        return self._error
+    def _close(self) -> None:
+        self._reader.close()  # in the caller's thread, not whenever the collector gets to it
 
     def frame(self) -> pd.DataFrame:
         """The rows kept: `t`, `topic`, `partition`, `end_offset`, `position`, `lag`."""
@@ -228,20 +193,6 @@ class LagSampler:
             for ((topic, partition), end), lag in zip(tick.ends.items(), tick.lags.values(), strict=True)
         ]
         return pd.DataFrame(rows, columns=list(LAG_COLUMNS))
-
-    def _run(self) -> None:
-        assert self.started is not None
-        try:
-            while True:
-                # On a fixed grid from the start, so readings do not drift by their own duration;
-                # a reading that overran skips the grid points it covered.
-                elapsed = time.perf_counter() - self.started
-                wait = self.interval_s - (elapsed % self.interval_s)
-                if self._stop.wait(wait):
-                    return
-                self._read()
-        except BaseException as exc:  # raised by stop(), never swallowed
-            self._error = exc
 
     def _read(self) -> None:
         assert self.started is not None

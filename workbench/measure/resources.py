@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import gc
 import os
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import psutil
 
+from workbench.measure.sampling import Sampler
 from workbench.stack import ServiceRecord
 
 __all__ = [
@@ -93,7 +92,7 @@ def role_of(kind: str, name: str = "") -> str | None:
     return None
 
 
-class ResourceMonitor:
+class ResourceMonitor(Sampler):
     """Measures CPU seconds and peak RSS of the stack's processes during a `with` block.
 
     CPU is the difference of `cpu_seconds` (descendants included) between entry and
@@ -109,7 +108,7 @@ class ResourceMonitor:
     def __init__(
         self, services: Mapping[str, ServiceRecord] | None, *, interval: float = 0.1, spark: bool = False
     ) -> None:
-        self.interval = interval
+        super().__init__(interval)
         self._spark_roots = _spark_roots(services) if spark else []
         self._spark_start: dict[str, float] = {}
         self._spark_cpu: dict[str, float] = {}
@@ -128,12 +127,10 @@ class ResourceMonitor:
         self._client = psutil.Process()
         self._client_start = 0.0
         self._client_cpu = 0.0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._members: dict[str, list[psutil.Process]] = {}
         self._members_at = float("-inf")
 
-    def __enter__(self) -> ResourceMonitor:
+    def _first(self) -> None:
         # Collect garbage here, in the caller's thread: Kafka clients caught in reference
         # cycles must not be destroyed by a collection that happens to run in the sampling
         # thread (confluent-kafka-python #1761: segfaults on GC in another thread).
@@ -141,25 +138,22 @@ class ResourceMonitor:
         self._cpu_start = self._role_cpu()
         self._spark_start = _spark_cpu(self._spark_roots)
         self._client_start = cpu_seconds(self._client)
-        self._sample()
-        self._thread = threading.Thread(target=self._run, name="workbench-resources", daemon=True)
-        self._thread.start()
-        return self
+        self._read()
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        # The client's CPU first: the collection below is bookkeeping, not load, and on a
+    def _join(self) -> None:
+        # The client's CPU first: the collection in `_last` is bookkeeping, not load, and on a
         # short run it would make the client look busier than the machine has cores.
         self._client_cpu = cpu_seconds(self._client) - self._client_start
         self._spark_cpu = {
             role: now - self._spark_start.get(role, 0.0) for role, now in _spark_cpu(self._spark_roots).items()
         }
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        super()._join()
+
+    def _last(self) -> None:
         gc.collect()
-        self._sample()
+        self._read()
+
+    def _close(self) -> None:
         self._cpu = {
             role: [now - start for now, start in zip(readings, self._cpu_start[role], strict=True)]
             for role, readings in self._role_cpu().items()
@@ -184,11 +178,7 @@ class ResourceMonitor:
     def _role_cpu(self) -> dict[str, list[float]]:
         return {role: [cpu_seconds(p, descendants=True) for p in procs] for role, procs in self._processes.items()}
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self._sample()
-
-    def _sample(self) -> None:
+    def _read(self) -> None:
         if time.monotonic() - self._members_at >= CHILDREN_EVERY_S:
             self._members = {
                 role: [m for p in procs for m in _with_children(p)] for role, procs in self._processes.items()
