@@ -25,6 +25,7 @@ import signal
 import struct
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,7 @@ from confluent_kafka import KafkaException, Producer
 
 from workbench import kafka
 from workbench.errors import BenchError
+from workbench.kafka.producing import Outgoing, send
 from workbench.measure.contract import NOT_MEASURED, result_row
 from workbench.measure.failures import FailureTally
 from workbench.measure.resources import ResourceMonitor
@@ -196,7 +198,11 @@ def _produce_through_a_kill(
     killed_at = 0.0
     watcher: _LeaderWatch | None = None
     start = time.perf_counter()
-    try:
+
+    def paced() -> Iterator[Outgoing]:
+        """Each record when it is due (serving delivery reports while it waits); the leader
+        is killed just before record `kill_after` is handed over."""
+        nonlocal watcher, killed_at
         for number in range(records):
             due = start + number / rate
             while (now := time.perf_counter()) < due:
@@ -208,17 +214,13 @@ def _produce_through_a_kill(
                 killed_at = time.perf_counter()
                 watcher.start()
             deliveries.sent_at[number] = time.perf_counter()
-            while True:
-                try:
-                    producer.produce(
-                        topic, _SEQUENCE.pack(number) + padding, partition=0, on_delivery=deliveries.report
-                    )
-                    break
-                except BufferError:  # the queue is full while the election runs: wait for room
-                    producer.poll(0.01)
-        unsent = producer.flush(90)
-        if unsent:
-            raise BenchError(f"leader_failover: {unsent} records still unacknowledged 90 s after the last send")
+            yield Outgoing(topic, _SEQUENCE.pack(number) + padding, partition=0)
+
+    try:
+        # A full queue while the election runs waits for room (10 ms polls) rather than failing.
+        outcome = send(producer, paced(), on_delivery=deliveries.report, flush_timeout_s=90, queue_full_wait_s=0.01)
+        if outcome.unsent:
+            raise BenchError(f"leader_failover: {outcome.unsent} records still unacknowledged 90 s after the last send")
     finally:
         if watcher is not None:
             watcher.stop()

@@ -41,6 +41,7 @@ from confluent_kafka.admin import ConfigResource
 from workbench import kafka
 from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row
 from workbench.errors import BenchError
+from workbench.kafka.producing import Outgoing, enqueue
 from workbench.measure.hops import (
     ACK_PATH,
     READ_PATH,
@@ -285,16 +286,16 @@ def _native_writer(
     poller.start()
     try:
         sent = stamps.ns["sent"]
-        for due in schedule.batches(max_batch=1, stop=done.failed):
-            seq = due.start
-            value = _stamp(seq, schedule.due_ns(seq), padding)
-            sent[seq] = time.time_ns()
-            while True:
-                try:
-                    client.produce(topic, value, on_delivery=report)
-                    break
-                except BufferError:  # the queue is full: waiting delays this record, which is measured
-                    time.sleep(0.001)
+
+        def stamped() -> Iterator[Outgoing]:
+            for due in schedule.batches(max_batch=1, stop=done.failed):
+                seq = due.start
+                value = _stamp(seq, schedule.due_ns(seq), padding)
+                sent[seq] = time.time_ns()
+                yield Outgoing(topic, value)
+
+        # A full queue waits 1 ms polls for room: the wait delays this record, which is measured.
+        enqueue(client, stamped(), on_delivery=report, queue_full_wait_s=0.001)
     finally:
         polling.set()
         poller.join()
