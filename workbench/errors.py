@@ -14,6 +14,7 @@
     │   └── ShareGroupNotFound  no share group of that id (kafka.share_admin)
     ├── ProxyError              a REST proxy answered with an error body (status, error_code)
     ├── ProxyUnavailableError   no REST proxy URL answered (proxy.errors)
+    ├── InstanceNotOpen         a proxy consumer instance used outside its `with` block (proxy.errors)
     ├── RestError               inside the embedded proxy and registry: a Confluent error body (httpserver.errors)
     │   └── RegistryError       a registry error whose HTTP status follows from its code (registry.errors)
     ├── Unrenderable            in the proxy: a record its consumer's format cannot show (restproxy.consumer_records)

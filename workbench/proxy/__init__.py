@@ -14,13 +14,13 @@ Modules:
     records          the shapes records take into and out of a proxy
     wire             the v2 media types and topic names in paths
     settings         typed timeouts and limits, in the manner of httpx
-    errors           `ProxyUnavailableError`: no proxy answered
+    errors           `ProxyUnavailableError`: no proxy answered; `InstanceNotOpen`
 """
 
 from workbench.errors import ProxyError
 from workbench.proxy.client import ProxyClient, proxy_urls
 from workbench.proxy.consumer import ProxyConsumer
-from workbench.proxy.errors import ProxyUnavailableError
+from workbench.proxy.errors import InstanceNotOpen, ProxyUnavailableError
 from workbench.proxy.records import (
     EncodedRecords,
     ProduceResult,
@@ -35,6 +35,7 @@ from workbench.proxy.wire import encode_topic
 
 __all__ = [
     "EncodedRecords",
+    "InstanceNotOpen",
     "ProduceResult",
     "ProduceTrace",
     "ProxyClient",

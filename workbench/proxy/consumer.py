@@ -207,8 +207,3 @@ class ProxyConsumer(Instance):
         """Read `partition` from `offset` at the next records request."""
         body = {"offsets": [{"topic": topic, "partition": int(partition), "offset": int(offset)}]}
         self._call("POST", "/positions", json_body=body)
-
-    def _call(self, method: str, suffix: str, **kwargs: Any) -> Any:
-        if self.base_uri is None:
-            raise ProxyError(404, 40403, "consumer instance is not open; use it inside a `with` block")
-        return self.client.request(method, self.base_uri + suffix, **kwargs)

@@ -2,14 +2,20 @@
 
 WorkbenchError
 ├── ProxyError               the proxy answered with an error body: status, error_code
-└── ProxyUnavailableError    no base URL could be reached (connection refused, timeout)
+├── ProxyUnavailableError    no base URL could be reached (connection refused, timeout)
+└── InstanceNotOpen          a consumer instance was used outside its `with` block
 """
 
 from __future__ import annotations
 
 from workbench.errors import ProxyError, WorkbenchError
 
-__all__ = ["ProxyError", "ProxyUnavailableError"]
+__all__ = ["InstanceNotOpen", "ProxyError", "ProxyUnavailableError"]
+
+
+class InstanceNotOpen(WorkbenchError):
+    """A consumer or share-consumer instance was asked for something before `open` or after
+    `close`: no request is sent, since no proxy holds such an instance."""
 
 
 class ProxyUnavailableError(WorkbenchError):

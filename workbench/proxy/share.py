@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from workbench.errors import ProxyError
 from workbench.proxy.records import FORMATS, Format, ProxyRecord, parse_records
 from workbench.proxy.wire import Instance, Transport, embedded_type, encode_topic
 
@@ -141,11 +140,6 @@ class ProxyShareConsumer(Instance):
 
     def subscription(self) -> list[str]:
         return list(self._call("GET", "/subscription").json().get("topics", []))
-
-    def _call(self, method: str, suffix: str, **kwargs: Any) -> Any:
-        if self.base_uri is None:
-            raise ProxyError(404, 40403, "share consumer instance is not open; use it inside a `with` block")
-        return self.client.request(method, self.base_uri + suffix, **kwargs)
 
 
 def share_fetch(

@@ -13,6 +13,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import quote
 
+from workbench.proxy.errors import InstanceNotOpen
+
 if TYPE_CHECKING:
     import requests
 
@@ -92,6 +94,16 @@ class Instance:
 
     def open(self) -> None:
         raise NotImplementedError
+
+    def _call(self, method: str, suffix: str, **kwargs: Any) -> Any:
+        """A request to this instance's own URL (`base_uri` + `suffix`).
+
+        Raises:
+            InstanceNotOpen: the instance was not opened, or is closed already.
+        """
+        if self.base_uri is None:
+            raise InstanceNotOpen(f"this {self.kind} is not open; use it inside a `with` block")
+        return self.client.request(method, self.base_uri + suffix, **kwargs)
 
     def __enter__(self) -> Self:
         self.open()
