@@ -407,50 +407,19 @@ def lag_burst_run(
     )
 
 
-def lag_burst(
-    stack: Stack,
-    *,
-    consumer: str = "native",
-    normal_msg_s: float = 200.0,
-    burst_msg_s: float = 1_500.0,
-    lead_in_s: float = 8.0,
-    burst_s: float = 5.0,
-    clear_deadline_s: float = 60.0,
-    warm_up_s: float = WARM_UP_S,
-    process_ms: float = 2.0,
-    max_offsets_per_trigger: int = 500,
-    trigger_s: float = 1.0,
-    partitions: int = 4,
-    record_bytes: int = 100,
-    interval_s: float = INTERVAL_S,
-    topic_prefix: str = "bench-lag",
-) -> dict[str, Any]:
+def lag_burst(stack: Stack, *, topic_prefix: str = "bench-lag", **settings: Any) -> dict[str, Any]:
     """One burst scenario's row: lag peak, time to clear, baseline, every record counted.
 
-    The registered experiment (`workbench bench lag_burst`); `lag_burst_run` returns the
-    time series too. The settings are `plan_burst`'s.
+    The registered experiment (`workbench bench lag_burst`); its settings are `plan_burst`'s
+    (the registry reads them there: `Experiment.parameters`), and `lag_burst_run` returns
+    the time series too.
 
     Raises:
         BenchError: see `plan_burst` and `lag_burst_run`.
 
     Usage: `sweep("lag_burst", {"consumer": ["native", "proxy", "spark"]})`.
     """
-    plan = plan_burst(
-        consumer=consumer,
-        normal_msg_s=normal_msg_s,
-        burst_msg_s=burst_msg_s,
-        lead_in_s=lead_in_s,
-        burst_s=burst_s,
-        clear_deadline_s=clear_deadline_s,
-        warm_up_s=warm_up_s,
-        process_ms=process_ms,
-        max_offsets_per_trigger=max_offsets_per_trigger,
-        trigger_s=trigger_s,
-        partitions=partitions,
-        record_bytes=record_bytes,
-        interval_s=interval_s,
-    )
-    return lag_burst_run(stack, plan, topic_prefix=topic_prefix).row
+    return lag_burst_run(stack, plan_burst(**settings), topic_prefix=topic_prefix).row
 
 
 def _consumer(stack: Stack, topic: str, plan: BurstPlan, records: int) -> BurstConsumer:

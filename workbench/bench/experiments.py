@@ -17,7 +17,7 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench._run import TOPIC_SETTING
-from workbench.bench.burst import lag_burst
+from workbench.bench.burst import lag_burst, plan_burst
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce
@@ -26,7 +26,7 @@ from workbench.bench.native import native_consume, native_produce, native_round_
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
-from workbench.bench.waterfall import latency_waterfall
+from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
 from workbench.streaming.ingestion import (
     spark_aggregate,
@@ -60,6 +60,10 @@ class Experiment:
     shown: tuple[str, ...] = ()
     #: The metrics whose spread over repeats `workbench bench --repeat` prints.
     spread_of: tuple[str, ...] = ("msg_s",)
+    #: Where its parameters are declared, when the row comes from a richer run whose
+    #: function takes them (`waterfall_run`, `plan_burst`): names, defaults and types are
+    #: read from that function's keyword-only parameters instead of the generator's.
+    parameters: Callable[..., Any] | None = None
 
     @property
     def run(self) -> Callable[..., dict[str, Any]]:
@@ -71,7 +75,7 @@ class Experiment:
         skip = {"stack", "topic_prefix", "timeline", "urls", "keep_topic"}
         return {
             name: p.default
-            for name, p in inspect.signature(self.run).parameters.items()
+            for name, p in inspect.signature(self.parameters or self.run).parameters.items()
             if p.kind is p.KEYWORD_ONLY and name not in skip
         }
 
@@ -95,7 +99,7 @@ class Experiment:
                 f"{self.name} has no parameter {', '.join(sorted(unknown))}; it takes {sorted(known)}{hint}"
             )
         try:
-            hints = get_type_hints(self.run)
+            hints = get_type_hints(self.parameters or self.run)
         except NameError:  # an annotation only imported for type checkers (SparkSession): no check
             hints = {}
         for name, value in params.items():
@@ -186,6 +190,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             latency_waterfall,
             "where a record's time goes, hop by hop from the client to the reader, at a fixed offered rate",
             True,
+            parameters=waterfall_run,
             shown=(
                 "offered_msg_s",
                 "path",
@@ -204,6 +209,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             lag_burst,
             "how high consumer lag climbs in a burst above capacity and how long it takes to clear, "
             "for a native member, a REST consumer or Spark (consumer=spark needs Spark)",
+            parameters=plan_burst,
             shown=(
                 "consumer",
                 "capacity_msg_s",

@@ -21,7 +21,6 @@ loop (from the due time) and closed loop (from the actual send) from the same re
 
 from __future__ import annotations
 
-import inspect
 import shutil
 import struct
 import threading
@@ -231,17 +230,12 @@ def waterfall_run(
 
 
 def latency_waterfall(stack: Stack, **params: Any) -> dict[str, Any]:
-    """The registered experiment: `waterfall_run`'s row (see there for the parameters).
+    """The registered experiment: `waterfall_run`'s row; its parameters are `waterfall_run`'s
+    (the registry reads them there: `Experiment.parameters`).
 
     Usage: `sweep("latency_waterfall", {"offered_msg_s": [100, 1_000, 5_000], "path": ["native", "proxy"]})`.
     """
     return waterfall_run(stack, **params).row
-
-
-# The experiment registry reads a generator's parameters, defaults and types from its
-# signature: this one's are `waterfall_run`'s.
-setattr(latency_waterfall, "__signature__", inspect.signature(waterfall_run).replace(return_annotation=dict[str, Any]))  # noqa: B010
-latency_waterfall.__annotations__ = {**waterfall_run.__annotations__, "return": "dict[str, Any]"}
 
 
 # --- the topic ----------------------------------------------------------------------------
