@@ -23,7 +23,7 @@ from workbench.stack import process
 
 PROPERTIES = Path(__file__).resolve().parents[2] / "conf" / "kafka-rest.properties"
 
-__all__ = ["PROPERTIES", "Nginx", "ProxyProcess", "proxy_command", "start_nginx", "start_proxy"]
+__all__ = ["PROPERTIES", "Nginx", "ProxyProcess", "proxy_command", "start_nginx", "start_plain_proxy", "start_proxy"]
 
 
 @dataclass
@@ -86,15 +86,29 @@ def start_proxy(bootstrap_servers: str, log_dir: Path, ready_timeout: float = 45
         AssertionError: the process died or did not answer in time (with its log).
     """
     port = process.free_port("127.0.0.1")
+    return _started(proxy_command(bootstrap_servers, port), port, log_dir, ready_timeout, env)
+
+
+def start_plain_proxy(bootstrap_servers: str, log_dir: Path, ready_timeout: float = 45.0) -> ProxyProcess:
+    """`workbench proxy --config FILE` and nothing else, FILE holding only `bootstrap.servers`
+    and a listener on a free port: a proxy as a user starts one on its own, without the
+    project's properties or the command line's overrides."""
+    port = process.free_port("127.0.0.1")
+    log_dir.mkdir(parents=True, exist_ok=True)
+    config = log_dir / f"plain-{port}.properties"
+    config.write_text(f"bootstrap.servers={bootstrap_servers}\nlisteners=http://127.0.0.1:{port}\n")
+    command = [sys.executable, "-m", "workbench.cli", "proxy", "--config", str(config)]
+    return _started(command, port, log_dir, ready_timeout, {})
+
+
+def _started(command: list[str], port: int, log_dir: Path, ready_timeout: float, env: dict[str, str]) -> ProxyProcess:
+    """Run `command` (a proxy listening on `port`) with `env` on top of ours; returns once
+    `GET /` is 200, or stops it and fails with its log."""
     log_dir.mkdir(parents=True, exist_ok=True)
     log = log_dir / f"proxy-{port}.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            proxy_command(bootstrap_servers, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **env},
+            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env={**os.environ, **env}
         )
     started = ProxyProcess(f"http://127.0.0.1:{port}", proc, log, dict(env))
     deadline = time.monotonic() + ready_timeout
