@@ -34,6 +34,7 @@ def test_project_file_loads_with_upstream_defaults() -> None:
     assert settings.fetch_min_bytes == -1
     assert settings.consumer["session.timeout.ms"] == "6000", "consumer.* passes through, prefix stripped"
     assert settings.producer["allow.auto.create.topics"] is False
+    assert settings.consumer["allow.auto.create.topics"] is settings.admin["allow.auto.create.topics"] is False
     assert "linger.ms" not in settings.producer, "unset: librdkafka's own default"
 
 

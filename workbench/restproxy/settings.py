@@ -290,6 +290,9 @@ def _build(
     consumer = _client_conf(source, "consumer", {**passthrough["client"], **passthrough["consumer"]})
     consumer.setdefault("allow.auto.create.topics", False)
     admin = _client_conf(source, "admin", {**passthrough["client"], **passthrough["admin"]})
+    # An admin client's metadata request for a deleted topic would create it again on a
+    # broker that creates topics on request (Tansu; Kafka with auto.create.topics.enable).
+    admin.setdefault("allow.auto.create.topics", False)
     return settings.model_copy(
         update={
             "bootstrap_servers": servers,
