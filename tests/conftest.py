@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -382,6 +381,6 @@ def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
 
 
 def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    from workbench.stack.process import free_port
+
+    return free_port("127.0.0.1")

@@ -74,3 +74,13 @@ def test_state_round_trips(tmp_path: Path) -> None:
 def test_free_port_is_free() -> None:
     port = process.free_port("127.0.0.1")
     assert not process.port_in_use("127.0.0.1", port)
+
+
+def test_a_free_port_is_chosen_below_the_ephemeral_range_where_no_connection_takes_it() -> None:
+    import socket
+
+    low, _ = process._ephemeral_range()
+    port = process.free_port("127.0.0.1")
+    assert port < low
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", port))  # nobody holds it

@@ -8,6 +8,7 @@ never signalled.
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import time
@@ -77,11 +78,39 @@ def stop(pid: int, create_time: float, grace: float = GRACE_SECONDS) -> bool:
     return True
 
 
+#: Where `free_port` looks: below the kernel's ephemeral range (32768-60999 by default).
+_PORTS = range(20_000, 32_768)
+
+
 def free_port(host: str) -> int:
-    """A port nobody listens on right now (the OS's choice)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    """A port nobody listens on right now, chosen below the ephemeral range.
+
+    The OS's own choice (binding port 0) is an ephemeral port, the kind every outgoing
+    connection takes its local port from: between choosing it and the service binding
+    it, a client's connection could take it, and a busy machine (a test run with three
+    Kafka clusters) saw a Kafka node's controller port answered by something else. Ports
+    below the range are only ever taken by a listener that asked for them.
+    """
+    low, high = _ephemeral_range()
+    candidates = [p for p in random.sample(_PORTS, 64) if not low <= p <= high]
+    for port in candidates:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # a crowded range: the OS's choice
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32_768, 60_999
 
 
 def port_in_use(host: str, port: int) -> bool:
