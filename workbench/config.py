@@ -88,7 +88,8 @@ class BrokerSettings(_Section):
     Kafka's jars come from Maven Central once (`workbench.maven`), or from an Apache
     Kafka installation (`kafka_home`, else `$KAFKA_HOME`). Node i listens on `port + i`.
     A profile with `embedded: false` starts nothing and reads only `kind`: `tansu` says
-    the cluster is Tansu, whose end offsets must be read from the logs.
+    the cluster is Tansu, whose end offsets must be read from the logs; left unwritten,
+    the cluster is checked once for ends reported short (`stack.log_ends`).
     """
 
     kind: Literal["kafka", "tansu"] = "kafka"

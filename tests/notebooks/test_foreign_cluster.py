@@ -11,14 +11,19 @@ only here, so its run also answers to the checks its embedded run would have mad
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from course_outcomes import exercise_labels, exercise_outcomes
 from notebook_checks import RUN_ONCE, SPARK_NOTEBOOKS, check_quick_run
 
 from workbench import kafka, load_profile, results
+from workbench.kafka.offsets import END_PROBE_ENV
 from workbench.report import notebooks_dir, run_report
+from workbench.stack.log_ends import MEMORY_FILE
 
 #: notebook → an experiment whose table it must have appended rows to.
 RECORDS = {
@@ -93,3 +98,27 @@ def test_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster:
         assert "this broker has no share groups" in (report.directory / "11_share_groups.html").read_text()
     admin = {**profile.kafka.for_role("admin"), "bootstrap.servers": foreign_cluster.bootstrap_servers}
     assert kafka.list_topics(admin) == []  # nothing the notebook wrote is left on "their" cluster
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.xdist_group(_group("00_quickstart"))
+def test_a_profile_that_does_not_name_its_short_reporting_broker_still_runs(
+    foreign_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #40 item 7: without `broker.kind`, the notebook's kernel finds Tansu's ends short
+    (`stack.log_ends`) and reads them from the log, so 00's counts add up."""
+    raw = yaml.safe_load(foreign_cluster.profile_path.read_text())
+    del raw["broker"]
+    path = tmp_path / "unnamed.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    monkeypatch.setenv(END_PROBE_ENV, "[]")  # nothing declared by this process for the kernel to inherit
+    monkeypatch.setenv("WORKBENCH_RUN_DIR", str(tmp_path / "run"))  # nothing remembered: the kernel checks
+    profile = load_profile(str(path))
+    assert "kind" not in profile.broker.model_fields_set
+
+    report = run_report(profile, notebooks=["00_quickstart"], overrides={"quick": True, "solutions": True})
+    assert not report.failed, [(run.name, str(run.error)) for run in report.failed]
+    remembered = json.loads((tmp_path / "run" / MEMORY_FILE).read_text())[foreign_cluster.bootstrap_servers]
+    assert remembered["short"] is True
+    rows = results.load("quickstart", run_id=report.run_id, profile=profile)
+    assert (rows["acknowledged"] == rows["end_offsets_total"]).all() and (rows["read_back"] == rows["records"]).all()

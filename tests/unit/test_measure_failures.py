@@ -1,13 +1,24 @@
-"""Failed records keep their first cause in the row, and the notebook check names it."""
+"""Failed records keep their first cause in the row, and the notebook checks name it, with the likely cause."""
 
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from workbench.measure.failures import DeliveryError, FailureTally, check_delivered, failure_summary
+from workbench.config import Profile, load_profile
+from workbench.kafka.offsets import END_PROBE_ENV, declare_end_probe
+from workbench.measure.failures import (
+    DeliveryError,
+    FailureTally,
+    check_complete,
+    check_delivered,
+    failure_summary,
+    likely_cause,
+)
+from workbench.stack import Stack
 
 
 def test_an_empty_tally_is_no_failure() -> None:
@@ -81,3 +92,86 @@ def test_check_delivered_names_records_missing_from_the_topic() -> None:
 def test_a_summary_without_a_recorded_cause_says_so() -> None:
     assert failure_summary({"failed": 2}) == "2 failed (0 with no cause recorded)"
     assert failure_summary({"failed": 0}) == "none failed"
+
+
+def test_check_complete_names_each_count_that_differs() -> None:
+    check_complete({"acknowledged": 20_000, "read back": 20_000}, 20_000)
+    with pytest.raises(DeliveryError) as raised:
+        check_complete({"acknowledged": 20_000, "read back": 20_002, "in the log": 16_001}, 20_000)
+    assert str(raised.value) == (
+        "records do not add up: read back: 20,002 of 20,000 (2 extra); in the log: 16,001 of 20,000 (3,999 missing)"
+    )
+
+
+def test_check_complete_labels_a_series_by_its_index_and_takes_one_expected_count_per_row() -> None:
+    rows = pd.DataFrame(
+        {"max_offsets_per_trigger": [None, 5_000.0], "records": [20_000, 15_001], "expected": [20_000, 20_000]}
+    )
+    with pytest.raises(DeliveryError, match=r"^rows read do not add up: max_offsets_per_trigger=5,000: 15,001 of "):
+        check_complete(rows.set_index("max_offsets_per_trigger")["records"], 20_000, what="rows read")
+    both = rows.set_index(["max_offsets_per_trigger", "expected"])
+    with pytest.raises(DeliveryError, match=r"max_offsets_per_trigger=none, expected=20,000: 1 of 20,000"):
+        check_complete(both["records"].replace(20_000, 1), rows["expected"])
+
+
+def _cluster(tmp_path: Path, servers: str, **broker: object) -> Stack:
+    profile = Profile.model_validate(
+        {
+            "name": "theirs",
+            "embedded": False,
+            "run_dir": str(tmp_path),
+            "kafka": {"bootstrap.servers": servers},
+            "source": str(tmp_path / "theirs.yaml"),
+            **({"broker": broker} if broker else {}),
+        }
+    )
+    return Stack(profile)
+
+
+def test_a_shortfall_on_a_broker_not_known_to_be_kafka_names_the_likely_cause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    unknown = _cluster(tmp_path, "theirs.example:9092")
+    cause = (
+        "; on a broker that is not Apache Kafka the likely cause is log ends reported short of what it acknowledged: "
+        f"write `broker: {{kind: tansu}}` (or its kind) in the profile ({tmp_path / 'theirs.yaml'}) so they are "
+        "read from the log"
+    )
+    assert likely_cause(unknown) == cause
+    with pytest.raises(DeliveryError) as raised:
+        check_complete({"in the log": 16_001}, 20_000, stack=unknown)
+    assert str(raised.value) == "records do not add up: in the log: 16,001 of 20,000 (3,999 missing)" + cause
+    rows = pd.DataFrame([{"records": 10, "landed": 7, "point_label": "native · json"}])
+    with pytest.raises(DeliveryError) as raised:
+        check_delivered(rows, ["point_label"], sent="records", stack=unknown)
+    assert str(raised.value) == (
+        "records did not all get through: point_label=native · json: none failed; 7 of 10 records in the topic" + cause
+    )
+    with pytest.raises(DeliveryError) as raised:
+        check_complete({"rows": 20_002}, 20_000, stack=unknown)  # extra records are not the ends
+    assert "likely cause" not in str(raised.value)
+
+
+def test_no_cause_is_guessed_where_the_ends_are_known_to_be_right(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    assert likely_cause(None) == ""
+    assert likely_cause(_cluster(tmp_path, "theirs.example:9092", kind="kafka")) == ""  # said to be Kafka
+    assert likely_cause(Stack(load_profile("local"))) == ""  # the embedded Kafka
+    declare_end_probe("declared.example:9092")
+    assert likely_cause(_cluster(tmp_path, "declared.example:9092")) == ""  # its ends are read from the log
+
+
+def test_a_restart_check_names_each_count_that_is_not_the_records_produced() -> None:
+    from workbench.streaming.ingestion import check_restarts
+
+    exact = {"produced": 30, "landed_before_stop": 10, "rows": 30, "distinct_offsets": 30, "log_records": 30}
+    check_restarts({"kafka": exact, "workbench": exact})
+    with pytest.raises(DeliveryError) as raised:
+        check_restarts({"kafka": exact, "workbench": {**exact, "rows": 33, "log_records": 28}})
+    assert str(raised.value) == (
+        "records after the restart do not add up: workbench rows: 33 of 30 (3 extra); "
+        "workbench log_records: 28 of 30 (2 missing)"
+    )

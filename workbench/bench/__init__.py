@@ -49,7 +49,7 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
 from workbench.bench.waterfall import Waterfall, latency_waterfall, waterfall_run
 from workbench.errors import BenchError
-from workbench.measure.failures import DeliveryError, check_delivered
+from workbench.measure.failures import DeliveryError, check_complete, check_delivered
 from workbench.measure.latency import latency_summary
 from workbench.measure.resources import ResourceMonitor, cpu_per_mb
 from workbench.measure.timeline import timeline_rates
@@ -65,6 +65,7 @@ __all__ = [
     "Sample",
     "ThroughputMeter",
     "Waterfall",
+    "check_complete",
     "check_delivered",
     "cpu_per_mb",
     "delete_bench_topics",

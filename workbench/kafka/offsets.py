@@ -5,10 +5,11 @@ record a consumer can read: the end, at the cost of one admin request. Tansu (th
 embedded broker) answers with the base offset of the last record batch + 1: after 5,000
 records in 1,000-record batches it says 4,001. Every lag, throughput figure and Spark
 offset range must use the real end, so for a cluster declared to need it
-(`declare_end_probe`, done by the stack for Tansu and for a cluster profile with
-`broker.kind: tansu`) this module reads the end from the log itself: it fetches from
-(reported end - 1), the start of the last batch there, and takes the offset after the
-last record it sees. Everywhere else the reported end is used as it is.
+(`declare_end_probe`, done by the stack for Tansu, for a cluster profile with
+`broker.kind: tansu`, and for one found short by `stack.log_ends`) this module reads
+the end from the log itself: it fetches from (reported end - 1), the start of the last
+batch there, and takes the offset after the last record it sees. Everywhere else the
+reported end is used as it is.
 """
 
 from __future__ import annotations

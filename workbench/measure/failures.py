@@ -14,19 +14,38 @@ records had it:
 
 `check_delivered` is the line a notebook ends a section with: it passes when every row
 delivered everything, and otherwise raises a `DeliveryError` that names the rows and
-their first cause, instead of a bare `AssertionError`.
+their first cause, instead of a bare `AssertionError`. `check_complete` does the same
+for counts that must equal what was sent (read back, in the log, in Spark's output).
+
+Given the stack, both add the likely cause when records look missing on a broker that
+is not known to be Apache Kafka: one that reports its log ends short of what it
+acknowledged (Tansu), which counts through ListOffsets see as lost records, unless the
+profile names the broker (`likely_cause`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from workbench.errors import BenchError
+from workbench.errors import BenchError, StackError
 
-__all__ = ["DeliveryError", "FAILURE_COLUMNS", "FailureTally", "check_delivered", "failure_summary"]
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+
+__all__ = [
+    "DeliveryError",
+    "FAILURE_COLUMNS",
+    "FailureTally",
+    "check_complete",
+    "check_delivered",
+    "failure_summary",
+    "likely_cause",
+]
 
 #: The columns a row with a `failed` count carries about its first cause.
 FAILURE_COLUMNS = ("error_code", "error_message", "error_records")
@@ -96,7 +115,12 @@ def failure_summary(row: Any) -> str:
 
 
 def check_delivered(
-    rows: pd.DataFrame, described_by: Sequence[str] = (), *, sent: str = "acknowledged", landed: str = "landed"
+    rows: pd.DataFrame,
+    described_by: Sequence[str] = (),
+    *,
+    sent: str = "acknowledged",
+    landed: str = "landed",
+    stack: Stack | None = None,
 ) -> None:
     """Pass when no row has a failed record and each row's `landed` equals its `sent`.
 
@@ -105,25 +129,132 @@ def check_delivered(
         described_by: columns that tell the rows apart in the message (`record_bytes`, `path`).
         sent: the column of records the client was told are written.
         landed: the column of records found in the topic.
+        stack: the stack the rows were measured on: a short row's message then says the
+            likely cause when its broker is not known to be Apache Kafka (`likely_cause`).
 
     Raises:
         DeliveryError: one line per failing row (at most five), with its first cause.
 
-    Usage: `check_delivered(both, ["path", "record_bytes"])` as a notebook section's last line.
+    Usage: `check_delivered(both, ["path", "record_bytes"], stack=active)` as a notebook section's last line.
     """
-    problems = []
+    problems, any_short = [], False
     for _, row in rows.iterrows():
         failed = int(row.get("failed", 0) or 0)
         short = sent in row and landed in row and int(row[landed]) != int(row[sent])
         if not failed and not short:
             continue
+        any_short = any_short or (short and int(row[landed]) < int(row[sent]))
         where = ", ".join(f"{c}={_shown(row[c])}" for c in described_by if c in row) or f"row {row.name}"
-        found = f"; {int(row[landed]):,} of {int(row[sent]):,} {sent} records in the topic" if short else ""
+        counted = "records" if sent == "records" else f"{sent} records"
+        found = f"; {int(row[landed]):,} of {int(row[sent]):,} {counted} in the topic" if short else ""
         problems.append(f"{where}: {failure_summary(row)}{found}")
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise DeliveryError("records did not all get through: " + "; ".join(problems[:5]) + more)
+        cause = likely_cause(stack) if any_short else ""
+        raise DeliveryError("records did not all get through: " + "; ".join(problems[:5]) + more + cause)
+
+
+def check_complete(
+    counts: Mapping[Any, Any] | pd.Series,
+    expected: int | Mapping[Any, Any] | pd.Series,
+    *,
+    what: str = "records",
+    stack: Stack | None = None,
+) -> None:
+    """Pass when every count equals what was expected of it.
+
+    For the counts a notebook checks after a run (read back, in the log by its end
+    offsets, rows in Spark's output), so that a shortfall is named with the likely
+    cause instead of ending in a bare `AssertionError`.
+
+    Args:
+        counts: `{label: count}`, or a Series whose index labels its counts (an index
+            named `linger.ms` labels them `linger.ms=10`).
+        expected: one count for all, or one per count (a mapping by label, or a Series
+            in the same order as `counts`).
+        what: what is counted, for the message.
+        stack: the stack counted on, for the likely cause (`likely_cause`).
+
+    Raises:
+        DeliveryError: the counts that differ (at most five), each with its expected
+            count, and the likely cause.
+
+    Usage: `check_complete({"read back": row["read_back"], "in the log": row["end_offsets_total"]}, 1_000)`.
+    """
+    found = _labelled(counts)
+    if isinstance(expected, pd.Series):
+        wanted = expected.tolist()
+    elif isinstance(expected, Mapping):
+        wanted = [expected[key] for key in _keys(counts)]
+    else:
+        wanted = [expected] * len(found)
+    problems, missing = [], False
+    for (label, count), target in zip(found, wanted, strict=True):
+        have, want = int(count), int(target)
+        if have != want:
+            missing = missing or have < want
+            gap = f"{want - have:,} missing" if have < want else f"{have - want:,} extra"
+            problems.append(f"{label}: {have:,} of {want:,} ({gap})")
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        cause = likely_cause(stack) if missing else ""
+        raise DeliveryError(f"{what} do not add up: " + "; ".join(problems[:5]) + more + cause)
+
+
+def likely_cause(stack: Stack | None) -> str:
+    """Why records may look missing on this stack, as a clause to end a message with; "" when not the ends.
+
+    Apache Kafka's ListOffsets(latest) is the log's end; a broker declared to need it
+    has its ends read from the log; a cluster found to answer right (`stack.log_ends`)
+    does too. Otherwise (a cluster profile that does not name its broker, whose check
+    could not run) the likely cause is a broker that reports its ends short, and the way
+    out is the profile key that declares it.
+    """
+    if stack is None:
+        return ""
+    from workbench.kafka.offsets import needs_end_probe
+    from workbench.stack.log_ends import checked
+
+    profile = stack.profile
+    if profile.broker.kind == "kafka" and (profile.embedded or "kind" in profile.broker.model_fields_set):
+        return ""
+    try:
+        servers = stack.bootstrap_servers
+    except StackError:
+        return ""
+    found = checked(servers)
+    if needs_end_probe({"bootstrap.servers": servers}) or (found is not None and not found.short):
+        return ""
+    where = f" ({profile.source})" if profile.source else ""
+    return (
+        "; on a broker that is not Apache Kafka the likely cause is log ends reported short of what it acknowledged: "
+        f"write `broker: {{kind: tansu}}` (or its kind) in the profile{where} so they are read from the log"
+    )
+
+
+def _labelled(counts: Mapping[Any, Any] | pd.Series) -> list[tuple[str, Any]]:
+    """`(label, count)` pairs in order; a Series' index names label its values (`linger.ms=10`)."""
+    if not isinstance(counts, pd.Series):
+        return [(str(key), count) for key, count in counts.items()]
+    names = list(counts.index.names)
+    labelled = []
+    for key, count in zip(counts.index, counts.tolist(), strict=True):
+        parts = key if isinstance(key, tuple) else (key,)
+        if any(name is not None for name in names):
+            label = ", ".join(f"{name}={_shown(part)}" for name, part in zip(names, parts, strict=True))
+        else:
+            label = ", ".join(_shown(part) for part in parts)
+        labelled.append((label, count))
+    return labelled
+
+
+def _keys(counts: Mapping[Any, Any] | pd.Series) -> list[Any]:
+    return list(counts.index) if isinstance(counts, pd.Series) else list(counts)
 
 
 def _shown(value: Any) -> str:
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "none"
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value:,}" if isinstance(value, numbers.Integral) and not isinstance(value, bool) else str(value)

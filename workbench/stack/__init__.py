@@ -21,6 +21,7 @@ Modules:
     health           is each service answering? the rows `workbench status` prints
     services         the services an embedded stack runs, one small class each
     kafka            Apache Kafka as the embedded broker, one node or several
+    log_ends         does a cluster report log ends short of what it acknowledged? checked once, remembered
     spark            a Spark standalone cluster as stack services
     nginx            the round-robin balancer in front of several proxies
     process          child processes: started detached, recognised by PID, stopped by PID

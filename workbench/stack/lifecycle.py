@@ -18,6 +18,7 @@ from workbench.errors import StackError
 from workbench.stack import process
 from workbench.stack.handle import Stack
 from workbench.stack.kafka import kafka_nodes, restart_node
+from workbench.stack.log_ends import check_log_ends
 from workbench.stack.nginx import INSTALL_HINT, find_nginx
 from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Service, TansuBroker
 from workbench.stack.spark import spark_services
@@ -62,7 +63,7 @@ def up(profile: Profile | str | None = None) -> Stack:
     """
     profile = _profile(profile)
     if not profile.embedded:
-        return Stack(profile)
+        return _cluster(profile)
     run_dir = profile.path(profile.run_dir)
     with locked(run_dir):
         existing = StackState.load(run_dir)
@@ -116,7 +117,7 @@ def attach(profile: Profile | str | None = None) -> Stack | None:
     """The stack already running for this profile, or None; starts nothing."""
     profile = _profile(profile)
     if not profile.embedded:
-        return Stack(profile)
+        return _cluster(profile)
     state = StackState.load(profile.path(profile.run_dir))
     if state and _all_alive(state.services):
         return Stack(profile, state.services)
@@ -132,6 +133,15 @@ def running(profile: Profile | str | None = None) -> Iterator[Stack]:
     finally:
         if stack.started_here:
             down(stack.profile)
+
+
+def _cluster(profile: Profile) -> Stack:
+    """A cluster profile's stack, its cluster checked once for log ends reported short
+    (`log_ends`): here, where notebooks, the CLI and experiments find a cluster, and not
+    in every `Stack(...)`, which must stay free of network calls."""
+    stack = Stack(profile)
+    check_log_ends(stack)
+    return stack
 
 
 def _profile(profile: Profile | str | None) -> Profile:

@@ -37,7 +37,7 @@ from workbench.streaming.ingestion.real_time import (
     real_time_sentence,
     spark_real_time,
 )
-from workbench.streaming.ingestion.restart import restart_check, restart_exact, spark_restart
+from workbench.streaming.ingestion.restart import check_restarts, restart_check, restart_exact, spark_restart
 from workbench.streaming.ingestion.runs import bench_session, ingest, spark_row, telemetry_topic, warm_up
 from workbench.streaming.ingestion.topic_layout import LAYOUTS, per_device_topics, spark_topic_layout
 from workbench.streaming.ingestion.trigger_latency import spark_trigger_latency, trigger_floor, trigger_latency
@@ -50,6 +50,7 @@ __all__ = [
     "SINKS",
     "available_connectors",
     "bench_session",
+    "check_restarts",
     "connector_sentence",
     "connector_table",
     "consumer_ceiling",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench import kafka
 from workbench.measure.contract import result_row
+from workbench.measure.failures import check_complete
 from workbench.stack import Stack
 from workbench.streaming import Connector, connector_name, installed_spark_version, kafka_source
 from workbench.streaming.ingestion.runs import PATIENCE_S, bench_session
@@ -20,7 +21,7 @@ from workbench.streaming.telemetry import generate_readings, produce_readings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["restart_check", "restart_exact", "spark_restart"]
+__all__ = ["check_restarts", "restart_check", "restart_exact", "spark_restart"]
 
 
 def restart_check(
@@ -123,3 +124,18 @@ def restart_exact(check: Mapping[str, Any]) -> bool:
     """A `restart_check` result that lost and doubled nothing: as many output rows as distinct
     offsets, as records in the log and as records produced."""
     return bool(check["rows"] == check["distinct_offsets"] == check["log_records"] == check["produced"])
+
+
+def check_restarts(checks: Mapping[str, Mapping[str, Any]], stack: Stack | None = None) -> None:
+    """Pass when every `restart_check` result (by connector) is exact (`restart_exact`).
+
+    Raises:
+        DeliveryError: each count that is not the records produced (output rows, distinct
+            offsets, records in the log), by connector, and the likely cause of a shortfall.
+
+    Usage: `check_restarts({"kafka": restart_check(...)}, stack)`.
+    """
+    counted = ("rows", "distinct_offsets", "log_records")
+    counts = {f"{name} {count}": check[count] for name, check in checks.items() for count in counted}
+    produced = {f"{name} {count}": check["produced"] for name, check in checks.items() for count in counted}
+    check_complete(counts, produced, what="records after the restart", stack=stack)
