@@ -41,8 +41,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from confluent_kafka import KafkaException
-
 from workbench.config import Profile
 from workbench.errors import KafkaError, WorkbenchError
 
@@ -146,6 +144,8 @@ def warning_line(bootstrap_servers: str, result: EndsCheck) -> str:
 
 def _remembered_or_measured(stack: Stack, servers: str) -> EndsCheck | None:
     """The run directory's answer, else a new one written there; None when none can be had."""
+    from confluent_kafka import KafkaException  # not at import: the stack's supervisors import this package
+
     run_dir = stack.profile.path(stack.profile.run_dir)
     try:
         with _file_lock(run_dir):  # another process of the profile checking now: wait for its answer
