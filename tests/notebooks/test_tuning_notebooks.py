@@ -1,13 +1,14 @@
 """The tuning notebooks that take their own path on the embedded stack run there under
 papermill in quick mode and record their results (the others run once, on the foreign
-cluster: see `notebook_checks.py`). Notebook 02 runs on the three Kafka nodes instead of
+cluster, and those in `SMOKE_ENOUGH` run on the embedded stack with the default report's
+settings only: see `notebook_checks.py`). Notebook 02 runs on the three Kafka nodes instead of
 the one: its every section runs there too, and its failover section only there (on the
 foreign cluster it takes the path that says what it cannot do)."""
 
 from __future__ import annotations
 
 import pytest
-from notebook_checks import RUN_ONCE, SPARK_NOTEBOOKS, TUNING, check_quick_run
+from notebook_checks import RUN_ONCE, SMOKE_ENOUGH, SPARK_NOTEBOOKS, TUNING, check_quick_run
 
 from workbench import results
 from workbench.report import run_report
@@ -23,7 +24,8 @@ def _marks(notebook: str) -> pytest.MarkDecorator | tuple[()]:
 
 
 @pytest.mark.parametrize(
-    "notebook", [pytest.param(n, marks=_marks(n)) for n in sorted(set(TUNING) - RUN_ONCE - ON_THREE_BROKERS)]
+    "notebook",
+    [pytest.param(n, marks=_marks(n)) for n in sorted(set(TUNING) - RUN_ONCE - ON_THREE_BROKERS - SMOKE_ENOUGH)],
 )
 def test_notebook_runs_quick_and_records_its_results(stack: Stack, notebook: str) -> None:
     report = run_report(stack.profile, notebooks=[notebook], overrides={"quick": True, "solutions": True})
