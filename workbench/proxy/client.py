@@ -114,6 +114,10 @@ class ProxyClient:
         auth: HTTP basic credentials `(user, password)`, e.g. `profile.proxy.auth.credentials()`.
         headers: extra headers sent with every call.
         verify: TLS verification, as in requests (a CA bundle path or False).
+        session: a `requests.Session` of the caller's to send every call through (its own
+            adapters, proxies, certificates, hooks), in the manner of httpx's `transport=`:
+            the client uses it as it is, and `close` leaves it open for its owner. `auth`
+            and `verify` then belong on the session; giving them too is an error.
 
     Usage:
         with ProxyClient(["http://127.0.0.1:8082"]) as proxy:
@@ -131,6 +135,7 @@ class ProxyClient:
         auth: tuple[str, str] | None = None,
         headers: Mapping[str, str] | None = None,
         verify: bool | str = True,
+        session: requests.Session | None = None,
     ) -> None:
         self.urls = [urls.rstrip("/")] if isinstance(urls, str) else [u.rstrip("/") for u in urls]
         if not self.urls:
@@ -144,7 +149,11 @@ class ProxyClient:
         self.verify = verify
         self._rotation = itertools.count()
         self._lock = threading.Lock()
-        self._session = self._new_session() if session_reuse else None
+        if session is not None and (not session_reuse or auth is not None or verify is not True):
+            raise ValueError("with session=, configure auth and verify on the session, and keep session_reuse")
+        #: A session the caller gave is theirs to close.
+        self._owns_session = session is None
+        self._session = session if session is not None else (self._new_session() if session_reuse else None)
         self._cluster_id: str | None = None
 
     @classmethod
@@ -158,8 +167,8 @@ class ProxyClient:
     # lifecycle -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close pooled connections."""
-        if self._session is not None:
+        """Close pooled connections (not those of a session the caller gave)."""
+        if self._session is not None and self._owns_session:
             self._session.close()
 
     def __enter__(self) -> ProxyClient:
