@@ -21,7 +21,7 @@ class _Recording(BaseAdapter):
         self.seen: list[tuple[str, str]] = []
         self.closed = False
 
-    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+    def send(self, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> requests.Response:
         self.seen.append((str(request.method), str(request.url)))
         response = requests.Response()
         response.status_code, response.url = 200, str(request.url)
