@@ -295,9 +295,20 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
         error = NotebookRunError(path.stem, type(exc).__name__, str(exc), output)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
-        if kernel_log.exists() and not kernel_log.stat().st_size:
+        if kernel_log.exists() and _says_nothing(kernel_log, failed=error is not None):
             kernel_log.unlink()
     return NotebookRun(path.stem, output, time.perf_counter() - started, error)
+
+
+#: What a kernel prints when it is stopped at the end of a run that went well: on a busy
+#: machine it may not answer the shutdown request in time and is interrupted first.
+_SHUTDOWN_NOISE = ("KeyboardInterrupt caught in kernel",)
+
+
+def _says_nothing(kernel_log: Path, *, failed: bool) -> bool:
+    """An empty kernel log, or one of a run that went well holding only shutdown noise."""
+    lines = [line for line in kernel_log.read_text(errors="replace").splitlines() if line.strip()]
+    return not lines or (not failed and all(any(n in line for n in _SHUTDOWN_NOISE) for line in lines))
 
 
 def _not_a_timeout(record: logging.LogRecord) -> bool:

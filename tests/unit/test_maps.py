@@ -85,3 +85,11 @@ def test_the_readme_layout_names_every_public_module_and_subpackage() -> None:
     public = [i for i in pkgutil.iter_modules([str(folder)]) if not i.name.startswith("_")]
     missing = [i.name for i in public if f"`workbench/{i.name}{'/' if i.ispkg else '.py'}`" not in layout]
     assert not missing, f"README.md's layout table does not name {missing}"
+
+
+def test_no_two_test_modules_share_a_name() -> None:
+    """pytest imports test modules by their basename (the tiers have no `__init__.py`): a
+    second `test_x.py` in another tier fails the whole run's collection."""
+    tests = Path(__file__).parents[1]
+    names = [p.name for p in tests.rglob("test_*.py")]
+    assert not {n for n in names if names.count(n) > 1}
