@@ -28,7 +28,7 @@ from course_outcomes import assert_every_exercise_passes
 from workbench import results
 from workbench.config import Profile
 from workbench.frontpage import conclusions_html
-from workbench.report import Report
+from workbench.report import Report, notebooks_dir
 
 Check = Callable[[Report, Profile], None]
 
@@ -85,8 +85,13 @@ def check_any_run(report: Report, profile: Profile, notebook: str) -> None:
     assert not report.failed, report.failed[0].error
     assert_every_exercise_passes(report, profile, [notebook])
     assert_conclusions_speak_to_people(report, notebook)
-    if notebook in TUNING:
-        _tuning(notebook)(report, profile)
+    for experiment in TUNING.get(notebook, []):
+        rows = results.load(experiment, run_id=report.run_id, profile=profile)
+        assert len(rows) > 0, f"{notebook} recorded no {experiment!r} rows"
+    page = _html(report, notebook)
+    assert "nan×" not in page, f"{notebook} shows a ratio of nothing"  # noqa: RUF001
+    if "What the run says" in (notebooks_dir() / f"{notebook}.ipynb").read_text():
+        assert "What the run says" in page, f"{notebook}'s page lost its conclusions"
 
 
 #: What a code name looks like in prose: a constant (`READER_SETTINGS`) or one of our modules.
