@@ -73,12 +73,14 @@ def test_linger_0_against_50_names_the_faster_setting(warm: Stack) -> None:
     while True:
         table = compare_rows(a, b, ["msg_s"], ignore=["linger.ms"]).set_index("metric")
         line = table.loc["msg_s"]
-        if line["verdict"] in (FASTER, SLOWER) or len(a) >= AB_MAX_REPEATS:
+        # A side whose repeats drift is "untrusted: ...; the figures said X": X is still judged.
+        said = str(line["verdict"]).rsplit("the figures said ", 1)[-1]
+        if said in (FASTER, SLOWER) or len(a) >= AB_MAX_REPEATS:
             break
         # Until then the comparison says "no evidence of change" rather than guessing.
-        assert line["verdict"] == NO_EVIDENCE, table.to_string()
+        assert said == NO_EVIDENCE, table.to_string()
         more_a, more_b = _interleaved(warm, {"linger.ms": 0}, {"linger.ms": 50})
         a, b = pd.concat([a, more_a], ignore_index=True), pd.concat([b, more_b], ignore_index=True)
-    assert line["verdict"] in (FASTER, SLOWER), table.to_string()
-    assert (line["verdict"] == FASTER) == (line["ratio"] > 1)  # "faster" names B, the side with the higher median
+    assert said in (FASTER, SLOWER), table.to_string()
+    assert (said == FASTER) == (line["ratio"] > 1)  # "faster" names B, the side with the higher median
     assert not (line["ci_low"] <= 1.0 <= line["ci_high"])
