@@ -28,21 +28,19 @@ down, and nothing changes.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench.config import Profile
 from workbench.errors import KafkaError, WorkbenchError
+from workbench.stack.state import locked
 
 if TYPE_CHECKING:
     from workbench.stack.handle import Stack
@@ -148,7 +146,8 @@ def _remembered_or_measured(stack: Stack, servers: str) -> EndsCheck | None:
 
     run_dir = stack.profile.path(stack.profile.run_dir)
     try:
-        with _file_lock(run_dir):  # another process of the profile checking now: wait for its answer
+        # A lock of its own (`up`'s is held for minutes): another process of the profile checking now is waited for.
+        with locked(run_dir, f"{MEMORY_FILE}.lock"):
             known = _read_memory(run_dir).get(servers)
             if known is not None:
                 return known
@@ -195,18 +194,6 @@ def measure(stack: Stack, *, timeout: float = 10.0) -> EndsCheck:
         del client  # gone before its topic is
         end = reported_offsets(admin, [(topic, 0)], "latest", timeout=timeout)[(topic, 0)]
     return EndsCheck(tally.acknowledged, end)
-
-
-@contextmanager
-def _file_lock(run_dir: Path) -> Iterator[None]:
-    """Only one process of a profile checks at a time (a lock file of its own: `up`'s lock is held for minutes)."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / f"{MEMORY_FILE}.lock").open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _read_memory(run_dir: Path) -> dict[str, EndsCheck]:

@@ -62,10 +62,11 @@ class StackState:
 
 
 @contextmanager
-def locked(run_dir: Path) -> Iterator[None]:
-    """Serialise up/down across processes, so two `up`s never start two stacks."""
+def locked(run_dir: Path, name: str = ".lock") -> Iterator[None]:
+    """Serialise up/down across processes, so two `up`s never start two stacks; another
+    `name` is a lock of its own in the same run directory (the log-ends check's)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    with (run_dir / ".lock").open("w") as handle:
+    with (run_dir / name).open("w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
