@@ -53,6 +53,7 @@ __all__ = [
     "SparkSettings",
     "TopicSettings",
     "conf_dir",
+    "end_probe",
     "environment",
     "load_profile",
     "project_root",
@@ -360,7 +361,7 @@ def environment(environ: Mapping[str, str] | None = None) -> Environment:
         kafka_home=Path(env["KAFKA_HOME"]) if env.get("KAFKA_HOME") else None,
         cache_dir=_cache_dir(env),
         maven_repository=env.get(f"{ENV_PREFIX}MAVEN_REPOSITORY") or None,
-        end_probe=_servers(env.get(f"{ENV_PREFIX}END_PROBE")),
+        end_probe=end_probe(env),
         overrides=overrides,
     )
 
@@ -371,9 +372,14 @@ def _cache_dir(env: Mapping[str, str]) -> Path | None:
     return Path(env["XDG_CACHE_HOME"]) / "workbench" if env.get("XDG_CACHE_HOME") else None
 
 
-def _servers(value: str | None) -> frozenset[str]:
-    """A JSON array of `bootstrap.servers` strings; anything else is none (a child process
-    must not fail on a variable it inherited)."""
+def end_probe(environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """`WORKBENCH_END_PROBE` alone, as `environment().end_probe` reads it: for the readers of
+    end offsets, made often and in processes (a proxy, Spark's Python workers) that must not
+    fail on another variable they inherited.
+
+    A JSON array of `bootstrap.servers` strings; anything else is none.
+    """
+    value = (os.environ if environ is None else environ).get(f"{ENV_PREFIX}END_PROBE")
     try:
         servers = json.loads(value or "[]")
     except ValueError:

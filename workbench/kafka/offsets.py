@@ -69,9 +69,9 @@ def needs_end_probe(conf: KafkaConf) -> bool:
 
 
 def _declared() -> frozenset[str]:
-    from workbench.config import environment  # pydantic and yaml only where a reader is made
+    from workbench.config import end_probe  # pydantic and yaml only where a reader is made
 
-    return environment().end_probe
+    return end_probe()
 
 
 def position(message: Message) -> tuple[Partition, int]:
