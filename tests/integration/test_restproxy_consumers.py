@@ -289,3 +289,49 @@ def test_pattern_subscription_and_empty_body_create(
     assert http.delete(f"{base}/subscription").status_code == 204
     assert http.get(f"{base}/subscription").json() == {"topics": []}
     assert http.delete(base).status_code == 204
+
+
+def test_a_seek_right_after_assigning_lands_on_its_offset(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
+    """A REST client assigns and seeks before its first records request; librdkafka refuses
+    a seek on a partition it has not started fetching, so the proxy assigns it there."""
+    name = topic(partitions=2)
+    produce(http, proxy, name, [{"n": i} for i in range(30)], partition=0)
+    produce(http, proxy, name, [{"n": i} for i in range(10)], partition=1)
+    base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "earliest"})
+    assign(http, base, name, [0, 1])
+    seek = {"offsets": [{"topic": name, "partition": 0, "offset": 25}]}
+    assert post(http, f"{base}/positions", seek).status_code == 204
+    records = fetch_until(http, base, 15)
+    assert sorted(r["offset"] for r in records if r["partition"] == 0) == [25, 26, 27, 28, 29]
+    assert sorted(r["offset"] for r in records if r["partition"] == 1) == list(range(10)), (
+        "the other partition untouched"
+    )
+    assert http.delete(base).status_code == 204
+
+
+def test_a_position_behind_the_log_start_with_reset_none_is_a_409_until_the_client_seeks(
+    http: requests.Session, proxy: str, topic: Callable[..., str], stack: Stack
+) -> None:
+    """Records before the log start are gone (retention, here DeleteRecords): a reader at
+    offset 0 with auto.offset.reset=none learns why at once, not from endless empty answers."""
+    from workbench import kafka
+
+    name = topic()
+    produce(http, proxy, name, [{"n": i} for i in range(300)])
+    assert kafka.delete_records(stack.kafka_config(), {(name, 0): 211}) == {(name, 0): 211}
+    base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "none"})
+    assign(http, base, name, [0])
+    assert (
+        post(http, f"{base}/positions", {"offsets": [{"topic": name, "partition": 0, "offset": 0}]}).status_code == 204
+    )
+    for _ in range(2):  # and again: the partition stays stopped until a seek
+        message = error(http.get(f"{base}/records", headers={"Accept": JSON_V2}, params={"timeout": 5000}), 409, 40903)
+        assert f"{name}-0: position 0 is outside the log (the log holds offsets 211 to 299)" in message
+    assert (
+        post(http, f"{base}/positions/beginning", {"partitions": [{"topic": name, "partition": 0}]}).status_code == 204
+    )
+    records = fetch_until(http, base, 89)
+    assert [r["offset"] for r in records] == list(range(211, 300)), "every record left, once, in order"
+    assert http.delete(base).status_code == 204

@@ -34,6 +34,7 @@ __all__ = [
     "create_partitions",
     "create_topic",
     "create_topics",
+    "delete_records",
     "delete_topics",
     "describe_topic",
     "list_topics",
@@ -252,6 +253,38 @@ def _settle(futures: Mapping[str, Any], action: str, tolerated: str | None) -> N
             error = exc.args[0]
             if error.name() != tolerated:
                 raise KafkaError(f"cannot {action} topic {name!r}: {error.str()}", error.name()) from None
+
+
+def delete_records(
+    conf: KafkaConf, before: Mapping[tuple[str, int], int], *, timeout: float = 30.0
+) -> dict[tuple[str, int], int]:
+    """Delete each partition's records before an offset (Kafka's DeleteRecords, what
+    `kafka-delete-records.sh` does); returns each partition's new log start offset.
+
+    The log start offset moves at once, as retention moves it when it deletes a segment,
+    but exactly where asked: a reader can be put behind the log without waiting for it.
+
+    Raises:
+        KafkaError: the broker refused (an offset past the end, an unknown partition).
+    """
+    from confluent_kafka import TopicPartition
+
+    targets = [TopicPartition(topic, partition, offset) for (topic, partition), offset in before.items()]
+    if not targets:
+        return {}
+    moved: dict[tuple[str, int], int] = {}
+    with admin_client(conf) as client:
+        futures = client.delete_records(targets, request_timeout=timeout, operation_timeout=timeout)
+        for target, future in futures.items():
+            try:
+                moved[(target.topic, target.partition)] = future.result().low_watermark
+            except KafkaException as exc:
+                error = exc.args[0]
+                where = f"{target.topic}-{target.partition}"
+                raise KafkaError(
+                    f"cannot delete the records of {where} before {target.offset}: {error.str()}", error.name()
+                ) from None
+    return moved
 
 
 def list_topics(conf: KafkaConf, *, internal: bool = False, timeout: float = 10.0) -> list[str]:

@@ -40,6 +40,8 @@ __all__ = [
     "commit",
     "committed",
     "lookup_failed",
+    "out_of_range",
+    "out_of_range_error",
     "reassign_due",
     "seek",
     "seek_to_end",
@@ -92,6 +94,10 @@ class ConsumerInstance(Instance):
     reassign_at: float | None = None
     #: Lookups failed in a row since records last came (the wait before the next grows).
     lookup_failures: int = 0
+    #: Partitions whose position fell outside the log with `auto.offset.reset=none`, and
+    #: what the client is told: librdkafka says it once and stops fetching them, so every
+    #: records request that has nothing else answers 409 until the client seeks.
+    out_of_range: dict[Partition, str] = field(default_factory=dict)
 
 
 class ConsumerManager(InstanceManager[ConsumerInstance]):
@@ -304,6 +310,7 @@ def assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
     instance.manual = list(partitions)
     instance.known_topics.update(t for t, _ in partitions)
     instance.pending.clear()
+    instance.out_of_range.clear()
     instance.reassign_at, instance.lookup_failures = None, 0
 
 
@@ -398,11 +405,65 @@ def seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> Non
         try:
             instance.consumer.seek(TopicPartition(topic, partition, offset))
         except KafkaException as exc:
-            raise RestError(409, ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
+            if exc.args[0].code() != KafkaError._STATE or instance.manual is None:
+                raise RestError(409, ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
+            _assign_at(instance, TopicPartition(topic, partition, offset))
+        instance.out_of_range.pop((topic, partition), None)
         if offset >= 0:
             instance.delivered[(topic, partition)] = offset
         else:
             instance.delivered.pop((topic, partition), None)
+
+
+def _assign_at(instance: ConsumerInstance, target: TopicPartition) -> None:
+    """Start an assigned partition at `target.offset` by assigning it again there.
+
+    librdkafka refuses to seek a partition it has not started fetching (`_STATE`, "Erroneous
+    state"): one assigned by the client and sought before its first records request, the
+    usual order of a REST client. Java's consumer takes that seek; a new assignment of the
+    partition at the offset does the same here, the instance's other partitions untouched.
+    """
+    try:
+        instance.consumer.incremental_unassign([TopicPartition(target.topic, target.partition)])
+        instance.consumer.incremental_assign([target])
+    except KafkaException as exc:
+        raise RestError(
+            409, ILLEGAL_STATE, f"cannot seek {target.topic}-{target.partition}: {exc.args[0].str()}"
+        ) from None
+
+
+def out_of_range(instance: ConsumerInstance, message: Message) -> None:
+    """Remember that a partition's position left the log (`auto.offset.reset=none`), with
+    the log's bounds where the broker tells them, for the 409 every records request then
+    answers until the client seeks (see `out_of_range_error`)."""
+    topic, partition = message.topic(), message.partition()
+    if topic is None or partition is None:
+        return
+    position = instance.delivered.get((topic, partition))
+    at = f"position {position}" if position is not None else "its committed offset"
+    try:
+        low, high = instance.consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=5)
+        bounds = f" (the log holds offsets {low} to {high - 1})" if high > low else f" (the log is empty from {low})"
+    except KafkaException:
+        bounds = ""
+    instance.out_of_range[(topic, partition)] = f"partition {topic}-{partition}: {at} is outside the log{bounds}"
+
+
+def out_of_range_error(instance: ConsumerInstance) -> RestError:
+    """409 / 40903 naming the partitions whose position left the log, and the ways on.
+
+    Confluent's proxy lets Kafka's OffsetOutOfRangeException end as 500 / 50002, which REST
+    clients retry as a transient failure, for ever; a 409 tells them the instance's state
+    needs their action, as the error of Java's consumer does.
+    """
+    shown = "; ".join(instance.out_of_range[key] for key in sorted(instance.out_of_range))
+    return RestError(
+        409,
+        ILLEGAL_STATE,
+        f"Offset out of range and auto.offset.reset is none: {shown}. Records before the log start "
+        "were deleted (retention or a delete-records call) or the position was never written. "
+        "Seek to go on: POST .../positions/beginning, .../positions/end or .../positions.",
+    )
 
 
 def seek_to_end(instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition]) -> None:

@@ -27,7 +27,13 @@ from pybase64 import b64encode_as_string
 from workbench._types import Partition
 from workbench.errors import WorkbenchError
 from workbench.httpserver.errors import RestError
-from workbench.restproxy.consumer_instances import ConsumerInstance, lookup_failed, reassign_due
+from workbench.restproxy.consumer_instances import (
+    ConsumerInstance,
+    lookup_failed,
+    out_of_range,
+    out_of_range_error,
+    reassign_due,
+)
 from workbench.restproxy.schemas import SchemaFormats
 
 __all__ = ["RecordsAnswer", "Unrenderable", "renderer"]
@@ -202,6 +208,8 @@ def _fetch_piece(
         if remaining <= 0:
             break
         holding = started or bool(gathered.rows)
+        if not holding and _all_out_of_range(instance):
+            break  # nothing can come: the 409 goes out now, not after the whole wait
         if not holding and instance.reassign_at is not None:
             # An assignment whose offset lookup failed is made again when due (see
             # `lookup_failed`); nothing is taken yet, so `delivered` is where the client is.
@@ -223,7 +231,9 @@ def _fetch_piece(
         for message in messages:
             error = message.error()
             if error is not None:
-                if error.code() != RdKafkaError._PARTITION_EOF:
+                if error.code() == RdKafkaError._AUTO_OFFSET_RESET:
+                    out_of_range(instance, message)
+                elif error.code() != RdKafkaError._PARTITION_EOF:
                     if error.fatal():
                         raise RestError(500, 50002, f"consumer failed: {error.str()}")
                     if not lookup_failed(instance, error):
@@ -234,7 +244,15 @@ def _fetch_piece(
     _advance(instance, gathered.taken)
     if gathered.poison is not None and not gathered.rows and not started:
         raise _poison_error(instance, gathered.poison)
+    if instance.out_of_range and not gathered.rows and not started:
+        raise out_of_range_error(instance)
     return gathered
+
+
+def _all_out_of_range(instance: ConsumerInstance) -> bool:
+    if not instance.out_of_range:
+        return False
+    return all((tp.topic, tp.partition) in instance.out_of_range for tp in instance.consumer.assignment())
 
 
 class RecordsAnswer:
