@@ -192,6 +192,15 @@ class KafkaCluster:
             # spent 1.4-1.8 % of a core instead of 2.0-2.9 % (measured, one node, no
             # clients). Brokers still heartbeat every 2 s; elections do not wait on it.
             "metadata.max.idle.interval.ms": "5000",
+            # Retention and compaction act within seconds, so a notebook or a test sees them
+            # (docs/brokers.md, "How long records stay"): the log manager looks for segments
+            # past retention every second (Kafka: 5 min, first look 30 s after start), a
+            # deleted segment's files go 1 s later (60 s), and an idle cleaner looks for a
+            # dirty log every second (15 s). Topics keep Kafka's own defaults otherwise.
+            "log.retention.check.interval.ms": "1000",
+            "log.initial.task.delay.ms": "1000",
+            "log.segment.delete.delay.ms": "1000",
+            "log.cleaner.backoff.ms": "1000",
         }
         values.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in settings.properties.items()})
         return values
