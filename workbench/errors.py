@@ -7,6 +7,8 @@
     │   └── ResolutionError     the jars could not be resolved; the message names the ways out (maven)
     ├── KafkaError              a Kafka admin or client call failed (wraps librdkafka's error)
     │   ├── PartitionGrowthRefused  the cluster did not add partitions (topics.errors)
+    │   ├── TopicConfigRefused  the cluster refused a topic's log settings (retention.errors)
+    │   ├── ReaderOutOfRange    a reader's offset left the log with auto.offset.reset=none (retention.reading)
     │   ├── KafkaProtocolError  a broker spoken to by hand did not answer, or not readably (kafka.wire)
     │   ├── SaslError           a SASL exchange got an answer its mechanism does not expect (kafka.sasl)
     │   ├── UnsupportedSecurity the settings ask for security the hand-written client lacks (kafka.security)
@@ -21,6 +23,7 @@
     ├── BenchError              an experiment was given a bad name, parameter or grid
     │   └── DeliveryError       records an experiment sent did not all get through; names the cause (measure.failures)
     ├── TopicDesignError        a topic layout or sizing input is impossible (topics.errors)
+    ├── RetentionError          a log setting that is not Kafka's, or a retention input out of range (retention.errors)
     ├── AnswerError             a course answer is not of the form its exercise asks (course)
     ├── NotMeasured             the run did not measure what a course exercise needs (course)
     └── NotebookRunError        a notebook failed under papermill; its executed copy is kept

@@ -10,7 +10,7 @@ pyspark only inside the functions that run Spark.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_type_hints
 
@@ -28,6 +28,17 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
+from workbench.retention import (
+    COMPACTION_DEFAULTS,
+    LOG_SETTINGS,
+    RETENTION_DEFAULTS,
+    compaction_progress,
+    compaction_run,
+    reader_behind_retention,
+    replay,
+    retention_deletes,
+    retention_run,
+)
 from workbench.streaming.ingestion import (
     spark_aggregate,
     spark_ingest,
@@ -64,6 +75,9 @@ class Experiment:
     #: function takes them (`waterfall_run`, `plan_burst`): names, defaults and types are
     #: read from that function's keyword-only parameters instead of the generator's.
     parameters: Callable[..., Any] | None = None
+    #: The topic log settings it takes as parameters by Kafka's own names (`retention.ms`),
+    #: with the defaults it runs with; None when it takes none.
+    log_settings: Mapping[str, Any] | None = None
 
     @property
     def run(self) -> Callable[..., dict[str, Any]]:
@@ -73,11 +87,12 @@ class Experiment:
     def defaults(self) -> dict[str, Any]:
         """Its own parameters and their defaults (librdkafka settings not included)."""
         skip = {"stack", "topic_prefix", "timeline", "urls", "keep_topic"}
-        return {
+        own = {
             name: p.default
             for name, p in inspect.signature(self.parameters or self.run).parameters.items()
             if p.kind is p.KEYWORD_ONLY and name not in skip
         }
+        return {**own, **(self.log_settings or {})}
 
     def check(self, params: dict[str, Any]) -> None:
         """Reject parameter names the generator does not take, listing the ones it does.
@@ -92,9 +107,12 @@ class Experiment:
             if k not in known
             and not (self.kafka_settings and ("." in k or k == "acks"))
             and not (self.topic_settings and k.startswith(TOPIC_SETTING))
+            and not (self.log_settings is not None and k in LOG_SETTINGS)
         ]
         if unknown:
             hint = "; librdkafka settings are dotted (linger.ms)" if self.kafka_settings else ""
+            if self.log_settings is not None:
+                hint = f"; log settings by Kafka's names: {', '.join(LOG_SETTINGS)}"
             raise BenchError(
                 f"{self.name} has no parameter {', '.join(sorted(unknown))}; it takes {sorted(known)}{hint}"
             )
@@ -251,6 +269,66 @@ EXPERIMENTS: dict[str, Experiment] = {
             "device_read",
             device_read,
             "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
+        ),
+        Experiment(
+            "retention_deletes",
+            retention_deletes,
+            "how long a record really lives against retention.ms, by segment.ms and segment.bytes",
+            parameters=retention_run,
+            log_settings=RETENTION_DEFAULTS,
+            shown=(
+                "retention.ms",
+                "segment.ms",
+                "records",
+                "deleted",
+                "first_deleted_s",
+                "survival_p50_s",
+                "survival_max_s",
+                "overstay_p50_s",
+                "segments_max",
+            ),
+            spread_of=("survival_p50_s",),
+        ),
+        Experiment(
+            "compaction_progress",
+            compaction_progress,
+            "how long stale values and tombstones stay in a compacted topic, by dirty ratio and compaction lag",
+            parameters=compaction_run,
+            log_settings=COMPACTION_DEFAULTS,
+            shown=(
+                "keys",
+                "min.cleanable.dirty.ratio",
+                "records",
+                "stale_peak",
+                "stale_final",
+                "records_final",
+                "first_compacted_s",
+                "tombstones_gone_s",
+                "table_matches",
+            ),
+            spread_of=("stale_final",),
+        ),
+        Experiment(
+            "reader_behind_retention",
+            reader_behind_retention,
+            "what a group that stopped longer than retention finds when it resumes, by auto.offset.reset",
+            shown=("reset", "through", "committed", "log_start_at_resume", "first_read_after", "missed", "duplicates"),
+            spread_of=("missed",),
+        ),
+        Experiment(
+            "replay",
+            replay,
+            "records/s of a group rewound to the beginning, an offset or a moment, natively and through the proxy",
+            shown=(
+                "to",
+                "through",
+                "expected_offset",
+                "landed_offset",
+                "replayed",
+                "msg_s",
+                "live_msg_s",
+                "duplicates",
+            ),
         ),
         Experiment(
             "spark_ingest",

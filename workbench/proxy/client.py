@@ -333,6 +333,27 @@ class ProxyClient:
         }
         return dict(self.request_json("POST", f"{self._v3()}/topics", json_body=body))
 
+    def alter_topic_configs(self, name: str, configs: Mapping[str, str | None]) -> None:
+        """Set (a value) or reset to the default (None) some of a topic's configs in one
+        call (`POST /v3/clusters/{c}/topics/{t}/configs:alter`); the others keep theirs.
+
+        Raises:
+            ProxyError: 400/40002 with the broker's reason when it refuses one (then none
+                is changed); 404 for an unknown topic.
+        """
+        body = {
+            "data": [
+                {"name": k, "operation": "DELETE"} if v is None else {"name": k, "value": str(v)}
+                for k, v in configs.items()
+            ]
+        }
+        self.request("POST", f"{self._v3()}/topics/{encode_topic(name)}/configs:alter", json_body=body)
+
+    def topic_configs(self, name: str) -> dict[str, str | None]:
+        """Every config of a topic with its value now (`GET /v3/clusters/{c}/topics/{t}/configs`)."""
+        data = self.request_json("GET", f"{self._v3()}/topics/{encode_topic(name)}/configs")["data"]
+        return {str(c["name"]): c.get("value") for c in data}
+
     def delete_topic(self, name: str) -> None:
         """Delete a topic through v3 (`DELETE /v3/clusters/{c}/topics/{t}`)."""
         self.request("DELETE", f"{self._v3()}/topics/{encode_topic(name)}")

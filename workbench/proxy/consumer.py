@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from workbench.errors import ProxyError
@@ -21,6 +22,8 @@ from workbench.proxy.wire import Instance, Transport, embedded_type, encode_topi
 __all__ = ["ProxyConsumer"]
 
 log = logging.getLogger("workbench.proxy")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class ProxyConsumer(Instance):
@@ -206,4 +209,17 @@ class ProxyConsumer(Instance):
     def seek(self, topic: str, partition: int, offset: int) -> None:
         """Read `partition` from `offset` at the next records request."""
         body = {"offsets": [{"topic": topic, "partition": int(partition), "offset": int(offset)}]}
+        self._call("POST", "/positions", json_body=body)
+
+    def seek_to_beginning(self, partitions: Sequence[tuple[str, int]]) -> None:
+        """Read `partitions` from their first record still in the log (`POST .../positions/beginning`)."""
+        body = {"partitions": [{"topic": t, "partition": int(p)} for t, p in partitions]}
+        self._call("POST", "/positions/beginning", json_body=body)
+
+    def seek_to_time(self, topic: str, partition: int, timestamp_ms: int) -> None:
+        """Read `partition` from its first record stamped at or after `timestamp_ms` (Confluent's
+        `timestamps` form of `POST .../positions`, which uses Kafka's offsets-for-times)."""
+        moment = _EPOCH + timedelta(milliseconds=int(timestamp_ms))  # exact: no float on the way
+        stamp = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        body = {"timestamps": [{"topic": topic, "partition": int(partition), "timestamp": stamp}]}
         self._call("POST", "/positions", json_body=body)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import AsyncIterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -123,9 +123,23 @@ def _timestamp_ms(value: Any) -> int:
             raise RestError(422, 422, f"timestamp must be epoch milliseconds from 0 to {INT64_MAX}, got {value}")
         return value
     try:
-        return int(datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp() * 1000)
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        # Whole milliseconds by integer arithmetic, a fraction of one rounded up: record
+        # timestamps are whole milliseconds, so the first record at or after 44.1231 s is
+        # the one at 44.124 s or later (the float product truncated it to 44.123).
+        delta = moment - _EPOCH
+        ms = (delta.days * 86_400 + delta.seconds) * 1000 + -(-delta.microseconds // 1000)
     except (ValueError, OverflowError):
         raise RestError(422, 422, f"timestamp must be ISO 8601 or epoch milliseconds, got {_short(value)}") from None
+    if ms < 0:  # librdkafka reads -1 and -2 as "the end" and "the beginning"
+        raise RestError(422, 422, f"timestamp must not be before 1970-01-01T00:00:00Z, got {_short(value)}")
+    return ms
+
+
+#: Where epoch milliseconds count from.
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 async def consumer_body(ctx: Context, request: Request) -> dict[str, Any]:

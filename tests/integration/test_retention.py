@@ -1,0 +1,131 @@
+"""Retention, compaction, a reader behind retention and replay on the session's real Kafka
+and REST proxy: exact offsets and counts, never speed.
+
+The embedded broker looks for work every second (docs/brokers.md), so each test sees
+retention and compaction act within seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from workbench import kafka
+from workbench.kafka.clients import read_records
+from workbench.proxy.client import ProxyClient
+from workbench.retention import (
+    RetentionError,
+    TopicConfigRefused,
+    apply_log_settings,
+    compaction_run,
+    reader_behind_retention,
+    replay,
+    topic_log_settings,
+)
+from workbench.retention.log_state import LogWatch
+from workbench.stack import Stack
+
+
+def test_retention_moves_the_log_start_and_a_reader_from_the_beginning_gets_exactly_what_is_left(
+    stack: Stack, topic: Callable[..., str]
+) -> None:
+    name = topic()
+    apply_log_settings(stack, name, {"retention.ms": 1000, "segment.ms": 200})
+    written: list[bytes] = []
+    with LogWatch(stack, name) as watch:
+        deadline = time.monotonic() + 30
+        while watch.snapshot().start_offset == 0 and time.monotonic() < deadline:
+            batch = [b"%d" % i for i in range(len(written), len(written) + 20)]
+            kafka.produce(stack.kafka_config("producer"), name, [(None, v) for v in batch])
+            written += batch  # appends spread over time: segments roll at them
+            time.sleep(0.1)
+        moved = watch.snapshot()
+    assert moved.start_offset > 0, "retention deleted the first segments"
+    read = list(read_records(stack.kafka_config("consumer"), [(name, 0)]))
+    offsets = [r.offset for r in read]
+    assert read and offsets[0] >= moved.start_offset, "the newest second of records is still there"
+    assert offsets == list(range(offsets[0], len(written))), "contiguous to the end, none twice"
+    assert [r.value for r in read] == written[offsets[0] :]
+
+
+def test_a_compacted_topic_keeps_each_keys_latest_value_and_forgets_deleted_keys(stack: Stack) -> None:
+    # A low dirty ratio and a short tombstone retention while writes go on: the cleaner passes
+    # every second, and a tombstone goes at the first pass after its delete horizon. (Once
+    # writes stop, a log under its dirty ratio is not cleaned again: notebook 14 shows it.)
+    settings = {"min.cleanable.dirty.ratio": 0.01, "delete.retention.ms": 300}
+    run = compaction_run(stack, keys=20, rate=200.0, write_s=4.0, deleted_keys=4, settle_s=4.0, **settings)
+    assert run.table == run.expected, "the log's latest value per key is the one written last"
+    assert not set(run.table) & {b"key-%05d" % k for k in range(4)}, "deleted keys are absent"
+    assert run.row["tombstones_final"] == 0, "tombstones are gone after delete.retention.ms"
+    assert run.row["stale_final"] < run.row["stale_peak"], "compaction removed stale records"
+    assert run.row["live_keys"] == 16
+
+
+@pytest.mark.parametrize("through", ["native", "proxy"])
+def test_a_reader_behind_retention_with_reset_none_gets_one_line_saying_so(stack: Stack, through: str) -> None:
+    row = reader_behind_retention(
+        stack, reset="none", through=through, records=60, read_first=20, rate=200.0, retention_ms=1500, segment_ms=100
+    )
+    error = row["out_of_range_error"]
+    assert error and "\n" not in error and "out of range" in error.lower()
+    assert row["read_after"] == 0
+
+
+@pytest.mark.parametrize("through", ["native", "proxy"])
+def test_a_reader_behind_retention_reset_to_earliest_misses_exactly_what_was_deleted(
+    stack: Stack, through: str
+) -> None:
+    row = reader_behind_retention(
+        stack,
+        reset="earliest",
+        through=through,
+        records=60,
+        read_first=20,
+        rate=200.0,
+        retention_ms=1500,
+        segment_ms=100,
+    )
+    assert row["first_read_after"] >= row["log_start_at_resume"] > row["committed"] == 20
+    assert row["missed"] == row["first_read_after"] - 20
+    assert row["duplicates"] == 0
+    assert row["read_after"] == row["log_end_at_resume"] - row["first_read_after"] + 10  # the markers too
+
+
+@pytest.mark.parametrize("through", ["native", "proxy"])
+def test_replay_to_a_moment_lands_on_the_first_record_at_or_after_it(stack: Stack, through: str) -> None:
+    row = replay(stack, to="timestamp", through=through, records=2_000)
+    assert row["landed_right"] and row["landed_offset"] == row["expected_offset"]
+    assert row["replayed"] == 2_000 - row["expected_offset"] and row["duplicates"] == 0
+
+
+@pytest.mark.parametrize(
+    ("settings", "reason"),
+    [
+        ({"retention.ms": -5}, "Value must be at least -1"),
+        ({"retention.ms": "soon"}, "Not a number of type LONG"),
+        ({"cleanup.policy": "forever"}, "String must be one of: compact, delete"),
+        ({"segment.bytes": 1000}, "Value must be at least 1048576"),
+    ],
+)
+@pytest.mark.parametrize("through", ["native", "proxy"])
+def test_a_setting_the_broker_refuses_is_its_reason_in_one_line_and_changes_nothing(
+    stack: Stack, topic: Callable[..., str], settings: dict[str, object], reason: str, through: str
+) -> None:
+    name = topic()
+    before = topic_log_settings(stack, name)
+    proxy = ProxyClient.for_stack(stack) if through == "proxy" else None
+    with pytest.raises(TopicConfigRefused) as raised:
+        apply_log_settings(stack, name, {"segment.ms": 1234, **settings}, proxy=proxy)
+    message = str(raised.value)
+    assert reason in message and "\n" not in message
+    if proxy is not None:
+        assert "HTTP 400, error_code 40002" in message
+        proxy.close()
+    assert topic_log_settings(stack, name) == before, "nothing changed, segment.ms included"
+
+
+def test_a_name_that_is_not_a_log_setting_never_reaches_the_broker(stack: Stack) -> None:
+    with pytest.raises(RetentionError, match=r"retention\.mss: not a log setting"):
+        apply_log_settings(stack, "no-such-topic-needed", {"retention.mss": 5})
