@@ -47,7 +47,13 @@ CHEAP: dict[str, dict[str, Any]] = {
     "spark_real_time": {"offered_msg_s": 200, "produce_seconds": 6.0, "topic_partitions": 1},
     "retention_deletes": {"rate": 100.0, "write_s": 1.5, "retention.ms": 1000, "segment.ms": 250, "settle_s": 2.0},
     "compaction_progress": {"keys": 10, "rate": 100.0, "write_s": 1.5, "deleted_keys": 2, "settle_s": 1.0},
-    "reader_behind_retention": {"records": 60, "read_first": 20, "rate": 200.0, "retention_ms": 1500, "segment_ms": 100},
+    "reader_behind_retention": {
+        "records": 60,
+        "read_first": 20,
+        "rate": 200.0,
+        "retention_ms": 1500,
+        "segment_ms": 100,
+    },
     "replay": {"records": 500, "to": "timestamp"},
     "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
 }

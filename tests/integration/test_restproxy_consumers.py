@@ -335,3 +335,17 @@ def test_a_position_behind_the_log_start_with_reset_none_is_a_409_until_the_clie
     records = fetch_until(http, base, 89)
     assert [r["offset"] for r in records] == list(range(211, 300)), "every record left, once, in order"
     assert http.delete(base).status_code == 204
+
+
+def test_a_seek_to_a_moment_after_every_record_lands_at_the_end(
+    http: requests.Session, proxy: str, topic: Callable[..., str]
+) -> None:
+    name = topic()
+    produce(http, proxy, name, [{"n": i} for i in range(5)])
+    base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "earliest"})
+    assign(http, base, name, [0])
+    later = {"timestamps": [{"topic": name, "partition": 0, "timestamp": "2999-01-01T00:00:00Z"}]}
+    assert post(http, f"{base}/positions", later).status_code == 204
+    produce(http, proxy, name, [{"n": 5}])
+    assert [r["offset"] for r in fetch_until(http, base, 1)] == [5], "the first record written after the seek"
+    assert http.delete(base).status_code == 204

@@ -43,7 +43,9 @@ RUN_ONCE = frozenset(
 
 #: Notebooks whose embedded quick run would check nothing their smoke run does not: the
 #: same generic checks, on the same stack, with the default report's point lists.
-SMOKE_ENOUGH = frozenset({"01_rest_proxy_tuning", "05_proxy_scale_out", "10_schema_formats"})
+SMOKE_ENOUGH = frozenset(
+    {"01_rest_proxy_tuning", "05_proxy_scale_out", "10_schema_formats", "14_retention_and_compaction"}
+)
 
 #: Notebooks that start a Spark session: one worker runs them, one after another (two JVMs on
 #: two cores would measure each other).
@@ -68,6 +70,12 @@ TUNING = {
     "10_schema_formats": ["format_produce", "registry_lookups"],
     "11_share_groups": ["share_consume"],
     "12_where_time_goes": ["latency_waterfall", "lag_burst"],
+    "14_retention_and_compaction": [
+        "retention_deletes",
+        "compaction_progress",
+        "reader_behind_retention",
+        "replay",
+    ],
 }
 
 

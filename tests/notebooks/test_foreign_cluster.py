@@ -40,6 +40,7 @@ RECORDS = {
     "10_schema_formats": "format_produce",  # binary and JSON: "their" cluster has no Schema Registry
     "11_share_groups": "share_consume",  # consumer groups only: Tansu has no share groups
     "12_where_time_goes": "latency_waterfall",  # Tansu keeps no log-append time: those hops are one
+    "14_retention_and_compaction": "replay",
 }
 
 

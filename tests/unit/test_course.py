@@ -92,6 +92,26 @@ FORMATS = pd.DataFrame(
 )
 KEYS = [f"device-{i}" for i in range(3_000)]
 
+RETAINED = pd.DataFrame([{"retention.ms": "3000", "segment.ms": "1000", "survival_max_s": 4.4}])
+BEHIND = pd.DataFrame(
+    [
+        {
+            "reset": "earliest",
+            "committed": 100,
+            "log_start_at_resume": 153,
+            "log_end_at_resume": 520,
+            "first_read_after": 153,
+        },
+        {
+            "reset": "latest",
+            "committed": 100,
+            "log_start_at_resume": 259,
+            "log_end_at_resume": 600,
+            "first_read_after": 600,
+        },
+    ]
+)
+
 #: (notebook, exercise, measured inputs, reference answer, a wrong answer, words the failure must say)
 #: A burst's rows: the native consumer cleared 7.5 s after the burst (its capacity promised 6.7 s).
 BURSTS = pd.DataFrame(
@@ -181,6 +201,8 @@ CASES = [
     ("11", "group_ceiling", (GROUPS,), 80, 300, "too high"),
     ("12", "linger_wait", (LINGER,), 10.0, 40, "too high"),
     ("12", "clear_time", (BURSTS,), 7.5, 1, "too low"),
+    ("14", "deleted_by", (RETAINED,), 5.0, 3, "too low"),
+    ("14", "missed_latest", (BEHIND,), 500, 447, "too low"),
 ]
 JUNK = [..., "a lot", [1, 2], {"nonsense": 1}, float("nan"), True, object(), -1, "", 10**400]
 IDS = [f"{n}.{k}" for n, k, *_ in CASES]
@@ -188,7 +210,8 @@ IDS = [f"{n}.{k}" for n, k, *_ in CASES]
 
 def test_every_exercise_of_the_course_is_covered_here() -> None:
     assert sorted((e.notebook, e.key) for e in course.catalogue()) == sorted((n, k) for n, k, *_ in CASES)
-    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(13)}
+    # 13 (geo-replication) is still to come
+    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(13)} | {"14"}
 
 
 @pytest.mark.parametrize(("notebook", "key", "measured", "reference", "wrong", "said"), CASES, ids=IDS)
@@ -292,7 +315,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 22 exercises passed" in shown.stdout and "linus: 0 of 22" in shown.stdout
+    assert "ada: 1 of 24 exercises passed" in shown.stdout and "linus: 0 of 24" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

@@ -36,7 +36,7 @@ def test_a_name_that_is_not_a_log_setting_is_one_line_listing_them(name: str) ->
 
 @pytest.mark.parametrize("value", [None, "", "  "])
 def test_a_setting_without_a_value_is_refused(value: object) -> None:
-    with pytest.raises(RetentionError, match="retention.ms has no value"):
+    with pytest.raises(RetentionError, match=r"retention\.ms has no value"):
         log_settings({"retention.ms": value})
 
 
@@ -74,7 +74,7 @@ def test_the_registry_takes_log_settings_by_kafkas_names() -> None:
     experiment = get_experiment("retention_deletes")
     assert experiment.defaults()["retention.ms"] == 3000 and set(LOG_SETTINGS) >= {"segment.ms", "retention.bytes"}
     experiment.check({"retention.ms": 500, "segment.bytes": 1_048_576, "rate": 50})
-    with pytest.raises(BenchError, match="no parameter retention.mss; .*log settings by Kafka's names"):
+    with pytest.raises(BenchError, match=r"no parameter retention\.mss; .*log settings by Kafka's names"):
         experiment.check({"retention.mss": 500})
-    with pytest.raises(BenchError, match="linger.ms"):
+    with pytest.raises(BenchError, match=r"linger\.ms"):
         get_experiment("replay").check({"linger.ms": 5})

@@ -230,7 +230,7 @@ async def _handle_seek(ctx: Context, request: Request, group: str, instance: str
             (t, p, _timestamp_ms(i.get("timestamp")))
             for (t, p), i in zip(_partitions(body, "timestamps"), items, strict=True)
         ]
-        await ctx.consumers.run(found, seek_to_times, found, targets)
+        await ctx.consumers.run(found, seek_to_times, found, ctx.settings, targets)
     else:
         offsets = [(t, p, o) for t, p, o, _ in _offsets(body)]
         await ctx.consumers.run(found, seek, found, offsets)

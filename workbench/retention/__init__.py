@@ -19,7 +19,10 @@ Modules:
     deletion         when retention really deletes: survival time against retention.ms
     compaction       when compaction really compacts: stale values, tombstones, the table left
     behind           a reader behind retention, resumed with each auto.offset.reset
+    twins            the same changelog written to a compacted topic and one kept whole
     replay           a group rewound to the beginning, an offset or a moment, and read again
+    conclusions      what a run says, in sentences computed from its rows
+    sections         a notebook section's points, stopping in one line where the cluster refuses
     errors           `RetentionError` and `TopicConfigRefused`
 """
 
@@ -38,9 +41,12 @@ from workbench.retention.log_settings import LOG_SETTINGS, apply_log_settings, l
 from workbench.retention.log_state import LogSnapshot, LogWatch
 from workbench.retention.reading import PartitionReader, ReaderOutOfRange
 from workbench.retention.replay import REWIND_TARGETS, replay
+from workbench.retention.sections import Sweep, sweep_points
+from workbench.retention.twins import ChangelogTwins, changelog_twins
 
 __all__ = [
     "COMPACTION_DEFAULTS",
+    "ChangelogTwins",
     "CompactionRun",
     "LOG_SETTINGS",
     "LogScan",
@@ -52,8 +58,10 @@ __all__ = [
     "ReaderOutOfRange",
     "RetentionError",
     "RetentionRun",
+    "Sweep",
     "TopicConfigRefused",
     "apply_log_settings",
+    "changelog_twins",
     "compaction_progress",
     "compaction_run",
     "log_settings",
@@ -62,5 +70,6 @@ __all__ = [
     "retention_deletes",
     "retention_run",
     "scan_log",
+    "sweep_points",
     "topic_log_settings",
 ]

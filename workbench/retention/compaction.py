@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from workbench.retention.errors import RetentionError
+from workbench.retention.errors import check_ranges
 from workbench.retention.log_settings import apply_log_settings, log_settings
 from workbench.retention.log_state import LogWatch
 from workbench.retention.writing import KeyValue, LogWriter, Written, proxy_for, write_steadily
@@ -121,7 +121,15 @@ def compaction_run(
         KafkaError: a record was not acknowledged.
     """
     settings = log_settings({**COMPACTION_DEFAULTS, **log})
-    _check(keys, deleted_keys, rate, write_s, settle_s, scan_interval_s, record_bytes)
+    check_ranges(("keys", keys, 1, 100_000))
+    check_ranges(
+        ("deleted_keys", deleted_keys, 0, keys),
+        ("rate", rate, 1.0, 20_000.0),
+        ("write_s", write_s, 0.1, 600.0),
+        ("settle_s", settle_s, 0.0, 600.0),
+        ("scan_interval_s", scan_interval_s, 0.1, 60.0),
+        ("record_bytes", record_bytes, 16, 100_000),
+    )
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
     pad = b"." * max(0, record_bytes - 16)
     tombstones_at = round(rate * write_s / 2)
@@ -250,19 +258,3 @@ def _row(
 
 def _key(k: int) -> bytes:
     return b"key-%05d" % k
-
-
-def _check(
-    keys: int, deleted_keys: int, rate: float, write_s: float, settle_s: float, interval_s: float, record_bytes: int
-) -> None:
-    for name, value, low, high in (
-        ("keys", keys, 1, 100_000),
-        ("deleted_keys", deleted_keys, 0, keys),
-        ("rate", rate, 1.0, 20_000.0),
-        ("write_s", write_s, 0.1, 600.0),
-        ("settle_s", settle_s, 0.0, 600.0),
-        ("scan_interval_s", interval_s, 0.1, 60.0),
-        ("record_bytes", record_bytes, 16, 100_000),
-    ):
-        if not isinstance(value, int | float) or not math.isfinite(value) or not low <= value <= high:
-            raise RetentionError(f"{name} must be from {low:g} to {high:g}, got {value!r}")

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from workbench.retention.errors import RetentionError
+from workbench.retention.errors import RetentionError, check_ranges
 from workbench.retention.log_settings import apply_log_settings, log_settings
 from workbench.retention.log_state import LogWatch
 from workbench.retention.writing import LogWriter, Written, proxy_for, write_steadily
@@ -78,7 +78,12 @@ def retention_run(
     """
     settings = log_settings({**RETENTION_DEFAULTS, **log})
     retention_s, segment_s = _seconds(settings, "retention.ms"), _seconds(settings, "segment.ms", default=604_800_000)
-    _check(rate, write_s, record_bytes, settle_s)
+    check_ranges(
+        ("rate", rate, 1.0, 100_000.0),
+        ("write_s", write_s, 0.1, 3_600.0),
+        ("record_bytes", record_bytes, 1, 1_000_000),
+        ("settle_s", settle_s, 0.0, 600.0),
+    )
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
     with stack.temporary_topics({topic: 1}), proxy_for(stack, through) as proxy:
         apply_log_settings(stack, topic, settings, proxy=proxy)
@@ -186,14 +191,3 @@ def _seconds(settings: Mapping[str, str], name: str, default: float = math.inf) 
     except ValueError:
         raise RetentionError(f"{name}={text!r} is not a whole number of milliseconds") from None
     return math.inf if value < 0 else value / 1000
-
-
-def _check(rate: float, write_s: float, record_bytes: int, settle_s: float) -> None:
-    for name, value, low, high in (
-        ("rate", rate, 1.0, 100_000.0),
-        ("write_s", write_s, 0.1, 3_600.0),
-        ("record_bytes", record_bytes, 1, 1_000_000),
-        ("settle_s", settle_s, 0.0, 600.0),
-    ):
-        if not isinstance(value, int | float) or not math.isfinite(value) or not low <= value <= high:
-            raise RetentionError(f"{name} must be from {low:g} to {high:g}, got {value!r}")

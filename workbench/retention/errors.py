@@ -11,9 +11,11 @@ Like every workbench error, the message names the offending value and the way ou
 
 from __future__ import annotations
 
+import math
+
 from workbench.errors import KafkaError, WorkbenchError
 
-__all__ = ["RetentionError", "TopicConfigRefused"]
+__all__ = ["RetentionError", "TopicConfigRefused", "check_ranges"]
 
 
 class RetentionError(WorkbenchError):
@@ -26,3 +28,13 @@ class TopicConfigRefused(KafkaError):
     Its own type because a notebook reports it as what the cluster allows (a broker without
     compaction, no permission to alter configs) rather than as a failure of the run.
     """
+
+
+def check_ranges(*checks: tuple[str, object, float, float]) -> None:
+    """Each `(name, value, low, high)`: a finite number from low to high, else a one-line
+    `RetentionError` naming it and its range."""
+    for name, value, low, high in checks:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise RetentionError(f"{name} must be a number from {low:g} to {high:g}, got {value!r}")
+        if not low <= value <= high:
+            raise RetentionError(f"{name} must be from {low:g} to {high:g}, got {value!r}")

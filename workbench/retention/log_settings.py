@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from workbench.proxy.client import ProxyClient
     from workbench.stack import Stack
 
-__all__ = ["LOG_SETTINGS", "apply_log_settings", "log_settings", "topic_log_settings"]
+__all__ = [
+    "BROKER_INTERVALS",
+    "LOG_SETTINGS",
+    "apply_log_settings",
+    "broker_log_intervals",
+    "log_settings",
+    "topic_log_settings",
+]
 
 #: The topic-level settings that decide how long a record stays and when the log is cleaned,
 #: with what each one does (Kafka's names; `kafka-configs.sh --entity-type topics`).
@@ -138,3 +145,28 @@ def _through_proxy(proxy: ProxyClient, topic: str, settings: Mapping[str, str]) 
 
 def _shown(settings: Mapping[str, str]) -> str:
     return ", ".join(f"{k}={v}" for k, v in settings.items())
+
+
+#: The broker's own intervals that decide when retention and compaction act (docs/brokers.md).
+BROKER_INTERVALS = ("log.retention.check.interval.ms", "log.cleaner.backoff.ms", "log.segment.delete.delay.ms")
+
+
+def broker_log_intervals(stack: Stack) -> dict[str, int | None]:
+    """The first broker's retention check, cleaner backoff and file-delete delay in ms
+    (None each where the cluster does not describe its broker configs, Tansu for one)."""
+    from confluent_kafka.admin import ConfigResource, ResourceType
+
+    from workbench.kafka.admin import admin_client
+
+    try:
+        with admin_client(stack.kafka_config("admin")) as admin:
+            broker = min(admin.list_topics(timeout=10).brokers)
+            resource = ConfigResource(ResourceType.BROKER, str(broker))
+            entries = admin.describe_configs([resource], request_timeout=10)[resource].result()
+    except (KafkaException, ValueError):
+        return dict.fromkeys(BROKER_INTERVALS)
+    found: dict[str, int | None] = {}
+    for name in BROKER_INTERVALS:
+        entry = entries.get(name)
+        found[name] = int(entry.value) if entry is not None and str(entry.value).lstrip("-").isdigit() else None
+    return found

@@ -26,7 +26,10 @@ from workbench.kafka.offsets import OffsetReader
 if TYPE_CHECKING:
     from workbench.stack import Stack
 
-__all__ = ["LogSnapshot", "LogWatch", "log_dirs", "partition_files"]
+__all__ = ["LogSnapshot", "LogWatch", "WATCH_INTERVAL_S", "log_dirs", "partition_files"]
+
+#: Seconds between a `LogWatch`'s looks at the log: a change is seen up to this late.
+WATCH_INTERVAL_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -87,7 +90,13 @@ class LogWatch:
     """
 
     def __init__(
-        self, stack: Stack, topic: str, partition: int = 0, *, interval_s: float = 0.25, origin: float | None = None
+        self,
+        stack: Stack,
+        topic: str,
+        partition: int = 0,
+        *,
+        interval_s: float = WATCH_INTERVAL_S,
+        origin: float | None = None,
     ) -> None:
         """`origin`: the epoch second `at_s` counts from (default: when the watch starts)."""
         self.topic = topic

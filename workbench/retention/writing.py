@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -143,18 +144,16 @@ def _native_producer(stack: Stack):  # type: ignore[no-untyped-def]
     return producer(stack.kafka_config("producer"), {"linger.ms": 5})
 
 
-class _NoProxy:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-
 def proxy_for(stack: Stack, through: str) -> Any:
-    """A ProxyClient for the stack when records go through the proxy, else nothing."""
+    """A context giving a ProxyClient for the stack when records go through the proxy, else None.
+
+    Raises:
+        RetentionError: an unknown path, or the proxy asked for on a profile without one.
+    """
+    if through not in PATHS:
+        raise RetentionError(f"through must be one of {list(PATHS)}, got {through!r}")
     if through != "proxy":
-        return _NoProxy()
+        return nullcontext()
     if not stack.proxy_urls:
         raise RetentionError("through='proxy' needs a REST proxy; this profile has none")
     from workbench.proxy.client import ProxyClient

@@ -20,9 +20,16 @@ Modules:
     pipelines        the telemetry pipeline: parse, watermark, aggregate, sink
     progress         a query's progress as a table
     kafka_reader     a Kafka DataFrame: which connector reads it, with what options
+    changelog        a compacted changelog topic as the table Spark builds; reading the whole log against it
     ingestion        what notebook 09 measures, one module per question
 """
 
+from workbench.streaming.changelog import (
+    changelog_read_cost,
+    changelog_sentence,
+    changelog_study,
+    changelog_table,
+)
 from workbench.streaming.connector import installed_spark_version
 from workbench.streaming.kafka_reader import (
     FORMAT_NAME,
@@ -42,6 +49,10 @@ __all__ = [
     "FORMAT_NAME",
     "KAFKA_FORMAT",
     "KafkaOptionError",
+    "changelog_read_cost",
+    "changelog_sentence",
+    "changelog_study",
+    "changelog_table",
     "choose_connector",
     "connector_name",
     "installed_spark_version",

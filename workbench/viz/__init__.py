@@ -8,6 +8,7 @@ Modules:
     figures          one builder per kind of chart the notebooks draw
     time_axis        producer rate, lag, consumer rate and Spark's batches on one time axis
     topic_figures    the topic experiments' figures
+    retention_figures  a log over time: retention, compaction, replay
     streaming_figures  a streaming query's progress, live or afterwards
     waterfall_figures  where a record's time went, hop by hop
     widgets          a panel that reruns a short experiment point and redraws its chart
@@ -23,6 +24,7 @@ from workbench.viz.figures import (
     throughput_over_time,
     throughput_vs,
 )
+from workbench.viz.retention_figures import compaction_figure, log_over_time_figure, replay_figure, survival_figure
 from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
 from workbench.viz.time_axis import live_time_axis, time_axis_figure
 from workbench.viz.topic_figures import (
@@ -40,6 +42,7 @@ __all__ = [
     "bars",
     "before_after",
     "capacity_figure",
+    "compaction_figure",
     "configure_renderers",
     "control",
     "device_read_figure",
@@ -51,11 +54,14 @@ __all__ = [
     "latency_vs_load",
     "live_throughput",
     "live_time_axis",
+    "log_over_time_figure",
     "loop_figure",
     "panel",
     "partition_calculator",
     "partition_plan_figure",
     "progress_figure",
+    "replay_figure",
+    "survival_figure",
     "throughput_over_time",
     "throughput_vs",
     "time_axis_figure",

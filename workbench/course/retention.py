@@ -1,0 +1,107 @@
+"""Exercises of notebook 14 (retention, compaction, replay), each judged with the run's own figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
+
+__all__ = ["CHECK_INTERVAL_S", "DeletedBy", "MissedAfterLatest"]
+
+#: How often the embedded broker looks for segments past retention (`log.retention.check.interval.ms`).
+CHECK_INTERVAL_S = 1.0
+
+
+def _row(frame: Any, columns: list[str], missing: str) -> pd.Series:
+    """The frame's first row with every column measured (NotMeasured when there is none)."""
+    if frame is None or not hasattr(frame, "columns") or any(c not in frame for c in columns):
+        raise NotMeasured(missing)
+    rows = frame.dropna(subset=columns)
+    if rows.empty:
+        raise NotMeasured(missing)
+    return rows.iloc[0]
+
+
+@register
+class DeletedBy(Exercise):
+    notebook, key, number = "14", "deleted_by", 1
+    title = "Predict the latest moment a record written now is deleted, from the topic's settings"
+    section = "When retention really deletes"
+    form = "a number of seconds after the record is written"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        row = _row(frame, ["retention.ms", "segment.ms", "survival_max_s"], "no record was deleted in this run")
+        return {
+            "retention_s": plain(int(row["retention.ms"]) / 1000),
+            "segment_s": plain(int(row["segment.ms"]) / 1000),
+            "check_s": CHECK_INTERVAL_S,
+            "measured_max_s": float(row["survival_max_s"]),
+        }
+
+    def _bound(self, figures: Figures) -> float:
+        return float(figures["retention_s"] + figures["segment_s"] + figures["check_s"])
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"The first run's topic keeps records `retention.ms` = {figures['retention_s'] * 1000:,.0f} ms in segments "
+            f"closed every `segment.ms` = {figures['segment_s'] * 1000:,.0f} ms (at the first append after), and this "
+            f"broker looks for expired segments every {figures['check_s']:g} s. A record is written while records keep "
+            "coming: at the **latest**, how many **seconds** after it was written is it deleted? Within 10 % passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(self._bound(figures), 2)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        seconds, bound = as_number(answer, "a number of seconds"), self._bound(figures)
+        how = (
+            "a record can be the first of its segment, which closes segment.ms later; the closed segment goes once "
+            "its newest record is retention.ms old, at the broker's next look"
+        )
+        passed, why = prediction(seconds, bound, abs(seconds - bound) <= 0.1 * bound, "s", how)
+        if passed:
+            why += f"; the longest any record of the run lived was {figures['measured_max_s']:.2f} s"
+        return passed, why
+
+
+@register
+class MissedAfterLatest(Exercise):
+    notebook, key, number = "14", "missed_latest", 2
+    title = "Count the records a group that resumes with auto.offset.reset=latest never sees"
+    section = "A reader behind retention"
+    form = "a whole number of records"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        if frame is None or "reset" not in frame:
+            raise NotMeasured("the reader behind retention did not run")
+        row = _row(
+            frame[frame["reset"] == "latest"],
+            ["committed", "log_start_at_resume", "log_end_at_resume", "first_read_after"],
+            "the run with auto.offset.reset=latest read nothing after resuming",
+        )
+        return {
+            "committed": plain(row["committed"]),
+            "start": plain(row["log_start_at_resume"]),
+            "end": plain(row["log_end_at_resume"]),
+            "first_read": plain(row["first_read_after"]),
+        }
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"The group committed offset {figures['committed']:,} and stopped. When it came back, retention had "
+            f"moved the log start to {figures['start']:,}, and the log ended at {figures['end']:,}. It resumes with "
+            "`auto.offset.reset=latest`: how many records (offsets) did it **never** read?"
+        )
+
+    def solve(self, figures: Figures) -> int:
+        return int(figures["end"] - figures["committed"])
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        missed, expected = as_number(answer, "a whole number of records"), self.solve(figures)
+        how = (
+            "an offset outside the log is reset to the end, so everything from the committed offset to the end "
+            "is skipped: the deleted records and the ones still there"
+        )
+        return prediction(missed, expected, missed == expected, "records", how)

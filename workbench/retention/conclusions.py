@@ -1,0 +1,138 @@
+"""What a run of the retention experiments says, in sentences computed from its rows: what
+notebook 14 concludes, never written in advance."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from workbench.measure.contract import is_measured
+from workbench.retention.log_state import WATCH_INTERVAL_S
+
+__all__ = ["behind_sentences", "compaction_sentences", "replay_sentences", "retention_sentences"]
+
+
+def _s(value: Any) -> str:
+    return f"{float(value):.1f} s" if is_measured(value) else "not measured"
+
+
+def retention_sentences(rows: pd.DataFrame, check_ms: int | None, watch_s: float = WATCH_INTERVAL_S) -> list[str]:
+    """One line per run (by `segment.ms`) on how long its records lived against `retention.ms`,
+    then what the runs share; a deletion is seen up to `watch_s` late (the log is looked at
+    that often), which the bound allows for."""
+    lines = []
+    check = f"{check_ms / 1000:g} s" if check_ms is not None else "an interval this cluster does not tell"
+    for values in rows.to_dict("records"):
+        retention_s, segment_s = int(values["retention.ms"]) / 1000, int(values["segment.ms"]) / 1000
+        lived = (
+            f"lived {_s(values['survival_min_s'])} to {_s(values['survival_max_s'])} (median "
+            f"{_s(values['survival_p50_s'])})"
+        )
+        kept = (
+            f"all {int(values['records']):,} records were deleted"
+            if values["kept"] == 0
+            else f"{int(values['kept']):,} of {int(values['records']):,} were still there when the watch ended"
+        )
+        lines.append(
+            f"With segment.ms = {segment_s:g} s, records {lived} against retention.ms = {retention_s:g} s: "
+            f"{_s(values['overstay_p50_s'])} past it at the median; the first deletion came "
+            f"{_s(values['first_deleted_s'])} after the first write, and {kept}."
+        )
+    measured = rows.dropna(subset=["survival_min_s", "survival_max_s"])
+    if len(measured):
+        retention = measured["retention.ms"].astype(int) / 1000
+        bound = retention + measured["segment.ms"].astype(int) / 1000 + (check_ms or 0) / 1000 + watch_s
+        early = int((measured["survival_min_s"] < retention).sum())
+        late = int((measured["survival_max_s"] > bound).sum())
+        lines.append(
+            (
+                "No run deleted a record before retention.ms"
+                if not early
+                else f"{early} run(s) deleted a record before retention.ms"
+            )
+            + (
+                f", and none kept one past retention.ms + segment.ms + the broker's check interval ({check}; "
+                f"a deletion is seen up to {watch_s:g} s late)"
+                if not late
+                else f"; {late} run(s) kept one past retention.ms + segment.ms + the check interval "
+                f"({check}; a deletion is seen up to {watch_s:g} s late): the broker looked later than its "
+                "interval says"
+            )
+            + ". Retention deletes whole segments, so a record waits for the newest record of its segment; a "
+            "smaller segment.ms deletes closer to retention.ms, at the cost of more segment files."
+        )
+    return lines
+
+
+def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
+    """One line per run (by dirty ratio) on stale records, tombstones and the table left."""
+    lines = []
+    for row in rows.to_dict("records"):
+        ratio = row["min.cleanable.dirty.ratio"]
+        gone = (
+            f"the tombstones were gone {_s(row['tombstones_gone_s'])} after they were written"
+            if is_measured(row["tombstones_gone_s"])
+            else f"{int(row['tombstones_final'])} tombstone(s) were still visible at the end"
+        )
+        table = "matched" if row["table_matches"] else "did **not** match"
+        lines.append(
+            f"min.cleanable.dirty.ratio = {ratio}: up to {int(row['stale_peak']):,} stale records; "
+            f"{int(row['records_final']):,} records left for {int(row['live_keys']):,} live keys "
+            f"({int(row['stale_final']):,} of them stale at the end); "
+            f"first compaction {_s(row['first_compacted_s'])} after the first write; {gone}; the latest value "
+            f"per key {table} what was written."
+        )
+    if len(rows):
+        most = int(rows["records_final"].max())
+        near = most <= 2 * keys
+        lines.append(
+            f"Once compacted the topic held at most {most / keys:.1f}x its {keys} keys, from "
+            f"{int(rows['records'].max()):,} records written: "
+            + (
+                "within twice the table, as the seed says a compacted topic stays"
+                if near
+                else "well above the table: the cleaner had not yet compacted the newest segments when the watch ended"
+            )
+            + ". What is left stale sits in segments the cleaner has not taken yet: the active one, which it never "
+            "takes, and any whose dirty share is under the ratio."
+        )
+    return lines
+
+
+def behind_sentences(rows: pd.DataFrame) -> list[str]:
+    """One line per reset policy (and path) on what a group behind retention found."""
+    lines = []
+    for row in rows.to_dict("records"):
+        where = f"{row['reset']} ({row['through']})"
+        if row["out_of_range_error"]:
+            lines.append(
+                f"{where}: stopped with an error and read nothing, so the application knows: "
+                f"“{row['out_of_range_error'][:160]}…”"
+            )
+            continue
+        deleted = int(row["log_start_at_resume"]) - int(row["committed"])
+        lines.append(
+            f"{where}: committed {int(row['committed']):,}, resumed at {int(row['first_read_after']):,}: "
+            f"{int(row['missed']):,} records never read ({deleted:,} deleted by retention, "
+            f"{int(row['missed']) - deleted:,} skipped though still there), with no error, "
+            f"{int(row['duplicates'])} read twice."
+        )
+    return lines
+
+
+def replay_sentences(rows: pd.DataFrame) -> list[str]:
+    """One line per replay on where it landed and how fast it read against reading live."""
+    lines = []
+    for row in rows.to_dict("records"):
+        landed = "landed on" if row["landed_right"] else "did **not** land on"
+        ratio = (
+            row["msg_s"] / row["live_msg_s"] if row["live_msg_s"] and not math.isnan(row["live_msg_s"]) else math.nan
+        )
+        lines.append(
+            f"{row['through']}, to the {row['to']}: {landed} offset {int(row['expected_offset']):,}, replayed "
+            f"{int(row['replayed']):,} records at {row['msg_s']:,.0f} records/s ({ratio:.2f}x reading live at "
+            f"{row['live_msg_s']:,.0f}/s), {int(row['duplicates'])} twice."
+        )
+    return lines
