@@ -49,7 +49,7 @@ SMOKE_ENOUGH = frozenset(
 
 #: Notebooks that start a Spark session: one worker runs them, one after another (two JVMs on
 #: two cores would measure each other).
-SPARK_NOTEBOOKS = frozenset({"09_spark_ingestion", "12_where_time_goes"})
+SPARK_NOTEBOOKS = frozenset({"09_spark_ingestion", "12_where_time_goes", "14_retention_and_compaction"})
 
 #: Tuning notebook → the experiments whose tables its run must have appended rows to.
 TUNING = {
