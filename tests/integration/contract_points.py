@@ -24,6 +24,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "http_floor": {"records": 500, "concurrency": 1, "max_seconds": 5.0},
     "proxy_vs_native": {"records": 300, "partitions": 1, "concurrency": 1, "max_seconds": 2.0, "client": "python"},
     "format_produce": {"records": 200, "format": "avro"},
+    "instance_cost": {"instances": 2, "seconds": 0.5, "rate": 200.0, "partitions": 1},
     "registry_lookups": {"lookups": 50, "schemas": 2},
     "latency_waterfall": {"offered_msg_s": 200.0, "offered_seconds": 5.5},
     "leader_failover": {"records": 2_000, "rate": 4_000},

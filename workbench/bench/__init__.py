@@ -22,6 +22,7 @@ Modules:
     proxy_calls      produce calls to a proxy, from threads, client processes or wrk
     loadgen          wrk, the compiled HTTP load generator
     http_floor       what HTTP alone costs a Python proxy before it touches a record
+    instance_cost    what a consumer instance costs the proxy process holding it, idle and fetching
     efficiency       the proxy against the native client: MB/s and CPU per MB as ratios
     scale            proxies configured otherwise than the stack's, for one experiment
     formats          binary, JSON, Avro, JSON Schema and Protobuf: what a format costs
@@ -40,6 +41,7 @@ from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.experiments import Experiment, get_experiment
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
+from workbench.bench.instance_cost import instance_cost
 from workbench.bench.message_size import LADDER_COLUMNS, ladder_story, limit_ladder, needed_settings
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
@@ -74,6 +76,7 @@ __all__ = [
     "get_experiment",
     "grid_points",
     "http_floor",
+    "instance_cost",
     "ladder_story",
     "latency_summary",
     "latency_waterfall",

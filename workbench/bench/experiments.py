@@ -22,6 +22,7 @@ from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
+from workbench.bench.instance_cost import instance_cost
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
 from workbench.bench.schema_registry import registry_lookups
@@ -192,6 +193,22 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "client_saturated",
             ),
             spread_of=("mb_s_ratio", "cpu_ratio"),
+        ),
+        Experiment(
+            "instance_cost",
+            instance_cost,
+            "what a consumer or share-consumer instance costs its proxy process in memory and CPU, idle and fetching",
+            shown=(
+                "kind",
+                "instances",
+                "rss_before_mb",
+                "idle_mb_per_instance",
+                "fetching_mb_per_instance",
+                "idle_cpu_pct",
+                "fetching_cpu_pct",
+                "records",
+            ),
+            spread_of=("idle_mb_per_instance", "fetching_mb_per_instance"),
         ),
         Experiment(
             "format_produce",

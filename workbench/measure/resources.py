@@ -28,6 +28,7 @@ __all__ = [
     "cpu_seconds",
     "freeze_startup_objects",
     "role_of",
+    "rss_bytes",
 ]
 
 #: Roles the result columns are named after; several processes of a role are summed.
@@ -63,6 +64,22 @@ def cpu_seconds(process: psutil.Process | int, *, descendants: bool = False) -> 
         except psutil.Error:
             continue
         total += times.user + times.system
+    return total
+
+
+def rss_bytes(process: psutil.Process | int, *, descendants: bool = True) -> int:
+    """Resident memory of a process now, by PID or `psutil.Process`, its live children added
+    unless `descendants` is off; 0 for a process that has gone."""
+    try:
+        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
+    except psutil.Error:
+        return 0
+    total = 0
+    for member in _with_children(proc) if descendants else [proc]:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
     return total
 
 

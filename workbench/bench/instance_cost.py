@@ -1,0 +1,217 @@
+"""What a consumer instance costs the REST proxy process that holds it: memory and CPU by count.
+
+The REST proxy deployment guide sizes a proxy by its consumers, about 16 MB of heap each: a
+JVM figure, the Java consumer's fetch buffers plus a share of the answer buffer. This proxy
+is a Python process whose instances are librdkafka consumers, each with its own threads,
+connections and prefetch queue, so its figure is measured here rather than borrowed.
+`instance_cost` creates `instances` consumer (or share-consumer) instances on one proxy
+process, each subscribed to a fresh topic, first idle and then, with `fetching`, reading
+records written at `rate`: the process's resident memory before, idle and at the fetching
+peak, and its CPU, give the cost per instance. Only a proxy the workbench started can be
+measured (its PID is on this machine); on someone else's cluster the experiment says so.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import BenchError
+from workbench.measure.resources import cpu_seconds, rss_bytes
+
+if TYPE_CHECKING:
+    from workbench.proxy.client import ProxyClient
+    from workbench.stack import ServiceRecord, Stack
+
+__all__ = ["INSTANCE_KINDS", "MAX_INSTANCES", "POLL_MS", "instance_cost"]
+
+#: The kinds of instance measured: v2 consumer instances (one group each) or share-consumer
+#: instances (one share group).
+INSTANCE_KINDS = ("consumer", "share")
+#: The most instances one run creates (the proxy's own limits are 500 and 100 by default).
+MAX_INSTANCES = 1_000
+
+
+def instance_cost(
+    stack: Stack,
+    *,
+    instances: int = 20,
+    kind: str = "consumer",
+    fetching: bool = True,
+    rate: float = 2_000.0,
+    seconds: float = 5.0,
+    partitions: int = 4,
+    record_bytes: int = 1_000,
+    topic_prefix: str = "bench-instances",
+) -> dict[str, Any]:
+    """Create `instances` instances on the stack's first proxy process, idle for `seconds`,
+    then (with `fetching`) reading `rate` records/s for `seconds`; one contract row.
+
+    Returns:
+        A row with `rss_before_mb`, `rss_idle_mb`, `rss_fetching_mb` (the process and its
+        children), `idle_mb_per_instance` and `fetching_mb_per_instance` (the growth over
+        the count), `idle_cpu_pct` and `fetching_cpu_pct` (of one core), `records` read.
+
+    Raises:
+        BenchError: a count or rate out of range, an unknown kind, or a profile whose proxy
+            runs elsewhere (its memory cannot be read from here).
+    """
+    _check(instances, kind, rate, seconds, partitions, record_bytes)
+    record = _proxy_process(stack)
+    from workbench.proxy.client import ProxyClient
+
+    topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
+    with stack.temporary_topics({topic: partitions}), ProxyClient(str(record.url)) as client:
+        before = rss_bytes(record.pid)
+        with ExitStack() as held:
+            opened = [held.enter_context(_instance(client, kind, topic, i)) for i in range(instances)]
+            _await_joined(opened, kind)
+            idle_cpu, idle_rss = _window(record.pid, seconds)
+            fetching_cpu, fetching_rss, read = (
+                _fetching(stack, record.pid, opened, kind, topic, rate, seconds, record_bytes)
+                if fetching
+                else (float("nan"), float("nan"), 0)
+            )
+    mb = 1e6
+    measured = {
+        "rss_before_mb": before / mb,
+        "rss_idle_mb": idle_rss / mb,
+        "rss_fetching_mb": fetching_rss / mb,
+        "idle_mb_per_instance": (idle_rss - before) / mb / instances,
+        "fetching_mb_per_instance": (fetching_rss - before) / mb / instances,
+        "idle_cpu_pct": idle_cpu,
+        "fetching_cpu_pct": fetching_cpu,
+    }
+    params = {"kind": kind, "instances": instances, "fetching": fetching, "rate": rate}
+    return _row(stack, params, measured, read, read * record_bytes, seconds if fetching else float("nan"))
+
+
+def _instance(client: ProxyClient, kind: str, topic: str, index: int) -> Any:
+    run = topic.rsplit("-", 1)[-1]
+    if kind == "share":
+        return client.share_consumer(f"instances-{run}", topics=[topic], auto_offset_reset="earliest")
+    return client.consumer(f"instances-{run}-{index}", topics=[topic], auto_offset_reset="earliest")
+
+
+#: How long one records request may wait, by kind. A share instance fetches only while a
+#: request waits (it holds no records ahead, docs/rest-proxy.md), and the broker answers a
+#: share fetch when its own wait is up: a short request returned nothing at 200 records/s.
+POLL_MS = {"consumer": 50, "share": 600}
+
+
+def _read(instance: Any, kind: str) -> int:
+    """One records request; a share instance accepts what it got (else it may not ask again)."""
+    records = instance.poll(timeout_ms=POLL_MS[kind])
+    if kind == "share" and records:
+        instance.accept(records)
+    return len(records)
+
+
+def _await_joined(opened: list[Any], kind: str, timeout_s: float = 30.0) -> None:
+    """Records requests until every consumer instance holds partitions (its group joined, its
+    connections open): before that an instance has cost its proxy almost nothing yet. A
+    share group's members share partitions; each asks once."""
+    deadline = time.monotonic() + timeout_s
+    waiting = list(opened)
+    while waiting and time.monotonic() < deadline:
+        for instance in waiting:
+            _read(instance, kind)
+        waiting = [i for i in waiting if kind == "consumer" and not i.assignments()]
+    if waiting:
+        raise BenchError(f"{len(waiting)} of {len(opened)} consumer instances held no partition after {timeout_s:g} s")
+
+
+def _window(pid: int, seconds: float) -> tuple[float, float]:
+    """CPU (% of one core) over `seconds` of nothing but the instances' own upkeep, and the RSS after."""
+    start = cpu_seconds(pid, descendants=True)
+    time.sleep(seconds)
+    return (cpu_seconds(pid, descendants=True) - start) / seconds * 100, float(rss_bytes(pid))
+
+
+def _fetching(
+    stack: Stack,
+    pid: int,
+    opened: list[Any],
+    kind: str,
+    topic: str,
+    rate: float,
+    seconds: float,
+    record_bytes: int,
+) -> tuple[float, float, int]:
+    """Records written at `rate` for `seconds` while every instance reads in turn: CPU (% of a
+    core), peak RSS, records read (by all instances together)."""
+    from workbench.kafka.clients import producer
+
+    stop = threading.Event()
+
+    def write() -> None:
+        client = producer(stack.kafka_config("producer"), {"linger.ms": 5})
+        value, sent, started = b"r" * record_bytes, 0, time.monotonic()
+        while not stop.is_set():
+            due = int((time.monotonic() - started) * rate)
+            for _ in range(due - sent):
+                try:
+                    client.produce(topic, value)
+                except BufferError:
+                    client.poll(0.05)
+            sent = max(sent, due)
+            client.poll(0.02)
+        client.flush(10)
+
+    writer = threading.Thread(target=write, name=f"instances-writer-{topic}", daemon=True)
+    start, peak, read = cpu_seconds(pid, descendants=True), 0, 0
+    writer.start()
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            for instance in opened:
+                read += _read(instance, kind)
+            peak = max(peak, rss_bytes(pid))
+    finally:
+        stop.set()
+        writer.join()
+    return (cpu_seconds(pid, descendants=True) - start) / seconds * 100, float(peak), read
+
+
+def _row(
+    stack: Stack, params: dict[str, Any], measured: dict[str, float], read: int, payload: int, seconds: float
+) -> dict[str, Any]:
+    from workbench.measure.contract import result_row
+
+    return result_row(
+        stack,
+        experiment="instance_cost",
+        params=params,
+        records=read,
+        payload_bytes=payload,
+        seconds=seconds,
+        extra=measured,
+    )
+
+
+def _proxy_process(stack: Stack) -> ServiceRecord:
+    """The stack's first proxy process, whose memory this machine can read."""
+    records = sorted((r for r in stack.services.values() if r.kind == "proxy" and r.url), key=lambda r: r.name)
+    if not records:
+        raise BenchError(
+            f"instance_cost measures a proxy process's memory, so it needs a proxy the workbench started; "
+            f"profile {stack.profile.name!r} has none on this machine"
+        )
+    return records[0]
+
+
+def _check(instances: int, kind: str, rate: float, seconds: float, partitions: int, record_bytes: int) -> None:
+    if kind not in INSTANCE_KINDS:
+        raise BenchError(f"kind must be one of {list(INSTANCE_KINDS)}, got {kind!r}")
+    for name, value, low, high in (
+        ("instances", instances, 1, MAX_INSTANCES),
+        ("rate", rate, 1.0, 1_000_000.0),
+        ("seconds", seconds, 0.5, 600.0),
+        ("partitions", partitions, 1, 1_000),
+        ("record_bytes", record_bytes, 1, 1_000_000),
+    ):
+        if not low <= value <= high:
+            raise BenchError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
