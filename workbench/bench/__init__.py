@@ -41,7 +41,7 @@ from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.experiments import Experiment, get_experiment
 from workbench.bench.formats import format_produce
 from workbench.bench.http_floor import http_floor
-from workbench.bench.instance_cost import instance_cost
+from workbench.bench.instance_cost import instance_cost, instance_cost_sentence, instance_cost_sweep
 from workbench.bench.message_size import LADDER_COLUMNS, ladder_story, limit_ladder, needed_settings
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
@@ -77,6 +77,8 @@ __all__ = [
     "grid_points",
     "http_floor",
     "instance_cost",
+    "instance_cost_sentence",
+    "instance_cost_sweep",
     "ladder_story",
     "latency_summary",
     "latency_waterfall",

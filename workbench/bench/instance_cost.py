@@ -21,12 +21,23 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import BenchError
 from workbench.measure.resources import cpu_seconds, rss_bytes
+from workbench.topics.sizing import GUIDE_BYTES_PER_CONSUMER
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from workbench.proxy.client import ProxyClient
     from workbench.stack import ServiceRecord, Stack
 
-__all__ = ["INSTANCE_KINDS", "MAX_INSTANCES", "POLL_MS", "instance_cost"]
+__all__ = [
+    "GUIDE_MB_PER_CONSUMER",
+    "INSTANCE_KINDS",
+    "MAX_INSTANCES",
+    "POLL_MS",
+    "instance_cost",
+    "instance_cost_sentence",
+    "instance_cost_sweep",
+]
 
 #: The kinds of instance measured: v2 consumer instances (one group each) or share-consumer
 #: instances (one share group).
@@ -215,3 +226,45 @@ def _check(instances: int, kind: str, rate: float, seconds: float, partitions: i
     ):
         if not low <= value <= high:
             raise BenchError(f"{name} must be from {low:g} to {high:g}, got {value!r}")
+
+
+#: The deployment guide's heap per consumer instance of Confluent's REST Proxy (a JVM), in MB:
+#: the figure `topics.sizing.proxy_heap` uses when nothing measured is given.
+GUIDE_MB_PER_CONSUMER = GUIDE_BYTES_PER_CONSUMER / 2**20
+
+
+def instance_cost_sweep(
+    stack: Stack, counts: list[int], kinds: tuple[str, ...] = INSTANCE_KINDS, **params: Any
+) -> tuple[pd.DataFrame | None, str | None]:
+    """`instance_cost` for every kind and count, or None and one line saying why it cannot
+    run here (a proxy on another machine; a broker without share groups drops that kind)."""
+    import pandas as pd
+
+    from workbench.topics.share_groups import share_groups_missing
+
+    try:
+        _proxy_process(stack)
+    except BenchError as exc:
+        return None, str(exc)
+    note = None
+    if "share" in kinds and (missing := share_groups_missing(stack)) is not None:
+        kinds, note = tuple(k for k in kinds if k != "share"), f"share-consumer instances left out: {missing}"
+    rows = [instance_cost(stack, instances=n, kind=kind, **params) for kind in kinds for n in counts]
+    return pd.DataFrame(rows), note
+
+
+def instance_cost_sentence(rows: pd.DataFrame, consumers: int = 1_000) -> str:
+    """What the sweep says per kind, set against the guide's 16 MB per instance (a JVM proxy)."""
+    lines = []
+    for kind, group in rows.groupby("kind"):
+        largest = group.loc[group["instances"].idxmax()]
+        idle, fetching = float(largest["idle_mb_per_instance"]), float(largest["fetching_mb_per_instance"])
+        lines.append(
+            f"{int(largest['instances'])} {kind} instances cost this proxy {idle:.2f} MB each idle and "
+            f"{fetching:.2f} MB each while reading ({largest['fetching_cpu_pct']:.0f} % of a core), against the "
+            f"guide's {GUIDE_MB_PER_CONSUMER:g} MB for a JVM proxy. At that cost {consumers:,} instances would take "
+            f"about {max(idle, fetching) * consumers:,.0f} MB here and {GUIDE_MB_PER_CONSUMER * consumers:,.0f} MB by "
+            "the guide (a straight line from the largest count measured: an instance that falls behind holds its "
+            "backlog in its prefetch queue, so measure the count you plan)."
+        )
+    return " ".join(lines)

@@ -35,6 +35,7 @@ from workbench.topics.errors import TopicDesignError
 __all__ = [
     "Estimate",
     "GIB",
+    "GUIDE_BYTES_PER_CONSUMER",
     "KIB",
     "MIB",
     "PartitionPlan",
@@ -296,9 +297,15 @@ def unavailability_window(
     )
 
 
+#: The deployment guide's heap per consumer instance, a figure for Confluent's JVM proxy. The
+#: workbench's proxy measures its own (`workbench bench instance_cost`, notebook 05): pass
+#: that as `bytes_per_consumer` to size it.
+GUIDE_BYTES_PER_CONSUMER = 16 * MIB
+
+
 def proxy_heap(
     consumers: float,
-    bytes_per_consumer: float = 16 * MIB,
+    bytes_per_consumer: float = GUIDE_BYTES_PER_CONSUMER,
     base_bytes: float = 1 * GIB,
     max_heap_bytes: float = 8 * GIB,
 ) -> tuple[Estimate, Estimate]:
@@ -329,9 +336,10 @@ def proxy_heap(
         "base_bytes": base_bytes,
         "max_heap_bytes": max_heap_bytes,
     }
+    guide = bytes_per_consumer == GUIDE_BYTES_PER_CONSUMER
     return (
         Estimate(
-            "proxy heap",
+            "JVM proxy heap (the guide's 16 MB per consumer)" if guide else "proxy heap (measured per consumer)",
             heap,
             "bytes",
             f"{format_number(base_bytes)} B + {format_number(consumers)} consumers"
