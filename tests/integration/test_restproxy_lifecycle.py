@@ -184,6 +184,64 @@ def test_sigterm_while_producing_loses_no_acknowledged_record(
     assert missing == [], f"{len(missing)} acknowledged records are not in the log"
 
 
+def test_sigterm_with_a_fetch_in_flight_answers_it_commits_what_was_delivered_and_exits_in_time(
+    stack: Stack,
+    start_proxy: Callable[..., tuple[str, subprocess.Popen[bytes]]],
+    topic: Callable[..., str],
+) -> None:
+    """The shutdown contract (docs/rest-proxy.md): stop taking requests, answer the ones in
+    flight, commit what auto-committing instances delivered, leave the groups, exit within
+    `shutdown.graceful.ms` (here 3 s) plus the consumers' close."""
+    # auto-commit's timer far away: the only commit is the one the shutdown makes
+    url, proc = start_proxy(
+        KAFKA_REST_SHUTDOWN_GRACEFUL_MS="3000", KAFKA_REST_CONSUMER_AUTO_COMMIT_INTERVAL_MS="600000"
+    )
+    name, group = topic(), f"g-{uuid.uuid4().hex[:10]}"
+    kafka.produce(stack.kafka_config("producer"), name, [(None, b"%d" % i) for i in range(100)], partition=0)
+    http = requests.Session()
+    body = {"format": "binary", "auto.offset.reset": "earliest", "auto.commit.enable": "true"}
+    base = http.post(f"{url}/consumers/{group}", json=body, headers={"Content-Type": V2}).json()["base_uri"]
+    assign = {"partitions": [{"topic": name, "partition": 0}]}
+    assert http.post(f"{base}/assignments", json=assign, headers={"Content-Type": V2}).status_code == 204
+    delivered: list[int] = []
+    while len(delivered) < 100:
+        answer = http.get(f"{base}/records", headers={"Accept": "application/vnd.kafka.binary.v2+json"})
+        delivered += [r["offset"] for r in answer.json()]
+    assert delivered == list(range(100))
+
+    in_flight: dict[str, requests.Response | Exception] = {}
+
+    def fetch() -> None:  # nothing more to read: the proxy holds it up to its timeout
+        try:
+            in_flight["answer"] = requests.get(
+                f"{base}/records",
+                params={"timeout": 20_000},
+                headers={"Accept": "application/vnd.kafka.binary.v2+json"},
+                timeout=30,
+            )
+        except requests.RequestException as exc:
+            in_flight["answer"] = exc
+
+    fetching = threading.Thread(target=fetch)
+    fetching.start()
+    time.sleep(0.5)  # the request is in flight
+    started = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+    took = time.monotonic() - started
+    fetching.join(timeout=30)
+    answer = in_flight["answer"]
+    assert isinstance(answer, requests.Response), f"the fetch in flight got no answer: {answer}"
+    assert answer.status_code == 200 or "error_code" in answer.json(), answer.text
+    assert took < 3 + 10, f"the proxy took {took:.1f} s to stop"
+    with kafka.admin_client(stack.kafka_config()) as admin:
+        from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
+
+        request = [ConsumerGroupTopicPartitions(group, [TopicPartition(name, 0)])]
+        committed = admin.list_consumer_group_offsets(request)[group].result().topic_partitions[0].offset
+    assert committed == 100, "what the instance delivered was committed as it closed"
+
+
 def test_two_instances_behind_nginx(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from workbench.stack import running
     from workbench.stack.health import status_of

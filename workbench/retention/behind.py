@@ -17,10 +17,11 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from workbench.errors import KafkaError
 from workbench.retention.errors import RetentionError
 from workbench.retention.log_settings import apply_log_settings, log_settings
 from workbench.retention.log_state import LogWatch
-from workbench.retention.reading import PartitionReader, ReaderOutOfRange
+from workbench.retention.reading import RESETS, PartitionReader, ReaderOutOfRange
 from workbench.retention.writing import LogWriter, proxy_for, write_steadily
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ def reader_behind_retention(
     """
     if not 0 < read_first < records <= 1_000_000:
         raise RetentionError(f"need 0 < read_first < records ≤ 1,000,000, got {read_first} and {records}")
+    if reset not in RESETS:
+        raise RetentionError(f"reset must be one of {list(RESETS)}, got {reset!r}")
     settings = log_settings({"cleanup.policy": "delete", "retention.ms": retention_ms, "segment.ms": segment_ms})
     topic, group = f"{topic_prefix}-{uuid.uuid4().hex[:10]}", f"{topic_prefix}-group-{uuid.uuid4().hex[:8]}"
     value = b"v" * 100
@@ -75,6 +78,8 @@ def reader_behind_retention(
         write_steadily(writer, rate, records / rate, lambda i: (None, value))
         with PartitionReader(stack, topic, group, reset="earliest", proxy=proxy) as reader:
             first = reader.read(read_first, timeout_s=30)
+            if len(first) < read_first:
+                raise KafkaError(f"the group read {len(first)} of the first {read_first} records of {topic} in 30 s")
             committed = first[-1][0] + 1
             reader.commit(committed)
         started = time.monotonic()
