@@ -53,12 +53,8 @@ def cpu_seconds(process: psutil.Process | int, *, descendants: bool = False) -> 
     without, only the process itself, for a client whose children are measured apart. A
     process that has gone counts 0: a dead service is reported by the stack, not here.
     """
-    try:
-        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
-    except psutil.Error:
-        return 0.0
     total = 0.0
-    for member in _with_children(proc) if descendants else [proc]:
+    for member in _members(process, descendants):
         try:
             times = member.cpu_times()
         except psutil.Error:
@@ -70,17 +66,7 @@ def cpu_seconds(process: psutil.Process | int, *, descendants: bool = False) -> 
 def rss_bytes(process: psutil.Process | int, *, descendants: bool = True) -> int:
     """Resident memory of a process now, by PID or `psutil.Process`, its live children added
     unless `descendants` is off; 0 for a process that has gone."""
-    try:
-        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
-    except psutil.Error:
-        return 0
-    total = 0
-    for member in _with_children(proc) if descendants else [proc]:
-        try:
-            total += member.memory_info().rss
-        except psutil.Error:
-            continue
-    return total
+    return _rss(_members(process, descendants))
 
 
 def freeze_startup_objects() -> None:
@@ -202,13 +188,7 @@ class ResourceMonitor(Sampler):
             }
             self._members_at = time.monotonic()
         for role, members in self._members.items():
-            total = 0
-            for member in members:
-                try:
-                    total += member.memory_info().rss
-                except psutil.Error:
-                    continue
-            self._peak[role] = max(self._peak[role], total)
+            self._peak[role] = max(self._peak[role], _rss(members))
 
 
 def cpu_per_mb(rows: Mapping[str, Mapping[str, Any]]) -> Any:
@@ -287,6 +267,26 @@ def _spark_role(process: psutil.Process) -> str | None:
     if process.name() == "java":
         return "spark_jvm"
     return "spark_python" if "pyspark" in " ".join(process.cmdline()) else None
+
+
+def _members(process: psutil.Process | int, descendants: bool) -> list[psutil.Process]:
+    """The process (by PID or itself) and, with `descendants`, its live children; none when it has gone."""
+    try:
+        proc = process if isinstance(process, psutil.Process) else psutil.Process(process)
+    except psutil.Error:
+        return []
+    return _with_children(proc) if descendants else [proc]
+
+
+def _rss(members: list[psutil.Process]) -> int:
+    """Resident bytes of the processes still alive among `members`."""
+    total = 0
+    for member in members:
+        try:
+            total += member.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
 
 
 def _with_children(proc: psutil.Process) -> list[psutil.Process]:
