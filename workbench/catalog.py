@@ -26,12 +26,10 @@ table and two runs finishing together both land.
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import os
 import platform
 import socket
-import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -44,6 +42,7 @@ import pandas as pd
 from workbench._version import workbench_version
 from workbench.config import Profile
 from workbench.errors import ConfigError
+from workbench.results import append_rows
 
 __all__ = [
     "RunEntry",
@@ -178,14 +177,7 @@ def track(
 def record_run(entry: RunEntry, profile: Profile) -> Path:
     """Append one run to the catalogue atomically; returns the catalogue's path."""
     path = catalog_path(profile)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    row = pd.DataFrame([entry.row()])
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # two runs ending together must both land
-        table = pd.concat([pd.read_parquet(path), row], ignore_index=True) if path.exists() else row
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-        table.to_parquet(tmp, index=False)
-        tmp.replace(path)
+    append_rows(path, pd.DataFrame([entry.row()]))  # two runs ending together must both land
     return path
 
 

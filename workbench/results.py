@@ -8,11 +8,12 @@ sets `WORKBENCH_RUN_ID` for its notebooks, so it can collect exactly its own row
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 import platform
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from workbench.config import Profile, environment, load_profile, project_root
 __all__ = [
     "RUN_FACTS",
     "RUN_ID_ENV",
+    "append_rows",
     "current_run_id",
     "experiments",
     "git_revision",
@@ -125,13 +127,7 @@ def record(
         rows if isinstance(rows, pd.DataFrame) else pd.DataFrame([rows] if isinstance(rows, Mapping) else list(rows))
     )
     frame = frame.assign(**run_metadata(profile))
-    path = _results_file(experiment, profile)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    combined = pd.concat([pd.read_parquet(path), frame], ignore_index=True) if path.exists() else frame
-    combined = _parquet_safe(combined)
-    tmp = path.with_suffix(".parquet.tmp")
-    combined.to_parquet(tmp, index=False)
-    tmp.replace(path)
+    append_rows(_results_file(experiment, profile), frame, _parquet_safe)
     return frame
 
 
@@ -150,15 +146,44 @@ def experiments(profile: Profile | None = None) -> list[str]:
     return sorted(p.stem for p in profile.path(profile.results_dir).glob("*.parquet"))
 
 
+def append_rows(path: Path, rows: pd.DataFrame, prepare: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> None:
+    """Append `rows` to the parquet table at `path`, whole or not at all; `prepare` makes the
+    whole table storable first (`record`'s columns mixing value types become text).
+
+    Processes that end runs together (a notebook and a `bench` in a terminal, the test
+    suite's workers) take turns under a lock, and each writes its own temporary file, so
+    no row of either is lost and a reader never sees half a table.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        table = pd.concat([pd.read_parquet(path), rows], ignore_index=True) if path.exists() else rows
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+        (prepare(table) if prepare else table).to_parquet(tmp, index=False)
+        tmp.replace(path)
+
+
 def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
-    """Columns mixing value types (`acks` = 0, 1, "all") are stored as text; Parquet needs one type."""
+    """Columns mixing value types (`acks` = 0, 1, "all") are stored as text; Parquet needs one type.
+
+    A whole number is written as one text whatever it was read back as (a column with
+    gaps comes back from parquet as floats: 1.0), so a point's repeats keep one key.
+    """
     frame = frame.copy()
     for column in [c for c in frame.columns if frame[c].dtype == "object"]:
         values = frame[column].dropna()
         kinds = {type(v) for v in values}
         if len(kinds) > 1 or (kinds and not kinds <= {str, bool, bytes}):
-            frame[column] = frame[column].map(lambda v: v if v is None or (isinstance(v, float) and v != v) else str(v))
+            frame[column] = frame[column].map(_as_text)
     return frame
+
+
+def _as_text(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and value != value):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 #: Columns that are bookkeeping or facts of the run, never parameters of a point.

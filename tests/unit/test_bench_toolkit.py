@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -149,6 +150,29 @@ def test_columns_mixing_types_are_stored_as_text() -> None:
     written = results.record("unit_mixed", rows, load_profile())
     assert len(written) == 2
     assert results.load("unit_mixed")["acks"].tolist() == ["0", "all"]
+
+
+def test_a_point_keeps_one_key_when_rows_without_its_parameter_land_between_its_repeats() -> None:
+    """A row without `acks` leaves gaps, and parquet gives the column back as floats (1.0):
+    the next text conversion must still write the repeats' value as one text ("1")."""
+    profile = load_profile()
+    for row in (
+        {"acks": 1, "params": "acks", "msg_s": 1.0},
+        {"linger.ms": 5, "params": "linger.ms", "msg_s": 1.0},
+        {"acks": "all", "params": "acks", "msg_s": 2.0},
+        {"acks": 1, "params": "acks", "msg_s": 3.0},
+    ):
+        results.record("unit_gaps", row, profile)
+    acks = results.load("unit_gaps")["acks"]
+    assert acks.dropna().tolist() == ["1", "all", "1"]
+    assert results.spread(results.load("unit_gaps").dropna(subset=["acks"]))["n"].tolist() == [2, 1]
+
+
+def test_appends_from_processes_ending_together_all_land(tmp_path: Path) -> None:
+    path = tmp_path / "table.parquet"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: results.append_rows(path, pd.DataFrame([{"i": i}])), range(40)))
+    assert sorted(pd.read_parquet(path)["i"]) == list(range(40))
 
 
 def test_param_columns_come_from_the_rows_params_column() -> None:
