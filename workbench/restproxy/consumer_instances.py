@@ -43,7 +43,9 @@ __all__ = [
     "out_of_range",
     "out_of_range_error",
     "reassign_due",
+    "resumed",
     "seek",
+    "seek_to_beginning",
     "seek_to_end",
     "seek_to_times",
     "subscribe",
@@ -98,6 +100,11 @@ class ConsumerInstance(Instance):
     #: what the client is told: librdkafka says it once and stops fetching them, so every
     #: records request that has nothing else answers 409 until the client seeks.
     out_of_range: dict[Partition, str] = field(default_factory=dict)
+    #: Where the client last sought each partition, until a record of it comes. librdkafka
+    #: queues its out-of-range errors with no seek barrier, so one about the position
+    #: before a seek (or the "no committed offset" of the assignment a seek replaced) can
+    #: come after it: only an error at the sought offset is about where the client is.
+    sought: dict[Partition, int] = field(default_factory=dict)
 
 
 class ConsumerManager(InstanceManager[ConsumerInstance]):
@@ -311,6 +318,7 @@ def assign(instance: ConsumerInstance, partitions: list[Partition]) -> None:
     instance.known_topics.update(t for t, _ in partitions)
     instance.pending.clear()
     instance.out_of_range.clear()
+    instance.sought.clear()
     instance.reassign_at, instance.lookup_failures = None, 0
 
 
@@ -409,10 +417,16 @@ def seek(instance: ConsumerInstance, targets: list[tuple[str, int, int]]) -> Non
                 raise RestError(409, ILLEGAL_STATE, f"cannot seek {topic}-{partition}: {exc.args[0].str()}") from None
             _assign_at(instance, TopicPartition(topic, partition, offset))
         instance.out_of_range.pop((topic, partition), None)
-        if offset >= 0:
-            instance.delivered[(topic, partition)] = offset
-        else:
-            instance.delivered.pop((topic, partition), None)
+        instance.sought[(topic, partition)] = offset
+        instance.delivered[(topic, partition)] = offset
+
+
+def resumed(instance: ConsumerInstance, messages: list[Message]) -> None:
+    """Forget the seeks of the partitions `messages` came from: records after a seek mean
+    every error queued before it was taken already (see `ConsumerInstance.sought`)."""
+    for message in messages:
+        if message.error() is None:
+            instance.sought.pop((message.topic(), message.partition()), None)  # type: ignore[arg-type]
 
 
 def _assign_at(instance: ConsumerInstance, target: TopicPartition) -> None:
@@ -438,6 +452,10 @@ def out_of_range(instance: ConsumerInstance, message: Message) -> None:
     answers until the client seeks (see `out_of_range_error`)."""
     topic, partition = message.topic(), message.partition()
     if topic is None or partition is None:
+        return
+    sought = instance.sought.get((topic, partition))
+    if sought is not None and message.offset() != sought:
+        log.debug("consumer %s/%s: %s, queued before the last seek", instance.group, instance.name, message.error())
         return
     position = instance.delivered.get((topic, partition))
     at = f"position {position}" if position is not None else "its committed offset"
@@ -466,16 +484,30 @@ def out_of_range_error(instance: ConsumerInstance) -> RestError:
     )
 
 
+def seek_to_beginning(instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition]) -> None:
+    """Seek each partition to its log start, found by ListOffsets: an offset, so an error
+    about the position before the seek is told from one about the new (`sought`)."""
+    _seek_to_listed(instance, settings, partitions, "earliest")
+
+
 def seek_to_end(instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition]) -> None:
+    """Seek each partition to its log end (the true end on Tansu too: `end_offsets`)."""
+    _seek_to_listed(instance, settings, partitions, "end")
+
+
+def _seek_to_listed(
+    instance: ConsumerInstance, settings: RestProxySettings, partitions: list[Partition], which: str
+) -> None:
     from workbench.errors import KafkaError
-    from workbench.kafka.offsets import end_offsets
+    from workbench.kafka.offsets import OffsetReader
 
     _require_assigned(instance, partitions, "seek")
     try:
-        ends = end_offsets({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}, partitions)
+        with OffsetReader({"bootstrap.servers": settings.bootstrap_servers, **settings.admin}) as offsets:
+            found = offsets.ends(partitions) if which == "end" else offsets.reported(partitions, which)
     except KafkaError as exc:
-        raise RestError(500, 50002, f"cannot find the end offsets: {exc}") from None
-    seek(instance, [(t, p, ends[(t, p)]) for t, p in partitions])
+        raise RestError(500, 50002, f"cannot find the {which} offsets: {exc}") from None
+    seek(instance, [(t, p, found[(t, p)]) for t, p in partitions])
 
 
 def seek_to_times(instance: ConsumerInstance, settings: RestProxySettings, targets: list[tuple[str, int, int]]) -> None:

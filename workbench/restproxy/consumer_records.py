@@ -33,6 +33,7 @@ from workbench.restproxy.consumer_instances import (
     out_of_range,
     out_of_range_error,
     reassign_due,
+    resumed,
 )
 from workbench.restproxy.schemas import SchemaFormats
 
@@ -224,6 +225,8 @@ def _fetch_piece(
             if holding:
                 break
             continue
+        if instance.sought:
+            resumed(instance, messages)
         if not any(message.error() is not None for message in messages):  # the usual batch: records only
             taken = gathered.offer_all(messages)
             pending.extend(messages[taken:])  # kept, in order, for the next call

@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
-from confluent_kafka import OFFSET_BEGINNING
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
@@ -27,6 +26,7 @@ from workbench.restproxy.consumer_instances import (
     commit,
     committed,
     seek,
+    seek_to_beginning,
     seek_to_end,
     seek_to_times,
     subscribe,
@@ -240,7 +240,7 @@ async def _handle_seek(ctx: Context, request: Request, group: str, instance: str
 async def _handle_seek_beginning(ctx: Context, request: Request, group: str, instance: str) -> Response:
     found = ctx.consumers.get(group, instance)
     partitions = _partitions(await consumer_body(ctx, request))
-    await ctx.consumers.run(found, seek, found, [(t, p, OFFSET_BEGINNING) for t, p in partitions])
+    await ctx.consumers.run(found, seek_to_beginning, found, ctx.settings, partitions)
     return empty_response()
 
 
