@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 if TYPE_CHECKING:
-    from workbench.stack import Stack
+    from workbench.stack import ServiceRecord, Stack
 
 _SANDBOX = Path(tempfile.mkdtemp(prefix="workbench-tests-"))
 _OVERRIDES = {
@@ -72,7 +72,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 #: Session fixtures started once per run rather than once per worker: every test using
 #: one goes to the same worker (a second Spark JVM costs seconds of CPU and a GB).
-ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers"}
+ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers", "geo": "geo"}
 
 #: Order in which units of work are handed to the workers, longest first, so that no
 #: worker picks up a minutes-long unit when the others are nearly done: the Spark tests
@@ -218,6 +218,32 @@ def three_brokers(sandbox: Path) -> Iterator[Stack]:
         yield up(profile)
     finally:
         down(profile)
+
+
+@pytest.fixture(scope="session")
+def geo(sandbox: Path) -> Iterator[Stack]:
+    """A third embedded stack, `conf/local-geo.yaml`: two Kafka clusters and MirrorMaker 2 in
+    two workers, on free ports, in a run directory of its own; stopped at the end, and then
+    no process of it may run and none of its ports may listen. Tests using it share one
+    worker (`ONE_WORKER_FIXTURES`)."""
+    import psutil
+
+    from workbench.config import conf_dir, load_profile
+    from workbench.stack import down, process, up
+
+    path = sandbox / "local-geo.yaml"
+    path.write_text((conf_dir() / "local-geo.yaml").read_text())
+    profile = load_profile(str(path)).model_copy(update={"run_dir": sandbox / "run-geo"})
+    started: list[ServiceRecord] = []
+    try:
+        stack = up(profile)
+        started = list(stack.services.values())
+        yield stack
+    finally:
+        down(profile)
+    assert not [r.name for r in started if process.is_ours(r.pid, r.create_time)], "a geo process outlived down"
+    listening = {c.laddr[1] for c in psutil.net_connections("tcp") if c.status == psutil.CONN_LISTEN and c.laddr}
+    assert not {int(r.address.rsplit(":", 1)[1]) for r in started} & listening, "a geo port still listens"
 
 
 @pytest.fixture

@@ -49,6 +49,7 @@ __all__ = [
     "ProxyAuth",
     "ProxySettings",
     "ProxyVariant",
+    "ReplicationSettings",
     "SchemaRegistrySettings",
     "SparkSettings",
     "TopicSettings",
@@ -269,6 +270,55 @@ class KafkaSettings(_Section):
             yield name, masked(value) if isinstance(value, dict) else value
 
 
+class ReplicationSettings(_Section):
+    """A second Kafka cluster and MirrorMaker 2 between the two (`conf/local-geo.yaml`).
+
+    The profile's own cluster is `source` and the second is `target`, by MirrorMaker's
+    aliases (they prefix replicated topics: `a.orders` on b). An embedded profile starts
+    the second cluster (`target_nodes` KRaft nodes of its own, its own cluster id) and
+    `workers` MirrorMaker processes in dedicated mode; a cluster profile names the second
+    cluster's `target_bootstrap` and starts nothing. `properties` are MirrorMaker's own
+    (`a->b.topics`, `sync.group.offsets.interval.seconds`, `tasks.max`), on top of the
+    stack's (`workbench.replication.plan`).
+    """
+
+    enabled: bool = Field(False, description="a second cluster and MirrorMaker 2 between them")
+    source: str = Field("a", description="MirrorMaker's alias of this profile's cluster")
+    target: str = Field("b", description="MirrorMaker's alias of the second cluster")
+    target_bootstrap: str | None = Field(None, description="the second cluster's bootstrap list (cluster profiles)")
+    target_nodes: int = Field(1, ge=1, le=3, description="KRaft nodes of the embedded second cluster")
+    workers: int = Field(2, ge=0, le=4, description="MirrorMaker processes the embedded stack starts")
+    version: str = Field("4.3.1", pattern=r"^[34]\.\d+\.\d+$", description="MirrorMaker's release from Maven Central")
+    heap: str = Field("384m", pattern=r"^\d+[kmg]$", description="each MirrorMaker process's JVM heap")
+    properties: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="MirrorMaker properties on top of the stack's (`a->b.topics: orders.*`)"
+    )
+
+    @field_validator("source", "target")
+    @classmethod
+    def _alias_is_a_name(cls, value: str) -> str:
+        """An alias prefixes topic names, joined by the policy's '.': letters, digits, _ and -."""
+        if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", value):
+            raise ValueError(f"{value[:40]!r} is not a cluster alias: 1-32 letters, digits, '_' or '-'")
+        return value
+
+    @field_validator("properties")
+    @classmethod
+    def _properties_are_lines(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key, item in value.items():
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._>-]{0,254}", key):
+                raise ValueError(f"{key[:80]!r} is not a MirrorMaker property name like a->b.topics")
+            if any(c in str(item) for c in "\n\r\x00"):
+                raise ValueError(f"{key}: a property value is one line")
+        return value
+
+    @model_validator(mode="after")
+    def _two_clusters(self) -> ReplicationSettings:
+        if self.source == self.target:
+            raise ValueError(f"replication.source and replication.target are both {self.source!r}: two aliases")
+        return self
+
+
 class Profile(_Section):
     """One deployment the notebooks can run against, loaded by `load_profile`."""
 
@@ -287,6 +337,7 @@ class Profile(_Section):
     spark: SparkSettings = SparkSettings()
     kafka: KafkaSettings = KafkaSettings()
     topics: TopicSettings = TopicSettings()
+    replication: ReplicationSettings = ReplicationSettings()
     source: Path | None = Field(None, description="the file this profile was read from")
 
     @field_validator("learner", mode="before")
@@ -299,6 +350,8 @@ class Profile(_Section):
     def _cluster_needs_addresses(self) -> Profile:
         if not self.embedded and not self.kafka.bootstrap_servers:
             raise ValueError("kafka.bootstrap.servers is required when embedded is false")
+        if not self.embedded and self.replication.enabled and not self.replication.target_bootstrap:
+            raise ValueError("replication.target_bootstrap is required when embedded is false")
         if not self.embedded and self.spark.workers:
             raise ValueError(
                 "spark.workers starts Spark on this machine and needs embedded: true; "

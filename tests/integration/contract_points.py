@@ -57,6 +57,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     },
     "replay": {"records": 500, "to": "timestamp"},
     "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
+    "replication_lag": {"rate": 500.0, "seconds": 2.0, "partitions": 2},
 }
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.

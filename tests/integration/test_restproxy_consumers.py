@@ -352,7 +352,9 @@ def test_an_error_queued_before_a_seek_is_not_the_answer_after_it(
     base = create(http, proxy, group(), format="json", **{"auto.offset.reset": "none"})
     assign(http, base, name, [0])
     time.sleep(1.5)  # the group's offset lookup ends: its error waits in the instance's queue
-    assert post(http, f"{base}/positions/beginning", {"partitions": [{"topic": name, "partition": 0}]}).status_code == 204
+    assert (
+        post(http, f"{base}/positions/beginning", {"partitions": [{"topic": name, "partition": 0}]}).status_code == 204
+    )
     assert [r["offset"] for r in fetch_until(http, base, 20)] == list(range(10, 30))
     assert http.delete(base).status_code == 204
 

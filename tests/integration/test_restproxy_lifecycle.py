@@ -230,9 +230,9 @@ def test_sigterm_with_a_fetch_in_flight_answers_it_commits_what_was_delivered_an
     assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
     took = time.monotonic() - started
     fetching.join(timeout=30)
-    answer = in_flight["answer"]
-    assert isinstance(answer, requests.Response), f"the fetch in flight got no answer: {answer}"
-    assert answer.status_code == 200 or "error_code" in answer.json(), answer.text
+    reply = in_flight["answer"]
+    assert isinstance(reply, requests.Response), f"the fetch in flight got no answer: {reply}"
+    assert reply.status_code == 200 or "error_code" in reply.json(), reply.text
     assert took < 3 + 10, f"the proxy took {took:.1f} s to stop"
     with kafka.admin_client(stack.kafka_config()) as admin:
         from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition

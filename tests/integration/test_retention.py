@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -54,7 +55,7 @@ def test_a_compacted_topic_keeps_each_keys_latest_value_and_forgets_deleted_keys
     # A low dirty ratio and a short tombstone retention while writes go on: the cleaner passes
     # every second, and a tombstone goes at the first pass after its delete horizon. (Once
     # writes stop, a log under its dirty ratio is not cleaned again: notebook 14 shows it.)
-    settings = {"min.cleanable.dirty.ratio": 0.01, "delete.retention.ms": 300}
+    settings: dict[str, Any] = {"min.cleanable.dirty.ratio": 0.01, "delete.retention.ms": 300}
     run = compaction_run(stack, keys=20, rate=200.0, write_s=4.0, deleted_keys=4, settle_s=4.0, **settings)
     assert run.table == run.expected, "the log's latest value per key is the one written last"
     assert not set(run.table) & {b"key-%05d" % k for k in range(4)}, "deleted keys are absent"

@@ -246,6 +246,15 @@ def _where_time_goes(report: Report, profile: Profile) -> None:
         assert rows["unsplit"].fillna("").eq("").all()
 
 
+def _geo_replication(report: Report, profile: Profile) -> None:
+    rows = results.load("replication_lag", run_id=report.run_id, profile=profile)
+    assert len(rows) == 3, "one run per quick rate, and the run kept whole"
+    assert (rows["replicated"] == rows["records"]).all() and (rows["duplicates"] == 0).all()
+    assert (rows["profile"] == profile.name).all()
+    html = _html(report, "13_geo_replication")
+    assert "What the run says" in html and "MirrorMaker 2 (" in html and "records offered reached b" in html
+
+
 CHECKS: dict[str, Check] = {
     **{notebook: _tuning(notebook) for notebook in TUNING},
     "06_topics_vs_partitions": _topics_vs_partitions,
@@ -254,4 +263,5 @@ CHECKS: dict[str, Check] = {
     "09_spark_ingestion": _spark_ingestion,
     "11_share_groups": _share_groups,
     "12_where_time_goes": _where_time_goes,
+    "13_geo_replication": _geo_replication,
 }

@@ -3,7 +3,8 @@ papermill in quick mode and record their results (the others run once, on the fo
 cluster, and those in `SMOKE_ENOUGH` run on the embedded stack with the default report's
 settings only: see `notebook_checks.py`). Notebook 02 runs on the three Kafka nodes instead of
 the one: its every section runs there too, and its failover section only there (on the
-foreign cluster it takes the path that says what it cannot do)."""
+foreign cluster it takes the path that says what it cannot do). Notebook 13 runs on the two
+clusters of `local-geo` (with the default report's settings it starts them itself)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,11 @@ def test_producer_tuning_kills_a_leader_on_three_brokers(three_brokers: Stack, m
     safe = rows[rows["acks"].astype(str) == "all"].iloc[0]
     assert safe["lost"] == safe["duplicates"] == safe["misplaced"] == safe["failed"] == 0
     assert safe["acknowledged"] == 10_000
+
+
+def test_geo_replication_measures_two_clusters(geo: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notebook 13 on the two-cluster stack: every rate's runs and the kept run recorded, every
+    record offered on a counted once on b."""
+    monkeypatch.setenv("WORKBENCH_RUN_DIR", str(geo.profile.run_dir))  # the kernels read the profile's file
+    report = run_report(geo.profile, notebooks=["13_geo_replication"], overrides={"quick": True, "solutions": True})
+    check_quick_run(report, geo.profile, "13_geo_replication")

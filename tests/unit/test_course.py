@@ -92,6 +92,9 @@ FORMATS = pd.DataFrame(
 )
 KEYS = [f"device-{i}" for i in range(3_000)]
 
+REPLICATED = pd.DataFrame(
+    [{"rate": 200, "latency_p50_ms": 11.0}, {"rate": 1000, "latency_p50_ms": 8.0}, {"rate": 1000, "latency_p50_ms": None}]
+)
 RETAINED = pd.DataFrame([{"retention.ms": "3000", "segment.ms": "1000", "survival_max_s": 4.4}])
 BEHIND = pd.DataFrame(
     [
@@ -201,6 +204,7 @@ CASES = [
     ("11", "group_ceiling", (GROUPS,), 80, 300, "too high"),
     ("12", "linger_wait", (LINGER,), 10.0, 40, "too high"),
     ("12", "clear_time", (BURSTS,), 7.5, 1, "too low"),
+    ("13", "in_flight", (REPLICATED,), 8.0, 80, "too high"),
     ("14", "deleted_by", (RETAINED,), 5.0, 3, "too low"),
     ("14", "missed_latest", (BEHIND,), 500, 447, "too low"),
 ]
@@ -210,8 +214,7 @@ IDS = [f"{n}.{k}" for n, k, *_ in CASES]
 
 def test_every_exercise_of_the_course_is_covered_here() -> None:
     assert sorted((e.notebook, e.key) for e in course.catalogue()) == sorted((n, k) for n, k, *_ in CASES)
-    # 13 (geo-replication) is still to come
-    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(13)} | {"14"}
+    assert {e.notebook for e in course.catalogue()} == {f"{n:02d}" for n in range(15)}
 
 
 @pytest.mark.parametrize(("notebook", "key", "measured", "reference", "wrong", "said"), CASES, ids=IDS)
@@ -315,7 +318,7 @@ def test_workbench_course_shows_each_learner_and_reads_collected_files(
     shown = cli("course", str(collected), columns=200)
     assert shown.exit_code == 0, shown.stderr
     assert "ada" in shown.stdout and "linus" in shown.stdout and "pass (1/1)" in shown.stdout
-    assert "ada: 1 of 24 exercises passed" in shown.stdout and "linus: 0 of 24" in shown.stdout
+    assert "ada: 1 of 25 exercises passed" in shown.stdout and "linus: 0 of 25" in shown.stdout
     broken = tmp_path / "notes.parquet"
     pd.DataFrame({"x": [1]}).to_parquet(broken)
     refused = cli("course", str(broken), columns=200)

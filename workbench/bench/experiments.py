@@ -29,6 +29,7 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
+from workbench.replication import replication_lag, replication_lag_run
 from workbench.retention import (
     COMPACTION_DEFAULTS,
     LOG_SETTINGS,
@@ -286,6 +287,26 @@ EXPERIMENTS: dict[str, Experiment] = {
             "device_read",
             device_read,
             "what reading one device's history costs from its own topic, its keyed partition or the whole topic",
+        ),
+        Experiment(
+            "replication_lag",
+            replication_lag,
+            "how long MirrorMaker 2 takes to copy a record from cluster a to cluster b, by offered rate",
+            parameters=replication_lag_run,
+            needs="replication",
+            shown=(
+                "rate",
+                "partitions",
+                "records",
+                "replicated",
+                "missing",
+                "duplicates",
+                "latency_p50_ms",
+                "latency_p99_ms",
+                "pickup_s",
+                "slips",
+            ),
+            spread_of=("latency_p50_ms",),
         ),
         Experiment(
             "retention_deletes",

@@ -22,6 +22,7 @@ Modules:
     topics           the exercises of notebooks 06-08 and 11
     ingestion        the exercises of notebooks 09-10
     latency          the exercises of notebook 12
+    replication      the exercises of notebook 13
     retention        the exercises of notebook 14
 """
 

@@ -104,7 +104,7 @@ def register(cls: type[Exercise]) -> type[Exercise]:
 
 
 def _load_definitions() -> None:
-    from workbench.course import ingestion, latency, retention, topics, tuning  # noqa: F401  (they register on import)
+    from workbench.course import ingestion, latency, replication, retention, topics, tuning  # noqa: F401  (they register on import)
 
 
 def find(notebook: str, key: str) -> Exercise:

@@ -533,7 +533,11 @@ def seek_to_times(instance: ConsumerInstance, settings: RestProxySettings, targe
             ends = offsets.ends(late) if late else {}
     except KafkaError as exc:
         raise RestError(500, 50002, f"cannot find the offsets for the timestamps: {exc}") from None
-    seek(instance, [(t, p, found[(t, p)] if found[(t, p)] is not None else ends[(t, p)]) for t, p in partitions])
+    seek(instance, [(t, p, _found_or_end(found[(t, p)], ends, (t, p))) for t, p in partitions])
+
+
+def _found_or_end(found: int | None, ends: dict[Partition, int], partition: Partition) -> int:
+    return found if found is not None else ends[partition]
 
 
 def commit(instance: ConsumerInstance, offsets: list[tuple[str, int, int, str | None]] | None) -> None:

@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -207,10 +208,14 @@ def _write_and_scan(
     per_slice = max(1, round(rate * interval_s))
     for first in range(0, total, per_slice):
         count = min(per_slice, total - first)
-        written += write_steadily(writer, rate, count / rate, lambda i, first=first: record(first + i))
+        written += write_steadily(writer, rate, count / rate, partial(_offset_record, record, first))
         scans.append(scan_log(stack, topic, time.time() - began)[0])
     writer.close()
     return written
+
+
+def _offset_record(record: Any, first: int, i: int) -> KeyValue:
+    return record(first + i)  # type: ignore[no-any-return]
 
 
 def _expected(written: list[Written], record: Any) -> dict[bytes, bytes]:

@@ -97,7 +97,7 @@ def _write_rounds(
     from workbench.kafka import produce
 
     names = [b"key-%05d" % k for k in range(keys)]
-    rounds = [[(key, b"%s=%d" % (key, n)) for key in names] for n in range(before)]
+    rounds: list[Writes] = [[(key, b"%s=%d" % (key, n)) for key in names] for n in range(before)]
     rounds.append([(key, None) for key in names[:deleted]])
     rounds += [[(key, b"%s=%d" % (key, n)) for key in names[deleted:]] for n in range(before, before + after)]
     writes: Writes = []

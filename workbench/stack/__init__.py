@@ -20,7 +20,10 @@ Modules:
     lifecycle        `up`, `down`, `running`, `attach`, a node restarted; which services a profile runs
     health           is each service answering? the rows `workbench status` prints
     services         the services an embedded stack runs, one small class each
-    kafka            Apache Kafka as the embedded broker, one node or several
+    kafka            Apache Kafka as the embedded broker, one node or several; a second cluster
+    mirror           MirrorMaker 2 in dedicated mode, replicating between the two clusters
+    mirror_plan      MirrorMaker's properties for a profile: flows, clusters, the notebook's short intervals
+    mirror_status    each MirrorMaker connector's and task's state, read from Connect's status topic
     log_ends         does a cluster report log ends short of what it acknowledged? checked once, remembered
     spark            a Spark standalone cluster as stack services
     nginx            the round-robin balancer in front of several proxies

@@ -53,6 +53,33 @@ class Stack:
         except StackError:
             raise StackError(f"profile {self.profile.name!r} has no broker running; run `workbench up`") from None
 
+    @property
+    def peer_bootstrap_servers(self) -> str:
+        """`bootstrap.servers` of a replication profile's second cluster (`replication.target`):
+        the embedded one's nodes, or the profile's `replication.target_bootstrap`.
+
+        Raises:
+            StackError: the profile has no second cluster, or it is not running.
+        """
+        settings = self.profile.replication
+        if not settings.enabled:
+            raise StackError(
+                f"profile {self.profile.name!r} has no second cluster; replication.enabled is false "
+                "(conf/local-geo.yaml has one)"
+            )
+        if settings.target_bootstrap:
+            return settings.target_bootstrap
+        addresses = [r.address for r in self.services.values() if r.kind == "peer-broker"]
+        if not addresses:
+            raise StackError(
+                f"cluster {settings.target!r} of profile {self.profile.name!r} is not running; run `workbench up`"
+            )
+        return ",".join(addresses)
+
+    def peer_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
+        """librdkafka settings for a client of the second cluster, with the profile's client settings."""
+        return ClientConf({"bootstrap.servers": self.peer_bootstrap_servers, **self.profile.kafka.for_role(role)})
+
     def refreshed(self) -> Stack:
         """This stack with its services as the state file has them now (a node restarted
         since this object was made has a new PID); a cluster profile's stack as it is."""
@@ -92,12 +119,15 @@ class Stack:
         exist_ok: bool = False,
         timeout: float = 30.0,
         config: Mapping[str, str] | None = None,
+        peer: bool = False,
     ) -> list[str]:
         """Create `{name: partitions}` with the profile's replication factor and min.insync.replicas.
 
         Every experiment creates its topics here, so none is measured at a replication
         the profile did not ask for. `config` adds topic settings of the experiment's own
-        (`{"message.timestamp.type": "LogAppendTime"}`). Returns the names, in order.
+        (`{"message.timestamp.type": "LogAppendTime"}`). `peer` creates them on a
+        replication profile's second cluster, at the replication its nodes allow. Returns
+        the names, in order.
 
         Raises:
             KafkaError: a topic exists (unless `exist_ok`), or the cluster refused it
@@ -108,21 +138,27 @@ class Stack:
         from workbench import kafka
 
         settings = self.profile.topics
+        replication, topic_config = settings.replication_factor, settings.topic_config()
+        if peer:
+            nodes = self.profile.replication.target_nodes
+            replication = min(replication, nodes)
+            topic_config = {**topic_config, "min.insync.replicas": str(min(settings.min_insync_replicas, nodes))}
         kafka.create_topics(
-            self.kafka_config("admin"),
+            self.peer_config("admin") if peer else self.kafka_config("admin"),
             topics,
-            replication_factor=settings.replication_factor,
-            config={**settings.topic_config(), **(config or {})},
+            replication_factor=replication,
+            config={**topic_config, **(config or {})},
             exist_ok=exist_ok,
             timeout=timeout,
         )
         return list(topics)
 
-    def delete_topics(self, names: Iterable[str], *, timeout: float = 30.0) -> None:
-        """Delete topics this stack's experiments created (missing ones are fine)."""
+    def delete_topics(self, names: Iterable[str], *, timeout: float = 30.0, peer: bool = False) -> None:
+        """Delete topics this stack's experiments created (missing ones are fine); `peer`: on the second cluster."""
         from workbench import kafka
 
-        kafka.delete_topics(self.kafka_config("admin"), names, timeout=timeout)
+        conf = self.peer_config("admin") if peer else self.kafka_config("admin")
+        kafka.delete_topics(conf, names, timeout=timeout)
 
     @contextmanager
     def temporary_topics(

@@ -16,8 +16,10 @@ from typing import Any
 from workbench.config import Profile, load_profile
 from workbench.stack import process, supervisor
 from workbench.stack.handle import Stack
+from workbench.stack.kafka import PeerKafkaNode
+from workbench.stack.mirror import MirrorWorker
 from workbench.stack.probes import Probe, probe_broker, probe_http, probe_tcp
-from workbench.stack.services import KINDS, tansu_version
+from workbench.stack.services import KINDS, Service, tansu_version
 from workbench.stack.spark import SPARK_KINDS
 from workbench.stack.state import ServiceRecord, StackState
 
@@ -54,7 +56,7 @@ def status_of(stack: Stack) -> dict[str, Any]:
 
 def health_check(profile: Profile, record: ServiceRecord) -> bool:
     """Ask a recorded service whether it answers, through its own protocol."""
-    service_class = {**KINDS, **SPARK_KINDS}.get(record.kind)
+    service_class = {**KINDS, **SPARK_KINDS, **_REPLICATION_KINDS}.get(record.kind)
     return service_class is not None and service_class(profile, record.name).is_healthy(record.address)
 
 
@@ -91,6 +93,14 @@ def data_fate(record: ServiceRecord, *, stopped: bool = False) -> str:
     return f"on disk in {where}, wiped by `down` (set broker.keep_data: true to keep it)"
 
 
+#: What `status` shows of a service's recorded facts: a broker's release and node id, a
+#: second cluster's alias, the flows a MirrorMaker worker runs.
+_FACTS = ("broker", "version", "node_id", "alias", "flows")
+
+#: The replication profile's services by kind: the second cluster's nodes, MirrorMaker's workers.
+_REPLICATION_KINDS: dict[str, type[Service]] = {PeerKafkaNode.kind: PeerKafkaNode, MirrorWorker.kind: MirrorWorker}
+
+
 def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> dict[str, dict[str, Any]]:
     """The recorded processes: alive (same PID and start time) and answering their own protocol."""
     rows: dict[str, dict[str, Any]] = {}
@@ -105,8 +115,8 @@ def _embedded_rows(profile: Profile, services: Mapping[str, ServiceRecord]) -> d
             "healthy": answers,
             "reason": reason,
             "log": record.log,
-            **{key: record.extra[key] for key in ("broker", "version", "node_id") if key in record.extra},
-            **({"data": data_fate(record)} if record.kind == "broker" else {}),
+            **{key: record.extra[key] for key in _FACTS if key in record.extra},
+            **({"data": data_fate(record)} if record.kind in ("broker", "peer-broker") else {}),
             **({"url": record.url} if record.url else {}),
             **(supervisor.facts(Path(record.extra["supervisor_state"])) if "supervisor_state" in record.extra else {}),
         }

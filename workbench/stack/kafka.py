@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,8 +37,11 @@ __all__ = [
     "KafkaCluster",
     "KafkaNode",
     "LOG4J_VERSION",
+    "PeerKafkaNode",
     "kafka_classpath",
     "kafka_nodes",
+    "log4j_config",
+    "peer_nodes",
     "restart_node",
 ]
 
@@ -121,23 +124,28 @@ class KafkaCluster:
     """
 
     profile: Profile
+    #: MirrorMaker's alias of a second cluster (`replication.target`); "" for the profile's own.
+    alias: str = ""
     client_ports: list[int] = field(default_factory=list)
     controller_ports: list[int] = field(default_factory=list)
     classpath: list[str] = field(default_factory=list)
     version: str = ""
     _formatted: bool = False
 
+    @property
+    def nodes(self) -> int:
+        return self.profile.replication.target_nodes if self.alias else self.profile.broker.nodes
+
     def plan(self) -> None:
-        """Resolve the jars and choose every node's ports (free ones where the profile says 0)."""
+        """Resolve the jars and choose every node's ports (free ones where the profile says
+        0, and always for a second cluster, which has no ports of its own in the profile)."""
         if self.client_ports:
             return
         settings = self.profile.broker
         self.classpath, self.version = kafka_classpath(self.profile)
-        host = settings.host
-        self.client_ports = [
-            settings.port + i if settings.port else process.free_port(host) for i in range(settings.nodes)
-        ]
-        self.controller_ports = [process.free_port(host) for _ in range(settings.nodes)]
+        host, base = settings.host, 0 if self.alias else settings.port
+        self.client_ports = [base + i if base else process.free_port(host) for i in range(self.nodes)]
+        self.controller_ports = [process.free_port(host) for _ in range(self.nodes)]
 
     @property
     def voters(self) -> str:
@@ -145,12 +153,13 @@ class KafkaCluster:
         return ",".join(f"{i + 1}@{host}:{port}" for i, port in enumerate(self.controller_ports))
 
     def node_dir(self, run_dir: Path, index: int) -> Path:
-        return (run_dir / "kafka" / f"node-{index + 1}").resolve()
+        folder = f"kafka-{self.alias}" if self.alias else "kafka"
+        return (run_dir / folder / f"node-{index + 1}").resolve()
 
     def properties(self, run_dir: Path, index: int) -> dict[str, str]:
         """Node `index`'s server.properties: the stock single-node file's settings, scaled to
         the node count, then the profile's `broker.properties`."""
-        settings, nodes = self.profile.broker, self.profile.broker.nodes
+        settings, nodes = self.profile.broker, self.nodes
         host, port, controller = settings.host, self.client_ports[index], self.controller_ports[index]
         replicas, in_sync = str(min(3, nodes)), str(min(2, nodes))
         values = {
@@ -169,8 +178,8 @@ class KafkaCluster:
             "transaction.state.log.min.isr": in_sync,
             "share.coordinator.state.topic.replication.factor": replicas,
             "share.coordinator.state.topic.min.isr": in_sync,
-            "default.replication.factor": str(self.profile.topics.replication_factor),
-            "min.insync.replicas": str(self.profile.topics.min_insync_replicas),
+            "default.replication.factor": str(min(nodes, self.profile.topics.replication_factor)),
+            "min.insync.replicas": str(min(nodes, self.profile.topics.min_insync_replicas)),
             # As Kafka's stock server.properties: a development broker does not wait 3 s for
             # more members before a new group's first rebalance.
             "group.initial.rebalance.delay.ms": "0",
@@ -213,7 +222,7 @@ class KafkaCluster:
         self._formatted = True
         cluster_id = _cluster_id()
         pending = []
-        for index in range(self.profile.broker.nodes):
+        for index in range(self.nodes):
             node = self.node_dir(run_dir, index)
             if (node / "data" / "meta.properties").exists():
                 continue
@@ -261,14 +270,20 @@ class KafkaNode(Service):
 
     kind = "broker"
 
+    @staticmethod
+    def alias_of(profile: Profile) -> str:
+        """The cluster alias nodes of this class belong to: "" for the profile's own."""
+        return ""
+
     def __init__(
         self, profile: Profile, name: str | None = None, cluster: KafkaCluster | None = None, index: int = 0
     ) -> None:
-        single = profile.broker.nodes == 1
-        if name is not None and name.startswith("broker-") and name[7:].isdigit():
-            index = int(name[7:]) - 1
-        super().__init__(profile, name or ("broker" if single else f"broker-{index + 1}"))
-        self.cluster = cluster or KafkaCluster(profile)
+        cluster = cluster or KafkaCluster(profile, alias=self.alias_of(profile))
+        stem = f"{cluster.alias}-broker" if cluster.alias else "broker"
+        if name is not None and name.startswith(f"{stem}-") and name[len(stem) + 1 :].isdigit():
+            index = int(name[len(stem) + 1 :]) - 1
+        super().__init__(profile, name or (stem if cluster.nodes == 1 else f"{stem}-{index + 1}"))
+        self.cluster = cluster
         self.index = index
         self._argv: list[str] = []
 
@@ -305,6 +320,7 @@ class KafkaNode(Service):
                 "broker": "kafka",
                 "version": self.cluster.version,
                 "node_id": self.index + 1,
+                **({"alias": self.cluster.alias} if self.cluster.alias else {}),
                 "controller": f"{self.profile.broker.host}:{self.cluster.controller_ports[self.index]}",
                 "data_dir": str(self.cluster.node_dir(run_dir, self.index)),
                 "keep_data": self.profile.broker.keep_data,
@@ -315,7 +331,7 @@ class KafkaNode(Service):
     def wait_ready(self, record: ServiceRecord, timeout: float) -> None:
         """A node alone cannot elect a controller among several voters: every node but the
         last is only checked to be running; the last waits until all have registered."""
-        nodes = self.profile.broker.nodes
+        nodes = self.cluster.nodes
         if self.index < nodes - 1:
             if not process.is_ours(record.pid, record.create_time):
                 raise StackError(f"{self.name} exited during start-up; its log ends:\n{log_tail(record.log)}")
@@ -350,6 +366,17 @@ class KafkaNode(Service):
     def stop_grace(self) -> float:
         """A controlled shutdown moves leadership away and closes the logs cleanly."""
         return 30.0
+
+
+class PeerKafkaNode(KafkaNode):
+    """A node of the second embedded cluster (`replication.target`): its own KRaft quorum,
+    cluster id, data and ports, on the same Kafka release; MirrorMaker replicates into it."""
+
+    kind = "peer-broker"
+
+    @staticmethod
+    def alias_of(profile: Profile) -> str:
+        return profile.replication.target
 
 
 def restart_node(record: ServiceRecord, timeout: float = 60.0) -> ServiceRecord:
@@ -392,7 +419,13 @@ def restart_node(record: ServiceRecord, timeout: float = 60.0) -> ServiceRecord:
 def kafka_nodes(profile: Profile) -> list[Service]:
     """The nodes of the profile's Kafka cluster, sharing one plan."""
     cluster = KafkaCluster(profile)
-    return [KafkaNode(profile, cluster=cluster, index=i) for i in range(profile.broker.nodes)]
+    return [KafkaNode(profile, cluster=cluster, index=i) for i in range(cluster.nodes)]
+
+
+def peer_nodes(profile: Profile) -> list[Service]:
+    """The nodes of the second cluster a replication profile starts (`replication.target`)."""
+    cluster = KafkaCluster(profile, alias=profile.replication.target)
+    return [PeerKafkaNode(profile, cluster=cluster, index=i) for i in range(cluster.nodes)]
 
 
 def _java() -> str:
@@ -412,7 +445,12 @@ def _cluster_id() -> str:
 
 def _log4j_config(run_dir: Path) -> Path:
     """Kafka's log to standard output (the stack's log file for the node), per-partition chatter at WARN."""
-    path = (run_dir / "kafka" / "log4j2.properties").resolve()
+    return log4j_config((run_dir / "kafka" / "log4j2.properties").resolve(), _QUIET_LOGGERS)
+
+
+def log4j_config(path: Path, quiet: Iterable[str]) -> Path:
+    """Write a log4j 2 file at `path` sending a JVM's log to standard output (the stack's
+    log file for the process), the `quiet` loggers at WARN; returns the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         "status = warn",
@@ -423,7 +461,7 @@ def _log4j_config(run_dir: Path) -> Path:
         "rootLogger.level = INFO",
         "rootLogger.appenderRef.out.ref = out",
     ]
-    for i, name in enumerate(_QUIET_LOGGERS):
+    for i, name in enumerate(quiet):
         lines += [f"logger.q{i}.name = {name}", f"logger.q{i}.level = WARN"]
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -17,8 +17,9 @@ from workbench.config import Profile, load_profile
 from workbench.errors import StackError
 from workbench.stack import process
 from workbench.stack.handle import Stack
-from workbench.stack.kafka import kafka_nodes, restart_node
+from workbench.stack.kafka import kafka_nodes, peer_nodes, restart_node
 from workbench.stack.log_ends import check_log_ends
+from workbench.stack.mirror import mirror_workers
 from workbench.stack.nginx import INSTALL_HINT, find_nginx
 from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Service, TansuBroker
 from workbench.stack.spark import spark_services
@@ -36,12 +37,16 @@ def services_for(profile: Profile) -> list[Service]:
     which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
     when there is more than one and nginx is installed (without it, a warning, and
     clients round-robin over the instance URLs), then a Spark standalone master and
-    `spark.workers` workers when the profile asks for them (`workbench.stack.spark`).
+    `spark.workers` workers when the profile asks for them (`workbench.stack.spark`). A
+    replication profile adds its second cluster's nodes after the first's, and its
+    MirrorMaker workers last, once both clusters answer (`workbench.stack.mirror`).
     """
     if profile.broker.kind == "kafka":
         services: list[Service] = kafka_nodes(profile)
     else:
         services = [TansuBroker(profile)]
+    if profile.replication.enabled:
+        services += peer_nodes(profile)
     if profile.schema_registry.enabled:
         services.append(SchemaRegistry(profile))
     services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
@@ -52,6 +57,8 @@ def services_for(profile: Profile) -> list[Service]:
             log.warning("%s", INSTALL_HINT)
     if profile.spark.workers:
         services += spark_services(profile)
+    if profile.replication.enabled:
+        services += mirror_workers(profile)
     return services
 
 
@@ -159,15 +166,19 @@ def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
     return bool(services) and all(process.is_ours(r.pid, r.create_time) for r in services.values())
 
 
+#: The kinds of Kafka node: the profile's cluster, and a replication profile's second one.
+_BROKER_KINDS = ("broker", "peer-broker")
+
+
 def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
     """Stop the services newest first; a Kafka cluster's nodes together (one stopped alone
     while the others wait would lose its controller quorum half-way through its shutdown),
     then wipe their data unless the profile keeps it."""
     stopped: list[ServiceRecord] = []
     records = list(reversed(list(services.values())))
-    brokers = [r for r in records if r.kind == "broker"]
+    brokers = [r for r in records if r.kind in _BROKER_KINDS]
     for record in records:
-        if record.kind == "broker":
+        if record.kind in _BROKER_KINDS:
             if record is brokers[0]:
                 with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
                     stopped += [r for r, done in zip(brokers, pool.map(_stop, brokers), strict=True) if done]

@@ -9,6 +9,7 @@ Modules:
     time_axis        producer rate, lag, consumer rate and Spark's batches on one time axis
     topic_figures    the topic experiments' figures
     retention_figures  a log over time: retention, compaction, replay
+    replication_figures  replication lag by offered rate and over a run
     streaming_figures  a streaming query's progress, live or afterwards
     waterfall_figures  where a record's time went, hop by hop
     widgets          a panel that reruns a short experiment point and redraws its chart
@@ -24,6 +25,7 @@ from workbench.viz.figures import (
     throughput_over_time,
     throughput_vs,
 )
+from workbench.viz.replication_figures import lag_by_rate_figure, lag_over_run_figure
 from workbench.viz.retention_figures import compaction_figure, log_over_time_figure, replay_figure, survival_figure
 from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
 from workbench.viz.time_axis import live_time_axis, time_axis_figure
@@ -51,6 +53,8 @@ __all__ = [
     "group_join_figure",
     "growth_figure",
     "hop_distribution_figure",
+    "lag_by_rate_figure",
+    "lag_over_run_figure",
     "latency_vs_load",
     "live_throughput",
     "live_time_axis",

@@ -1,0 +1,136 @@
+"""Two embedded Kafka clusters and MirrorMaker 2 between them (`conf/local-geo.yaml`, the
+`geo` fixture, which also checks that `down` leaves no process and no port): real brokers,
+MirrorMaker's own jars and processes, records counted on both sides."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, Message, TopicPartition
+from contract_points import CHEAP, check_contract
+
+from workbench import kafka
+from workbench.bench.sweep import sweep
+from workbench.config import KafkaConf
+from workbench.errors import StackError
+from workbench.kafka.admin import admin_client
+from workbench.replication import flow_states, remote_topic
+from workbench.stack import Stack, process, status
+from workbench.stack.mirror import MirrorWorker
+
+pytestmark = pytest.mark.timeout(600)
+
+#: A record as both sides must hold it: key, value, headers.
+Row = tuple[bytes | None, bytes | None, Any]
+#: Each partition's records, in offset order.
+Sequences = dict[int, list[Row]]
+
+
+def test_status_names_both_clusters_and_the_flows_each_worker_runs(geo: Stack) -> None:
+    rows = status(geo.profile)["services"]
+    assert {name: row["kind"] for name, row in rows.items()} == {
+        "broker": "broker",
+        "b-broker": "peer-broker",
+        "proxy-0": "proxy",
+        "mirror-1": "mirror-maker",
+        "mirror-2": "mirror-maker",
+    }
+    assert all(row["healthy"] for row in rows.values()), rows
+    assert rows["b-broker"]["alias"] == "b" and rows["broker"]["version"] == rows["b-broker"]["version"]
+    assert rows["mirror-1"]["flows"] == rows["mirror-2"]["flows"] == ["a->b"]
+    assert _cluster_id(geo.kafka_config()) != _cluster_id(geo.peer_config()), "two clusters, not one"
+    states = flow_states(geo.peer_config(), "a")
+    assert states["MirrorSourceConnector"].state == "RUNNING"
+
+
+def test_keyed_records_with_headers_arrive_on_the_target_whole_and_in_order(geo: Stack) -> None:
+    topic = f"geo-{uuid.uuid4().hex[:8]}"
+    geo.create_topics({topic: 3})
+    sent = _produce_keyed(geo, topic, 10_000)
+    replica = remote_topic(geo.profile, topic)
+    _wait_for(lambda: _count(geo.peer_config(), replica) >= 10_000, f"10,000 records in {replica} on b", 120)
+    got = _read_all(geo.peer_config(), replica)
+    assert got == sent, "every record on b once, in its partition and order, key, value and headers intact"
+
+
+def test_replication_lag_counts_every_record_on_b_once_and_yields_contract_rows(geo: Stack) -> None:
+    rows = sweep("replication_lag", [CHEAP["replication_lag"]], repeat=2, stack=geo, record=False, progress=False)
+    check_contract("replication_lag", rows)
+    assert (rows["replicated"] == rows["records"]).all() and (rows["missing"] == 0).all()
+    assert (rows["duplicates"] == 0).all() and (rows["offset_shift_max"] == 0).all()
+    assert (rows["latency_p50_ms"] > 0).all(), "b's append comes after a's"
+
+
+def test_a_worker_that_cannot_start_says_mirror_maker_s_own_cause_in_one_line(geo: Stack) -> None:
+    # A third cluster with no bootstrap.servers: MirrorMaker's configuration refuses it at start.
+    settings = geo.profile.replication.model_copy(update={"properties": {"clusters": "a, b, c"}})
+    broken = MirrorWorker(geo.profile.model_copy(update={"replication": settings}), index=8)
+    record = broken.start(geo.profile.path(geo.profile.run_dir), geo.services)
+    try:
+        with pytest.raises(StackError) as failed:
+            broken.wait_ready(record, 90)
+        message = str(failed.value)
+        assert "\n" not in message and 'Missing required configuration "bootstrap.servers"' in message, message
+    finally:
+        process.stop(record.pid, record.create_time)
+
+
+def _produce_keyed(stack: Stack, topic: str, count: int) -> Sequences:
+    """`count` keyed records with headers, acks=all; returns what each partition acknowledged, in order."""
+    acknowledged: Sequences = {}
+
+    def delivered(error, message) -> None:  # type: ignore[no-untyped-def]
+        assert error is None, error
+        seq = int(message.value()[1:])  # a delivery report carries no headers: they follow from the value
+        acknowledged.setdefault(message.partition() or 0, []).append((message.key(), message.value(), _headers(seq)))
+
+    producer = kafka.producer(stack.kafka_config("producer"), {"acks": "all", "enable.idempotence": True})
+    for i in range(count):
+        producer.produce(topic, key=f"k{i % 97}", value=f"v{i}", headers=_headers(i), on_delivery=delivered)
+        producer.poll(0)
+    assert producer.flush(60) == 0
+    return acknowledged
+
+
+def _headers(seq: int) -> list[tuple[str, str | bytes | None]]:
+    return [("seq", str(seq).encode()), ("source", b"a")]
+
+
+def _read_all(conf: KafkaConf, topic: str) -> Sequences:
+    ranges = kafka.record_ranges(conf, topic)
+    consumer = Consumer({**conf, "group.id": f"geo-{uuid.uuid4().hex[:6]}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(t, p, start) for (t, p), (start, _) in ranges.items()])
+    wanted = sum(end - start for start, end in ranges.values())
+    got: Sequences = {}
+    deadline = time.monotonic() + 60
+    try:
+        while sum(map(len, got.values())) < wanted and time.monotonic() < deadline:
+            for message in consumer.consume(1000, 0.5):
+                assert message.error() is None, message.error()
+                got.setdefault(message.partition() or 0, []).append(_row(message))
+    finally:
+        consumer.close()
+    return got
+
+
+def _row(message: Message) -> Row:
+    return (message.key(), message.value(), message.headers())
+
+
+def _cluster_id(conf: KafkaConf) -> str:
+    with admin_client(conf) as client:
+        return str(client.describe_cluster(request_timeout=10).result().cluster_id)
+
+
+def _count(conf: KafkaConf, topic: str) -> int:
+    return kafka.total_records(conf, topic) if topic in kafka.list_topics(conf) else 0
+
+
+def _wait_for(condition, what: str, seconds: float) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"no {what} within {seconds:.0f} s"
+        time.sleep(0.5)

@@ -1,0 +1,47 @@
+"""Exercises of notebook 13 (geo-replication), each judged with the run's own figures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
+
+__all__ = ["InFlight"]
+
+
+@register
+class InFlight(Exercise):
+    notebook, key, number = "13", "in_flight", 1
+    title = "Predict how many acknowledged records are on a but not yet on b at any moment"
+    section = "Replication lag by offered rate"
+    form = "a number of records"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        if frame is None or "latency_p50_ms" not in frame or "rate" not in frame:
+            raise NotMeasured("no replication run was measured on this profile")
+        runs = frame.dropna(subset=["latency_p50_ms"])
+        if runs.empty:
+            raise NotMeasured("no record reached the second cluster in this run")
+        fastest = runs.loc[runs["rate"].idxmax()]
+        return {"rate": plain(fastest["rate"]), "lag_ms": round(float(fastest["latency_p50_ms"]), 1)}
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"At {figures['rate']:,} records/s offered on cluster a, a record reached cluster b a median "
+            f"{figures['lag_ms']:,} ms after cluster a had it. At any moment of such a run, about how many records "
+            "has a acknowledged that b does not hold yet: the records a failover to b would lose if a vanished "
+            "then? Within 10 % passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(float(figures["rate"]) * float(figures["lag_ms"]) / 1000, 1)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        records, expected = as_number(answer, "a number of records"), self.solve(figures)
+        how = (
+            "records arrive at the offered rate and each stays in flight for the lag, so the records in flight "
+            "are the rate times the lag in seconds (Little's law)"
+        )
+        return prediction(records, expected, abs(records - expected) <= 0.1 * max(expected, 1.0), "records", how)

@@ -1,0 +1,61 @@
+"""Where records live: two Kafka clusters and MirrorMaker 2 between them, measured.
+
+    from workbench.replication import flow_states, remote_topic
+    stack = workbench.stack.up("local-geo")          # clusters a and b, MirrorMaker a -> b
+    stack.peer_config("consumer")                   # a client of cluster b
+    remote_topic(stack.profile, "orders")            # "a.orders": its name on b
+    flow_states(stack.peer_config(), "a")            # Connect's own state of each connector and task
+
+The stack runs MirrorMaker the way a user does, with its own jars, its own properties
+file and dedicated mode (`workbench.stack.mirror`), plans its properties from the profile
+(`stack.mirror_plan`) and reads its flows' state from Connect's status topic
+(`stack.mirror_status`); they are re-exported here. This package measures what it does.
+
+Modules:
+
+    naming      a source topic's name on the target, by the replication policy
+    geo_stack   the stack a notebook measures: the active one, or `local-geo` started beside it
+    lag         replication lag: each record's append on a against its append on b, open-loop load
+    flows       a flow's connectors and tasks as a table
+    conclusions  what a run says, in sentences computed from its rows
+"""
+
+from workbench.replication.conclusions import (
+    copies_sentence,
+    lag_sentence,
+    offsets_claim_sentence,
+    pickup_sentence,
+    refresh_seconds,
+    setup_sentence,
+)
+from workbench.replication.flows import flow_table
+from workbench.replication.geo_stack import GEO_PROFILE, release, replicating_stack
+from workbench.replication.lag import LAG_DEFAULTS, ReplicationLagRun, replication_lag, replication_lag_run
+from workbench.replication.naming import remote_topic
+from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, flows, mirror_properties
+from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
+
+__all__ = [
+    "CONNECTORS",
+    "ConnectorState",
+    "GEO_PROFILE",
+    "LAG_DEFAULTS",
+    "NOTEBOOK_INTERVALS",
+    "ReplicationLagRun",
+    "copies_sentence",
+    "flow_states",
+    "flow_table",
+    "flows",
+    "lag_sentence",
+    "mirror_properties",
+    "offsets_claim_sentence",
+    "pickup_sentence",
+    "refresh_seconds",
+    "release",
+    "remote_topic",
+    "replicating_stack",
+    "replication_lag",
+    "replication_lag_run",
+    "setup_sentence",
+    "status_topic",
+]

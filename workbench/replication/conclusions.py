@@ -1,0 +1,128 @@
+"""What a replication run says, in sentences computed from its rows."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from workbench.config import Profile
+from workbench.numbers import format_number
+from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+
+__all__ = [
+    "copies_sentence",
+    "lag_sentence",
+    "offsets_claim_sentence",
+    "pickup_sentence",
+    "refresh_seconds",
+    "setup_sentence",
+]
+
+
+def lag_sentence(rows: pd.DataFrame) -> str:
+    """The median p50 and p99 lag at each offered rate, and how the p50 moved with the rate."""
+    by_rate = rows.groupby("rate")[["latency_p50_ms", "latency_p99_ms"]].median().sort_index()
+    if by_rate.empty:
+        return "No replication run was measured."
+    parts = [
+        f"{p50:.0f} ms (p99 {p99:.0f} ms) at {format_number(rate)} records/s" for rate, (p50, p99) in by_rate.iterrows()
+    ]
+    sentence = "A record reached b after it reached a in a median " + "; ".join(parts) + "."
+    if len(by_rate) > 1:
+        low, high = round(by_rate["latency_p50_ms"].iloc[0]), round(by_rate["latency_p50_ms"].iloc[-1])
+        moved = f"went from {low} to {high} ms" if low != high else f"stayed at {low} ms"
+        sentence += (
+            f" From {format_number(by_rate.index[0])} to {format_number(by_rate.index[-1])} records/s the median "
+            f"{moved}."
+        )
+    return sentence
+
+
+def copies_sentence(rows: pd.DataFrame) -> str:
+    """Whether every offered record reached b once, and at which offset."""
+    offered, arrived = int(rows["records"].sum()), int(rows["replicated"].sum())
+    missing, duplicates = int(rows["missing"].sum()), int(rows["duplicates"].sum())
+    shift = int(rows["offset_shift_max"].max())
+    whole = (
+        f"All {format_number(offered)} records offered reached b"
+        if missing == 0
+        else f"{format_number(missing)} of {format_number(offered)} records offered never reached b"
+    )
+    once = "each once" if duplicates == 0 else f"{format_number(duplicates)} of them more than once"
+    where = (
+        "each at the offset it had on a"
+        if shift == 0
+        else f"at offsets up to {format_number(shift)} away from those they had on a"
+    )
+    return f"{whole}, {once}, {where} ({format_number(arrived)} copies counted on b)."
+
+
+def pickup_sentence(rows: pd.DataFrame, refresh_s: float) -> str:
+    """How long MirrorMaker took to start copying a new topic, against its refresh interval."""
+    pickup = rows["pickup_s"].dropna()
+    if pickup.empty:
+        return ""
+    every = f"every {refresh_s:g} s" if math.isfinite(refresh_s) else "at the interval its own settings give"
+    return (
+        f"MirrorMaker started copying each new topic {pickup.min():.1f}-{pickup.max():.1f} s after its first "
+        f"record: it looks for new topics {every} (refresh.topics.interval.seconds)."
+    )
+
+
+def offsets_claim_sentence(rows: pd.DataFrame) -> str:
+    """MapR's "offsets are preserved in all replicated copies", against the offsets measured."""
+    shift = int(rows["offset_shift_max"].max())
+    if shift == 0:
+        return (
+            "Here every copy kept its offset, because each topic was copied from its first record and held "
+            "nothing MirrorMaker skips; that is a property of these runs, not a promise: where the source "
+            "lost records to retention before the flow began, or held transaction markers, the copies' offsets "
+            "differ, and a consumer moving to b needs the translated offsets of MirrorMaker's checkpoints."
+        )
+    return (
+        f"Copies sat up to {format_number(shift)} offsets away from their originals: MirrorMaker does not "
+        "preserve offsets, as MapR claims its replication does, and a consumer moving to b needs the "
+        "translated offsets of its checkpoints."
+    )
+
+
+def refresh_seconds(profile: Profile) -> float:
+    """How often MirrorMaker looks for new topics: the profile's setting, the embedded stack's
+    (`NOTEBOOK_INTERVALS`), or NaN on a cluster whose MirrorMaker is not the workbench's."""
+    key = "refresh.topics.interval.seconds"
+    if key in profile.replication.properties:
+        return float(profile.replication.properties[key])
+    return float(NOTEBOOK_INTERVALS[key]) if profile.embedded else math.nan
+
+
+def setup_sentence(geo: Stack | None, active: Stack) -> str:
+    """Which clusters and flow this run measures, or in one line why it measures nothing."""
+    if geo is None:
+        return (
+            f"Profile `{active.profile.name}` names no second cluster (`replication.enabled` is false) and is not "
+            "this machine's to start one beside, so there is no replication to measure here: give the profile "
+            "`replication.target_bootstrap` (your second cluster, with MirrorMaker running), or run this notebook "
+            "with `profile: local-geo`."
+        )
+    settings = geo.profile.replication
+    route = f"cluster {settings.source} ({geo.bootstrap_servers}) → cluster {settings.target} "
+    route += f"({geo.peer_bootstrap_servers})"
+    if not geo.profile.embedded:
+        return (
+            f"Measuring the MirrorMaker you run, {route}. It is yours, so this notebook does not stop a worker "
+            "or cut the link between the clusters; it measures lag, copies and offsets."
+        )
+    workers = [r for r in geo.services.values() if r.kind == "mirror-maker"]
+    release = str(workers[0].extra.get("version", "?")) if workers else "?"
+    said = f"MirrorMaker 2 ({release}) copies {route} in {len(workers)} worker processes, in dedicated mode."
+    if geo is not active:
+        said += (
+            f" Profile `{active.profile.name}` has one cluster, so these two are profile `{geo.profile.name}`'s, "
+            + ("started for this notebook and stopped at its end." if geo.started_here else "already running.")
+        )
+    return said

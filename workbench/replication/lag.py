@@ -1,0 +1,224 @@
+"""Replication lag: the time from a record's append on the source to its append on the target.
+
+Both appends are stamped by the brokers themselves: the source topic is made with
+`message.timestamp.type=LogAppendTime`, so each record carries cluster a's append time, and
+the remote topic is made on b beforehand with the same setting, so b stamps its own append
+time over it (MirrorMaker keeps the target's topic settings it does not sync, and
+`message.timestamp.type` is one it never syncs). Each record's value begins with its
+sequence number, so a record is found on both sides however the offsets differ. The load
+is offered open-loop (`measure.schedule`): records are due at fixed times whatever the
+clusters do, so a slow flow shows as lag, not as a slower producer.
+
+Before the measured records, one marker record waits for MirrorMaker to find the new topic
+(`refresh.topics.interval.seconds`): the time that takes is `pickup_s`, and the measured
+lag is that of a flow already running.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from workbench import kafka
+from workbench.errors import BenchError
+from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
+from workbench.replication.naming import remote_topic
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+
+__all__ = [
+    "LAG_DEFAULTS",
+    "PICKUP_LIMIT_S",
+    "ReplicationLagRun",
+    "SETTLE_LIMIT_S",
+    "replication_lag",
+    "replication_lag_run",
+]
+
+#: The run's defaults: a notebook-sized load.
+LAG_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "seconds": 10.0, "partitions": 3, "record_bytes": 100}
+#: Seconds a run waits for MirrorMaker to find its topic, and for the last record to land on b.
+PICKUP_LIMIT_S = 60.0
+SETTLE_LIMIT_S = 60.0
+_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
+_SEQ_DIGITS = 10
+_JOINED_NAMES = {
+    "partition_a": "partition",
+    "offset_a": "a_offset",
+    "offset_b": "b_offset",
+    "ms_a": "a_ms",
+    "ms_b": "b_ms",
+}
+
+
+@dataclass(frozen=True)
+class ReplicationLagRun:
+    """A run's contract row, and each record's appends: `seq`, `partition`, `a_offset`,
+    `b_offset`, `a_ms`, `b_ms`, `lag_ms` (NaN where the record never reached b)."""
+
+    row: dict[str, Any]
+    records: pd.DataFrame
+
+
+def replication_lag_run(
+    stack: Stack,
+    *,
+    rate: float = LAG_DEFAULTS["rate"],
+    seconds: float = LAG_DEFAULTS["seconds"],
+    partitions: int = LAG_DEFAULTS["partitions"],
+    record_bytes: int = LAG_DEFAULTS["record_bytes"],
+    topic_prefix: str = "wb-geo",
+) -> ReplicationLagRun:
+    """Offer `rate` records a second for `seconds` on cluster a and measure each one's lag to b.
+
+    Raises:
+        BenchError: a parameter out of range, or MirrorMaker did not pick the topic up
+            within `PICKUP_LIMIT_S` (the message says where its workers' logs are).
+        StackError: the profile has no second cluster.
+    """
+    _check(rate, seconds, partitions, record_bytes)
+    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
+    target = remote_topic(stack.profile, source)
+    b_conf = stack.peer_config("admin")
+    stack.create_topics({source: partitions}, config=_APPEND_TIME)
+    stack.create_topics({target: partitions}, config=_APPEND_TIME, peer=True)
+    try:
+        pickup_s = _pick_up(stack, source, target)
+        schedule = RateSchedule([Phase("offered", seconds, rate)])
+        run = _offer(stack, source, schedule, record_bytes)
+        settle_s = _settle(b_conf, target, run.sent + 1)
+        records = _joined(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+    finally:
+        stack.delete_topics([source])
+        stack.delete_topics([target], peer=True)
+    params = {"rate": rate, "seconds": seconds, "partitions": partitions, "record_bytes": record_bytes}
+    return ReplicationLagRun(_row(stack, params, records, run.slips, pickup_s, settle_s), records)
+
+
+def replication_lag(stack: Stack, *, topic_prefix: str = "wb-geo", **params: Any) -> dict[str, Any]:
+    """One replication-lag run's row (the registered experiment `replication_lag`). See `replication_lag_run`."""
+    return replication_lag_run(stack, topic_prefix=topic_prefix, **params).row
+
+
+def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> None:
+    if not 1 <= rate <= 50_000:
+        raise BenchError(f"rate must be 1 to 50,000 records a second, got {rate:g}")
+    if not 0.5 <= seconds <= 600:
+        raise BenchError(f"seconds must be 0.5 to 600, got {seconds:g}")
+    if not 1 <= partitions <= 64:
+        raise BenchError(f"partitions must be 1 to 64, got {partitions}")
+    if not _SEQ_DIGITS <= record_bytes <= 1_000_000:
+        raise BenchError(f"record_bytes must be {_SEQ_DIGITS} to 1,000,000, got {record_bytes}")
+
+
+def _pick_up(stack: Stack, source: str, target: str) -> float:
+    """Write one marker record (sequence -1) and wait until it is on b: MirrorMaker found the topic."""
+    began = time.monotonic()
+    kafka.produce(stack.kafka_config("producer"), source, [(None, b"-" * _SEQ_DIGITS)], partition=0)
+    deadline = began + PICKUP_LIMIT_S
+    while kafka.total_records(stack.peer_config("admin"), target) < 1:
+        if time.monotonic() > deadline:
+            raise BenchError(
+                f"MirrorMaker did not replicate {source} to {target} within {PICKUP_LIMIT_S:.0f} s; "
+                "see `workbench status` and the mirror-N logs it names"
+            )
+        time.sleep(0.1)
+    return time.monotonic() - began
+
+
+def _offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) -> Any:
+    producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all"})
+    padding = b"." * (record_bytes - _SEQ_DIGITS)
+
+    def send(first: int, upto: int) -> None:
+        for seq in range(first, upto):
+            producer.produce(topic, value=b"%010d" % seq + padding)
+        producer.poll(0)
+
+    run = run_open_loop(schedule, send, started=time.perf_counter())
+    if producer.flush(30) != 0:
+        raise BenchError(f"records offered to {topic} were not all acknowledged within 30 s")
+    return run
+
+
+def _settle(b_conf: dict[str, Any], target: str, count: int) -> float:
+    """Seconds from the end of the offered load until b holds `count` records (NaN: never)."""
+    began = time.monotonic()
+    while kafka.total_records(b_conf, target) < count:
+        if time.monotonic() - began > SETTLE_LIMIT_S:
+            return float("nan")
+        time.sleep(0.05)
+    return time.monotonic() - began
+
+
+def _joined(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], target: str) -> pd.DataFrame:
+    """Each measured record's appends on a and on b, joined by its sequence number."""
+    a = _appends(a_conf, source)
+    b = _appends(b_conf, target)
+    joined = a.merge(b, on="seq", how="left", suffixes=("_a", "_b"))
+    joined = joined.rename(
+        columns={
+            "partition_a": "partition",
+            "offset_a": "a_offset",
+            "offset_b": "b_offset",
+            "ms_a": "a_ms",
+            "ms_b": "b_ms",
+        }
+    )
+    joined["lag_ms"] = joined["b_ms"] - joined["a_ms"]
+    joined["copies"] = joined["seq"].map(b["seq"].value_counts()).fillna(0).astype(int)
+    return joined.drop_duplicates("seq").drop(columns=["partition_b"]).reset_index(drop=True)
+
+
+def _appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
+    rows = [
+        (int(r.value[:_SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
+        for r in kafka.read_records(conf, topic)
+        if r.value is not None and r.value[:1] != b"-"
+    ]
+    return pd.DataFrame(rows, columns=["seq", "partition", "offset", "ms"])
+
+
+def _row(
+    stack: Stack,
+    params: dict[str, Any],
+    records: pd.DataFrame,
+    slips: int,
+    pickup_s: float,
+    settle_s: float,
+) -> dict[str, Any]:
+    from workbench.measure.contract import result_row
+
+    arrived = records.dropna(subset=["b_ms"])
+    lags = arrived["lag_ms"].to_numpy(dtype=float) / 1000.0
+    if len(arrived) and float(np.abs(lags).max()) == 0.0:
+        raise BenchError(
+            "every record has the same timestamp on both clusters: the remote topic keeps the source's "
+            "(message.timestamp.type was synced to it), so the lag cannot be read"
+        )
+    return result_row(
+        stack,
+        experiment="replication_lag",
+        params=params,
+        records=len(records),
+        payload_bytes=len(records) * int(params["record_bytes"]),
+        seconds=float(params["seconds"]),
+        latencies=lags,
+        latency_of="append on a → append on b",
+        extra={
+            "replicated": len(arrived),
+            "missing": len(records) - len(arrived),
+            "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
+            "offset_shift_max": int((arrived["b_offset"] - arrived["a_offset"]).abs().max()) if len(arrived) else 0,
+            "pickup_s": pickup_s,
+            "settle_s": settle_s,
+            "slips": slips,
+            "mirror_tasks": int(stack.profile.replication.properties.get("tasks.max", 1)),
+        },
+    )

@@ -1,0 +1,87 @@
+"""MirrorMaker 2's properties for a profile: the flows, the clusters, the stack's defaults.
+
+MirrorMaker's own defaults suit a data centre, not a notebook: a new topic is noticed
+within 10 minutes (`refresh.topics.interval.seconds`), groups too, and checkpoints and
+group offsets move once a minute. The embedded stack shortens each so that a learner
+sees a topic replicated, a checkpoint emitted and a group's offsets synced within seconds;
+the profile's `replication.properties` (MirrorMaker's own names) go on top, so every
+setting a user knows from `connect-mirror-maker.properties` is set the same way here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from workbench.config import Profile
+
+__all__ = ["NOTEBOOK_INTERVALS", "flows", "mirror_properties"]
+
+#: MirrorMaker settings the embedded stack shortens (MirrorMaker's defaults in the comments).
+NOTEBOOK_INTERVALS: dict[str, str] = {
+    "refresh.topics.interval.seconds": "2",  # 600
+    "refresh.groups.interval.seconds": "2",  # 600
+    "emit.checkpoints.interval.seconds": "1",  # 60
+    "emit.heartbeats.interval.seconds": "1",  # 1
+    "sync.group.offsets.enabled": "true",  # false
+    "sync.group.offsets.interval.seconds": "1",  # 60
+    "sync.topic.configs.interval.seconds": "5",  # 600
+    "sync.topic.acls.enabled": "false",  # true: the embedded clusters have no authorizer
+}
+
+
+def mirror_properties(
+    profile: Profile, source_servers: str, target_servers: str, *, listener: str | None = None
+) -> dict[str, str]:
+    """MirrorMaker's properties file for one dedicated-mode worker, as a dict.
+
+    `listener` (`http://127.0.0.1:port`) turns on the internal REST server KIP-710 added,
+    so workers of one flow forward task configurations to its leader and tasks move to
+    the survivors when a worker dies; each worker has its own.
+    """
+    settings = profile.replication
+    a, b = settings.source, settings.target
+    source_rf = str(min(profile.broker.nodes, profile.topics.replication_factor))
+    target_rf = str(min(settings.target_nodes, profile.topics.replication_factor))
+    values = {
+        "clusters": f"{a}, {b}",
+        f"{a}.bootstrap.servers": source_servers,
+        f"{b}.bootstrap.servers": target_servers,
+        f"{a}->{b}.enabled": "true",
+        f"{b}->{a}.enabled": "false",
+        # The target's topics (replicas, checkpoints, heartbeats, Connect's own) at the
+        # replication its nodes allow; the offset syncs live on the source.
+        "replication.factor": target_rf,
+        "checkpoints.topic.replication.factor": target_rf,
+        "heartbeats.topic.replication.factor": target_rf,
+        "offset-syncs.topic.replication.factor": source_rf,
+        "offset.storage.replication.factor": target_rf,
+        "status.storage.replication.factor": target_rf,
+        "config.storage.replication.factor": target_rf,
+        **NOTEBOOK_INTERVALS,
+        # Find the connectors by their ServiceLoader manifests instead of scanning every jar
+        # (Connect's default, `hybrid_warn`, says they all have one): MirrorMaker's own
+        # plugins, and each flow's worker (configured by the target's alias) its own.
+        "plugin.discovery": "service_load",
+        f"{a}.plugin.discovery": "service_load",
+        f"{b}.plugin.discovery": "service_load",
+    }
+    if listener is not None:
+        values["dedicated.mode.enable.internal.rest"] = "true"
+        values["listeners"] = listener
+    values.update({k: _text(v) for k, v in settings.properties.items()})
+    return values
+
+
+def flows(properties: Mapping[str, str]) -> list[str]:
+    """The enabled flows of a properties dict, as `a->b`, in the order of `clusters`."""
+    aliases = [c.strip() for c in properties.get("clusters", "").split(",") if c.strip()]
+    return [
+        f"{x}->{y}"
+        for x in aliases
+        for y in aliases
+        if x != y and properties.get(f"{x}->{y}.enabled", "false").lower() == "true"
+    ]
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
