@@ -78,6 +78,16 @@ ENV_VARIABLES = {
 KafkaConf = dict[str, Any]
 
 
+def _property_lines(value: dict[str, Any], name: str, like: str) -> dict[str, Any]:
+    """Properties that become lines of a `.properties` file: each name matching `name`, each value one line."""
+    for key, item in value.items():
+        if not re.fullmatch(name, key):
+            raise ValueError(f"{key[:80]!r} is not {like}")
+        if any(c in str(item) for c in "\n\r\x00"):
+            raise ValueError(f"{key}: a property value is one line")
+    return value
+
+
 class _Section(BaseModel):
     """Unknown keys are errors: a typo in a profile must not be silently ignored."""
 
@@ -117,12 +127,7 @@ class BrokerSettings(_Section):
     @classmethod
     def _properties_are_lines(cls, value: dict[str, Any]) -> dict[str, Any]:
         """They become lines of server.properties: dotted names, one-line values."""
-        for key, item in value.items():
-            if not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,254}", key):
-                raise ValueError(f"{key[:80]!r} is not a broker property name like num.io.threads")
-            if any(c in str(item) for c in "\n\r\x00"):
-                raise ValueError(f"{key}: a property value is one line")
-        return value
+        return _property_lines(value, r"[a-z0-9][a-z0-9._-]{0,254}", "a broker property name like num.io.threads")
 
     @model_validator(mode="after")
     def _tansu_is_one_node(self) -> BrokerSettings:
@@ -305,12 +310,10 @@ class ReplicationSettings(_Section):
     @field_validator("properties")
     @classmethod
     def _properties_are_lines(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for key, item in value.items():
-            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._>-]{0,254}", key):
-                raise ValueError(f"{key[:80]!r} is not a MirrorMaker property name like a->b.topics")
-            if any(c in str(item) for c in "\n\r\x00"):
-                raise ValueError(f"{key}: a property value is one line")
-        return value
+        """They become lines of MirrorMaker's properties file; a flow's names hold `->`."""
+        return _property_lines(
+            value, r"[A-Za-z0-9][A-Za-z0-9._>-]{0,254}", "a MirrorMaker property name like a->b.topics"
+        )
 
     @model_validator(mode="after")
     def _two_clusters(self) -> ReplicationSettings:
