@@ -58,6 +58,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "replay": {"records": 500, "to": "timestamp"},
     "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
     "replication_lag": {"rate": 500.0, "seconds": 2.0, "partitions": 2},
+    "consumer_failover": {"records": 2_000, "partitions": 2},
 }
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.
@@ -70,6 +71,7 @@ NOT_MEASURED = {
     "spark_restart": ["seconds", "msg_s", "mb_s", "latency_p99_ms", "client_cpu_s"],
     "spark_real_time": ["bytes", "mb_s", "client_cpu_s"],
     "share_consume": ["bytes", "mb_s", "latency_p50_ms"],
+    "consumer_failover": ["seconds", "msg_s", "mb_s", "latency_p50_ms"],
 }
 
 

@@ -64,6 +64,15 @@ def test_replication_lag_counts_every_record_on_b_once_and_yields_contract_rows(
     assert (rows["latency_p50_ms"] > 0).all(), "b's append comes after a's"
 
 
+def test_a_group_moved_to_b_skips_nothing_and_rereads_at_most_offset_lag_max_per_partition(geo: Stack) -> None:
+    rows = sweep("consumer_failover", [CHEAP["consumer_failover"]], repeat=2, stack=geo, record=False, progress=False)
+    check_contract("consumer_failover", rows)
+    assert (rows["skipped"] == 0).all(), "a group that moves to b never skips a record"
+    assert (rows["read_on_a"] == 1_000).all() and (rows["twice_on_b"] == 0).all()
+    assert (rows["read_on_b"] == 1_000 + rows["reread"]).all()
+    assert (rows["reread_max_partition"] <= rows["offset_lag_max"]).all(), rows[["reread", "reread_max_partition"]]
+
+
 def test_a_worker_that_cannot_start_says_mirror_maker_s_own_cause_in_one_line(geo: Stack) -> None:
     # A third cluster with no bootstrap.servers: MirrorMaker's configuration refuses it at start.
     settings = geo.profile.replication.model_copy(update={"properties": {"clusters": "a, b, c"}})

@@ -29,7 +29,11 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> N
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["nope"], "error: no experiment 'nope'; experiments: compaction_progress, device_read, format_produce"),
+        (
+            ["nope"],
+            "error: no experiment 'nope'; experiments: compaction_progress, consumer_failover, device_read, "
+            "format_produce",
+        ),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
         (["native_produce", "--grid", "/no/such/grid.yaml"], "error: cannot read grid file /no/such/grid.yaml"),
@@ -86,7 +90,8 @@ def test_compare_is_not_an_experiment_name(cli: Cli) -> None:
     """Comparing runs is `workbench compare A B`, and only that."""
     result = cli("bench", "compare", "--param", "experiment=x")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: no experiment 'compare'; experiments: compaction_progress, device_read")
+    listed = "experiments: compaction_progress, consumer_failover, device_read"
+    assert result.stderr.startswith(f"error: no experiment 'compare'; {listed}")
 
 
 def test_a_grid_value_of_the_wrong_type_is_refused_before_anything_runs(cli: Cli, tmp_path: Path) -> None:

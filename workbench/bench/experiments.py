@@ -29,7 +29,7 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
-from workbench.replication import replication_lag, replication_lag_run
+from workbench.replication import consumer_failover, consumer_failover_run, replication_lag, replication_lag_run
 from workbench.retention import (
     COMPACTION_DEFAULTS,
     LOG_SETTINGS,
@@ -307,6 +307,24 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "slips",
             ),
             spread_of=("latency_p50_ms",),
+        ),
+        Experiment(
+            "consumer_failover",
+            consumer_failover,
+            "what a consumer group re-reads or skips when it moves from cluster a to its copy on b",
+            parameters=consumer_failover_run,
+            needs="replication",
+            shown=(
+                "records",
+                "partitions",
+                "read_on_a",
+                "read_on_b",
+                "reread",
+                "reread_max_partition",
+                "skipped",
+                "sync_s",
+            ),
+            spread_of=("reread",),
         ),
         Experiment(
             "retention_deletes",

@@ -16,18 +16,21 @@ Modules:
     naming      a source topic's name on the target, by the replication policy
     geo_stack   the stack a notebook measures: the active one, or `local-geo` started beside it
     lag         replication lag: each record's append on a against its append on b, open-loop load
+    failover    a consumer group moved from a to b: records re-read, records skipped
     flows       a flow's connectors and tasks as a table
     conclusions  what a run says, in sentences computed from its rows
 """
 
 from workbench.replication.conclusions import (
     copies_sentence,
+    failover_sentence,
     lag_sentence,
     offsets_claim_sentence,
     pickup_sentence,
     refresh_seconds,
     setup_sentence,
 )
+from workbench.replication.failover import FAILOVER_DEFAULTS, FailoverRun, consumer_failover, consumer_failover_run
 from workbench.replication.flows import flow_table
 from workbench.replication.geo_stack import GEO_PROFILE, release, replicating_stack
 from workbench.replication.lag import LAG_DEFAULTS, ReplicationLagRun, replication_lag, replication_lag_run
@@ -38,11 +41,16 @@ from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_state
 __all__ = [
     "CONNECTORS",
     "ConnectorState",
+    "FAILOVER_DEFAULTS",
+    "FailoverRun",
     "GEO_PROFILE",
     "LAG_DEFAULTS",
     "NOTEBOOK_INTERVALS",
     "ReplicationLagRun",
+    "consumer_failover",
+    "consumer_failover_run",
     "copies_sentence",
+    "failover_sentence",
     "flow_states",
     "flow_table",
     "flows",

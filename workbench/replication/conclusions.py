@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "copies_sentence",
+    "failover_sentence",
     "lag_sentence",
     "offsets_claim_sentence",
     "pickup_sentence",
@@ -88,6 +90,23 @@ def offsets_claim_sentence(rows: pd.DataFrame) -> str:
         f"Copies sat up to {format_number(shift)} offsets away from their originals: MirrorMaker does not "
         "preserve offsets, as MapR claims its replication does, and a consumer moving to b needs the "
         "translated offsets of its checkpoints."
+    )
+
+
+def failover_sentence(row: Mapping[str, Any]) -> str:
+    """What a group that moved from a to b skipped and read again, against `offset.lag.max`."""
+    skipped, reread, worst = int(row["skipped"]), int(row["reread"]), int(row["reread_max_partition"])
+    lag_max = int(row["offset_lag_max"])
+    said = (
+        f"A group read {format_number(row['read_on_a'])} records on a and committed; b held its translated "
+        f"offsets {row['sync_s']:.1f} s later. Moved to b with its group id alone, it "
+        + ("skipped no record" if skipped == 0 else f"skipped {format_number(skipped)} records")
+        + f" and read {format_number(reread)} again (at most {format_number(worst)} in one partition"
+    )
+    within = "within" if worst <= lag_max else "beyond"
+    return (
+        said
+        + f", {within} offset.lag.max = {format_number(lag_max)}, the gap MirrorMaker lets its offset syncs leave)."
     )
 
 
