@@ -38,6 +38,7 @@ __all__ = [
     "END_PROBE_ENV",
     "OffsetReader",
     "Partition",
+    "READER_TIMEOUT_S",
     "declare_end_probe",
     "end_offsets",
     "needs_end_probe",
@@ -54,6 +55,12 @@ log = logging.getLogger("workbench.kafka")
 #: clusters whose ListOffsets(latest) is not the log's end; child processes (proxies,
 #: kernels, Spark's Python workers) inherit it.
 END_PROBE_ENV = "WORKBENCH_END_PROBE"
+
+
+#: Seconds an `OffsetReader` waits for an answer: a bound on a failure, never a wait on success.
+#: At 10 s, Tansu's end probe timed out under a test suite's load (load average 5-8 on two
+#: cores, notebook 12's lag sampler on the foreign cluster); an answer that late is still an answer.
+READER_TIMEOUT_S = 30.0
 
 
 def declare_end_probe(bootstrap_servers: str) -> None:
@@ -143,7 +150,7 @@ class OffsetReader:
     between calls.
     """
 
-    def __init__(self, conf: KafkaConf, *, timeout: float = 10.0) -> None:
+    def __init__(self, conf: KafkaConf, *, timeout: float = READER_TIMEOUT_S) -> None:
         self.conf = conf
         self.timeout = timeout
         #: Read ends from the logs (a cluster declared by `declare_end_probe`), else take ListOffsets'.
