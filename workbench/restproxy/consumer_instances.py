@@ -27,7 +27,7 @@ from workbench._types import Partition
 from workbench.backoff import Backoff
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.errors import ILLEGAL_STATE
-from workbench.restproxy.instances import Instance, InstanceManager
+from workbench.restproxy.instances import Instance, InstanceManager, close_within
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.validation import INT32_MAX
@@ -232,10 +232,7 @@ class ConsumerManager(InstanceManager[ConsumerInstance]):
 
 
 def _close(instance: ConsumerInstance) -> None:
-    try:
-        instance.consumer.close()
-    except (KafkaException, RuntimeError) as exc:
-        log.warning("closing consumer %s/%s: %s", instance.group, instance.name, exc)
+    close_within(f"consumer {instance.group}/{instance.name}", instance.consumer.close)
 
 
 def _rebuild(instance: ConsumerInstance, gone: str) -> None:

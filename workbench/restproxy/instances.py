@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -28,12 +29,41 @@ from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
 from workbench.restproxy.validation import check_group, check_instance_name
 
-__all__ = ["Instance", "InstanceManager"]
+__all__ = ["CLOSE_TIMEOUT_S", "Instance", "InstanceManager", "close_within"]
 
 log = logging.getLogger("workbench.restproxy")
 
 _T = TypeVar("_T")
 _I = TypeVar("_I", bound="Instance")
+
+#: How long closing one librdkafka client may take before the proxy stops waiting for it.
+#: A close normally takes milliseconds (leave the group, commit); one was seen blocked for
+#: an hour in CI, holding a pool thread and the process's shutdown with it.
+CLOSE_TIMEOUT_S = 15.0
+
+
+def close_within(what: str, close: Callable[[], None], timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+    """Run a client's blocking `close` on a thread of its own and wait `timeout_s` at most.
+
+    A close that does not return in time is left to finish on its daemon thread (its
+    librdkafka threads leak until then) and logged: the proxy's worker pool, the instance's
+    lock and the process's exit never wait on it. Returns whether the close finished.
+    """
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            close()
+        except Exception as exc:  # a failed close is logged, never raised into a request
+            log.warning("closing %s: %s", what, exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name=f"close-{what}"[:60], daemon=True).start()
+    if done.wait(timeout_s):
+        return True
+    log.warning("closing %s did not finish within %g s; left to finish on its own thread", what, timeout_s)
+    return False
 
 
 @dataclass(kw_only=True)

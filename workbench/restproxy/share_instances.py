@@ -44,7 +44,7 @@ from workbench.httpserver.errors import RestError
 from workbench.kafka.security import Security
 from workbench.kafka.share_admin import ShareGroupAdmin
 from workbench.restproxy.errors import ILLEGAL_STATE
-from workbench.restproxy.instances import Instance, InstanceManager
+from workbench.restproxy.instances import Instance, InstanceManager, close_within
 from workbench.restproxy.metadata import kafka_error
 from workbench.restproxy.schemas import SchemaFormats
 from workbench.restproxy.settings import RestProxySettings
@@ -337,10 +337,7 @@ def _close(instance: ShareInstance) -> None:
     instance.buffered.clear()
     instance.writing.clear()
     instance.outstanding.clear()
-    try:
-        instance.consumer.close()
-    except (KafkaException, RuntimeError) as exc:
-        log.warning("closing share consumer %s/%s: %s", instance.group, instance.name, exc)
+    close_within(f"share consumer {instance.group}/{instance.name}", instance.consumer.close)
     if released:
         log.info("share consumer %s/%s closed; %d record(s) released", instance.group, instance.name, released)
 
