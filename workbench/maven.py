@@ -33,7 +33,6 @@ from workbench.errors import StackError
 
 __all__ = [
     "Artifact",
-    "CENTRAL",
     "RESOLVE_TIMEOUT_S",
     "ResolutionError",
     "cache_dir",
@@ -41,9 +40,6 @@ __all__ = [
     "repository",
     "resolve",
 ]
-
-#: Maven Central, where Apache Kafka and Spark publish their jars.
-CENTRAL = "https://repo1.maven.org/maven2/"
 
 #: Seconds a resolution may take: the first one downloads tens of MB.
 RESOLVE_TIMEOUT_S = 900.0
@@ -83,10 +79,18 @@ def cache_dir() -> Path:
     return environment().cache_dir or Path.home() / ".cache" / "workbench"
 
 
-def repository() -> str:
-    """The Maven repository to resolve from: `$WORKBENCH_MAVEN_REPOSITORY`, else Maven Central."""
-    url = environment().maven_repository or CENTRAL
+def repository() -> str | None:
+    """The mirror to resolve from (`$WORKBENCH_MAVEN_REPOSITORY`), or None for Ivy's default
+    resolver, which is Maven Central: the code names no registry's host of its own."""
+    url = environment().maven_repository
+    if url is None:
+        return None
     return url if url.endswith("/") else url + "/"
+
+
+def _source() -> str:
+    """Where jars come from, in words: the mirror's URL or Maven Central."""
+    return repository() or "Maven Central"
 
 
 def ivy_jar() -> Path:
@@ -180,7 +184,7 @@ def _retrieve(target: Path, artifacts: Sequence[Artifact], how_else: str) -> Non
         if done.returncode != 0 or not jars:
             raise ResolutionError(_failure(artifacts, _cause(log), how_else))
         files = {path.name: {"size": path.stat().st_size, "sha256": _sha256(path)} for path in jars}
-        manifest = {"artifacts": [str(a) for a in artifacts], "repository": repository(), "files": files}
+        manifest = {"artifacts": [str(a) for a in artifacts], "repository": _source(), "files": files}
         for path in jars:
             path.rename(staging / path.name)
         (staging / _MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
@@ -196,13 +200,13 @@ def _retrieve(target: Path, artifacts: Sequence[Artifact], how_else: str) -> Non
 def _failure(artifacts: Sequence[Artifact], cause: str, how_else: str) -> str:
     """The one line a failed resolution ends in."""
     ways = [
-        f"let this machine reach Maven Central ({CENTRAL})",
+        "let this machine reach Maven Central",
         "set WORKBENCH_MAVEN_REPOSITORY to a Maven mirror it reaches",
     ]
     if how_else:
         ways.append(how_else)
     return (
-        f"cannot resolve {', '.join(map(str, artifacts))} from {repository()}: {cause}; "
+        f"cannot resolve {', '.join(map(str, artifacts))} from {_source()}: {cause}; "
         f"provide them one of {len(ways)} ways: {'; '.join(ways)}"
     )
 
@@ -235,12 +239,14 @@ def _ivy_module(artifacts: Sequence[Artifact]) -> str:
     )
 
 
-def _ivy_settings(url: str) -> str:
-    """One Maven-layout resolver; Ivy verifies SHA-1 and MD5 checksums of what it downloads."""
+def _ivy_settings(url: str | None) -> str:
+    """One Maven-layout resolver (at `url`, else Ivy's default root, Maven Central); Ivy
+    verifies SHA-1 and MD5 checksums of what it downloads."""
+    root = f" root={quoteattr(url)}" if url else ""
     return (
         '<ivysettings>\n  <property name="ivy.checksums" value="sha1,md5"/>\n'
         '  <settings defaultResolver="maven"/>\n  <resolvers>\n'
-        f'    <ibiblio name="maven" m2compatible="true" root={quoteattr(url)}/>\n'
+        f'    <ibiblio name="maven" m2compatible="true"{root}/>\n'
         "  </resolvers>\n</ivysettings>\n"
     )
 
