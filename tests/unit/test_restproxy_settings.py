@@ -49,6 +49,20 @@ def test_overrides_in_order(tmp_path: Path) -> None:
     assert (cli.host, cli.port, cli.bootstrap_servers) == ("127.0.0.2", 7, "cli:2")
 
 
+def test_an_empty_client_setting_is_not_set_so_an_override_can_take_one_away() -> None:
+    """A KIP-848 consumer (`group.protocol=consumer`) must not carry the classic group's
+    timings, which librdkafka refuses with it: the environment takes the file's away."""
+    environ = {
+        "KAFKA_REST_CONSUMER_GROUP_PROTOCOL": "consumer",
+        "KAFKA_REST_CONSUMER_SESSION_TIMEOUT_MS": "",
+        "KAFKA_REST_CONSUMER_HEARTBEAT_INTERVAL_MS": " ",
+    }
+    settings = load_restproxy_settings(PROJECT_PROPERTIES, bootstrap_servers="b:9092", environ=environ)
+    assert settings.consumer["group.protocol"] == "consumer"
+    assert "session.timeout.ms" not in settings.consumer and "heartbeat.interval.ms" not in settings.consumer
+    assert settings.consumer["max.poll.interval.ms"] == "7000", "the others stay"
+
+
 def test_mapr_buffer_time_is_the_linger(tmp_path: Path) -> None:
     for key in ("streams.buffer.max.time.ms", "producer.streams.buffer.max.time.ms"):
         settings = load_restproxy_settings(

@@ -23,6 +23,7 @@ Modules:
     loadgen          wrk, the compiled HTTP load generator
     http_floor       what HTTP alone costs a Python proxy before it touches a record
     instance_cost    what a consumer instance costs the proxy process holding it, idle and fetching
+    rolling_restart  proxies restarted one at a time under a reading group, by group protocol
     efficiency       the proxy against the native client: MB/s and CPU per MB as ratios
     scale            proxies configured otherwise than the stack's, for one experiment
     formats          binary, JSON, Avro, JSON Schema and Protobuf: what a format costs
@@ -46,6 +47,7 @@ from workbench.bench.message_size import LADDER_COLUMNS, ladder_story, limit_lad
 from workbench.bench.meter import Sample, ThroughputMeter
 from workbench.bench.native import fill_topic, native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.rolling_restart import ROLLING_DEFAULTS, rolling_restart_run
 from workbench.bench.scale import ProxySetup, missing_setup, proxy_counts, proxy_setup, setup_sweep, side_stack
 from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.sweep import delete_bench_topics, grid_points, sweep
@@ -63,6 +65,7 @@ __all__ = [
     "Experiment",
     "LADDER_COLUMNS",
     "ProxySetup",
+    "ROLLING_DEFAULTS",
     "ResourceMonitor",
     "Sample",
     "ThroughputMeter",
@@ -94,6 +97,7 @@ __all__ = [
     "proxy_setup",
     "proxy_vs_native",
     "registry_lookups",
+    "rolling_restart_run",
     "setup_sweep",
     "side_stack",
     "spread",

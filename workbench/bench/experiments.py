@@ -25,6 +25,7 @@ from workbench.bench.http_floor import http_floor
 from workbench.bench.instance_cost import instance_cost
 from workbench.bench.native import native_consume, native_produce, native_round_trip
 from workbench.bench.proxy_load import proxy_consume, proxy_produce
+from workbench.bench.rolling_restart import rolling_restart, rolling_restart_run
 from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
@@ -270,6 +271,26 @@ EXPERIMENTS: dict[str, Experiment] = {
             needs="brokers",
             shown=("acks", "idempotence", "stall_ms", "new_leader_ms", "acknowledged", "failed", "lost", "duplicates"),
             spread_of=("stall_ms",),
+        ),
+        Experiment(
+            "rolling_restart",
+            rolling_restart,
+            "what restarting the proxies one at a time costs a group reading through them, by group protocol",
+            parameters=rolling_restart_run,
+            needs="proxies",
+            shown=(
+                "protocol",
+                "heartbeat_ms",
+                "auto_commit",
+                "restart_s",
+                "gap_before_s",
+                "gap_median_s",
+                "gap_max_s",
+                "redelivered",
+                "lost",
+                "produce_failed",
+            ),
+            spread_of=("gap_median_s", "gap_max_s"),
         ),
         Experiment(
             "share_consume",

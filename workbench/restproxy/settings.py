@@ -249,7 +249,8 @@ def _build(
             continue
         if key.startswith(PASS_THROUGH):
             prefix, _, name = key.partition(".")
-            passthrough[prefix][name] = value
+            if str(value).strip():  # empty: not set, so an override can take a file's setting away
+                passthrough[prefix][name] = value
         else:
             unknown.append(key)
     if unknown:

@@ -17,7 +17,7 @@ a stack it started itself it stops again, even when the cell is interrupted.
 Modules:
 
     handle           `Stack`: where the services are, client settings, throw-away topics
-    lifecycle        `up`, `down`, `running`, `attach`, a node restarted; which services a profile runs
+    lifecycle        `up`, `down`, `running`, `attach`, a node or a service restarted; which services a profile runs
     health           is each service answering? the rows `workbench status` prints
     services         the services an embedded stack runs, one small class each
     kafka            Apache Kafka as the embedded broker, one node or several; a second cluster
@@ -36,12 +36,13 @@ Modules:
 
 from workbench.stack.handle import CREATE_BATCH, Stack, TemporaryTopics
 from workbench.stack.health import broker_description, data_fate, status
-from workbench.stack.lifecycle import attach, down, restart_broker, running, up
+from workbench.stack.lifecycle import ServiceRestart, attach, down, restart_broker, restart_service, running, up
 from workbench.stack.state import ServiceRecord
 
 __all__ = [
     "CREATE_BATCH",
     "ServiceRecord",
+    "ServiceRestart",
     "Stack",
     "TemporaryTopics",
     "attach",
@@ -49,6 +50,7 @@ __all__ = [
     "data_fate",
     "down",
     "restart_broker",
+    "restart_service",
     "running",
     "status",
     "up",

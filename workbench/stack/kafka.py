@@ -190,6 +190,10 @@ class KafkaCluster:
             "group.share.min.record.lock.duration.ms": "1000",
             "group.share.min.session.timeout.ms": "6000",
             "group.share.min.heartbeat.interval.ms": "500",
+            # The same floor for KIP-848 consumer groups (Kafka's: 5 s, its default too): a
+            # group may set `consumer.heartbeat.interval.ms` to 0.5 s, as the profiles' classic
+            # members heartbeat, so a rolling restart compares the protocols at one interval.
+            "group.consumer.min.heartbeat.interval.ms": "500",
             "num.partitions": "1",
             # Every topic is created by whoever uses it, at the profile's replication; a
             # metadata request must not create one. Spark's Kafka sink keeps its producer

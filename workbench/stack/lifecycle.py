@@ -1,4 +1,4 @@
-"""Starting and stopping an embedded stack: `up`, `down`, a node restarted, a stack for a block.
+"""Starting and stopping an embedded stack: `up`, `down`, a node or a service restarted, a stack for a block.
 
 Every start is recorded in the state file before it is waited on, so a failed start is
 cleaned up; every stop is by PID and start time (`stack.process`), never by name.
@@ -7,16 +7,21 @@ cleaned up; every stop is by PID and start time (`stack.process`), never by name
 from __future__ import annotations
 
 import logging
+import os
 import shutil
+import signal
+import time
 from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.config import Profile, load_profile
 from workbench.errors import StackError
-from workbench.stack import process
+from workbench.stack import process, supervisor
 from workbench.stack.handle import Stack
+from workbench.stack.health import health_check
 from workbench.stack.kafka import kafka_nodes, peer_nodes, restart_node
 from workbench.stack.log_ends import check_log_ends
 from workbench.stack.mirror import mirror_workers
@@ -25,7 +30,16 @@ from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Se
 from workbench.stack.spark import spark_services
 from workbench.stack.state import ServiceRecord, StackState, locked
 
-__all__ = ["attach", "down", "restart_broker", "running", "services_for", "up"]
+__all__ = [
+    "ServiceRestart",
+    "attach",
+    "down",
+    "restart_broker",
+    "restart_service",
+    "running",
+    "services_for",
+    "up",
+]
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +119,53 @@ def restart_broker(stack: Stack, name: str) -> Stack:
         state.services[name] = restart_node(state.services[name])
         state.save(run_dir)
     return Stack(stack.profile, state.services, stack.started_here)
+
+
+@dataclass(frozen=True)
+class ServiceRestart:
+    """One supervised service restarted on request: when it was asked and when it answered again
+    (`time.monotonic()` seconds), and the serving process before and after."""
+
+    name: str
+    asked_at: float
+    answering_at: float
+    old_pid: int
+    new_pid: int
+
+    @property
+    def seconds(self) -> float:
+        """From the request to the new process answering: the graceful stop and the start."""
+        return self.answering_at - self.asked_at
+
+
+def restart_service(stack: Stack, name: str, *, timeout: float = 90.0) -> ServiceRestart:
+    """Restart one supervised service of this embedded stack (a proxy) as an upgrade would:
+    its supervisor stops the process gracefully (SIGTERM, its own shutdown runs to its end) and
+    starts it again at once; returns once the new process answers on the same address.
+
+    Raises:
+        StackError: no such supervised service, or it did not answer again within `timeout`.
+    """
+    record = stack.services.get(name)
+    if record is None or "supervisor_state" not in record.extra:
+        supervised = sorted(n for n, r in stack.services.items() if "supervisor_state" in r.extra)
+        raise StackError(f"{name!r} is not a supervised service of this stack; these are: {', '.join(supervised)}")
+    state = Path(record.extra["supervisor_state"])
+    before = supervisor.facts(state)
+    if not process.is_ours(record.pid, record.create_time) or not before.get("serving_pid"):
+        raise StackError(f"{name} is not running; `workbench status` says why")
+    asked_at = time.monotonic()
+    os.kill(record.pid, signal.SIGHUP)
+    deadline = asked_at + timeout
+    while time.monotonic() < deadline:
+        now = supervisor.facts(state)
+        renewed = (now.get("requested_restarts") or 0) > (before.get("requested_restarts") or 0)
+        if renewed and now.get("serving_pid") and health_check(stack.profile, record):
+            return ServiceRestart(name, asked_at, time.monotonic(), int(before["serving_pid"]), int(now["serving_pid"]))
+        if not process.is_ours(record.pid, record.create_time):
+            raise StackError(f"{name}'s supervisor exited during the restart; see {record.log}")
+        time.sleep(0.02)
+    raise StackError(f"{name} did not answer again within {timeout:.0f} s of a restart; see {record.log}")
 
 
 def down(profile: Profile | str | None = None) -> list[ServiceRecord]:

@@ -15,6 +15,9 @@ service runs as the child of this small process instead:
   file, which `workbench status` shows (`restarts`, `last_exit`, `serving_pid`);
 - SIGTERM (what `workbench down` sends) is passed to the child, whose own graceful
   shutdown runs to its end; then the supervisor exits;
+- SIGHUP asks for a restart (`restart_service`, a rolling restart): the child gets SIGTERM,
+  its graceful shutdown runs to its end, and a new child starts at once, counted in
+  `requested_restarts` rather than as a failure;
 - the child gets SIGTERM if the supervisor itself is killed (Linux `PR_SET_PDEATHSIG`),
   so no orphan is left serving on the port.
 """
@@ -65,12 +68,13 @@ def supervised_command(name: str, state: Path, argv: Sequence[str]) -> list[str]
 
 
 def facts(state: Path) -> dict[str, Any]:
-    """What the supervisor recorded: `restarts`, `last_exit`, `serving_pid` (empty if none)."""
+    """What the supervisor recorded: `restarts`, `requested_restarts`, `last_exit`, `serving_pid`
+    (empty if none)."""
     try:
         data = json.loads(state.read_text())
     except (OSError, ValueError):
         return {}
-    return {key: data.get(key) for key in ("restarts", "last_exit", "serving_pid")}
+    return {key: data.get(key) for key in ("restarts", "requested_restarts", "last_exit", "serving_pid")}
 
 
 def _exit_reason(returncode: int) -> str:
@@ -100,6 +104,8 @@ class Supervisor:
         self.argv = argv
         self.child: subprocess.Popen[bytes] | None = None
         self.stopping = False
+        self.restart_requested = False
+        self.requested_restarts = 0
         self.restarts = 0
         self.last_exit: str | None = None
         self.recent: list[float] = []
@@ -109,6 +115,7 @@ class Supervisor:
             "name": self.name,
             "supervisor_pid": os.getpid(),
             "restarts": self.restarts,
+            "requested_restarts": self.requested_restarts,
             "last_exit": self.last_exit,
             "serving_pid": self.child.pid if self.child else None,
         }
@@ -121,6 +128,11 @@ class Supervisor:
         if self.child is not None and self.child.poll() is None:
             self.child.send_signal(signal.SIGTERM)
 
+    def _restart(self, signum: int, _frame: Any) -> None:
+        if self.child is not None and self.child.poll() is None and not self.stopping:
+            self.restart_requested = True
+            self.child.send_signal(signal.SIGTERM)
+
     def _start_child(self) -> None:
         self.child = subprocess.Popen(self.argv, preexec_fn=_die_with_parent)  # the supervisor runs no threads
         self._save()
@@ -128,6 +140,7 @@ class Supervisor:
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGHUP, self._restart)
         failures = 0
         self._start_child()
         while True:
@@ -136,6 +149,13 @@ class Supervisor:
             returncode = self.child.wait()
             if self.stopping:
                 return 0 if returncode in (0, -signal.SIGTERM) else returncode
+            if self.restart_requested:
+                self.restart_requested = False
+                self.requested_restarts += 1
+                reason = _exit_reason(returncode)
+                log.info("%s (pid %d) %s as asked; starting it again", self.name, self.child.pid, reason)
+                self._start_child()
+                continue
             self.last_exit = _exit_reason(returncode)
             now = time.monotonic()
             if self.restarts == 0 and returncode > 0 and now - started < FIRST_START_S:

@@ -1,0 +1,83 @@
+"""The rolling restart's arithmetic on made-up deliveries: gaps, re-reads, losses, properties."""
+
+from __future__ import annotations
+
+import pytest
+
+from workbench.bench.rolling_restart import Delivery, RollingRestart, partition_gaps, protocol_properties
+from workbench.errors import BenchError
+
+
+def _at(partition: int, *times: float) -> list[Delivery]:
+    return [Delivery(t, partition, i, i) for i, t in enumerate(times)]
+
+
+def test_a_gap_is_the_longest_silence_of_any_partition_overlapping_the_window() -> None:
+    deliveries = _at(0, 0.0, 0.2, 0.4, 2.4, 2.6) + _at(1, 0.1, 0.3, 0.5, 0.7, 0.9)
+    # window 1.0-3.0: partition 0 was silent 0.4 -> 2.4 (2.0 s, begun before the window);
+    # partition 1 was never read again, so silent from 0.9 to the window's end (2.1 s)
+    assert partition_gaps(deliveries, [(1.0, 3.0)]) == [pytest.approx(2.1)]
+    assert partition_gaps(deliveries, [(0.0, 0.35)]) == [pytest.approx(0.2)], "reading steadily"
+    assert partition_gaps(deliveries, [(0.0, 0.45)]) == [pytest.approx(2.0)], "a silence begun in it counts whole"
+
+
+def test_a_window_that_ends_before_the_next_delivery_still_counts_the_whole_silence() -> None:
+    deliveries = _at(0, 0.0, 5.0)
+    assert partition_gaps(deliveries, [(1.0, 2.0)]) == [pytest.approx(5.0)]
+
+
+def _run(deliveries: list[Delivery], acknowledged: dict[tuple[int, int], int]) -> RollingRestart:
+    return RollingRestart(
+        params={},
+        started_at=0.0,
+        acknowledged=acknowledged,
+        deliveries=deliveries,
+        restarts=[],
+        reading_at=0.0,
+        stopped_writing_at=3.0,
+        written_at=[(0.5, len(acknowledged))],
+        produce_failed=0,
+        instances_made=1,
+    )
+
+
+def test_re_reads_losses_and_records_written_twice_are_counted_exactly() -> None:
+    acknowledged = {(0, 0): 10, (0, 1): 11, (1, 0): 12, (1, 1): 10}  # number 10 written twice
+    deliveries = [
+        Delivery(0.1, 0, 0, 10),
+        Delivery(0.2, 0, 1, 11),
+        Delivery(0.3, 0, 1, 11),  # read again after a rebalance
+        Delivery(0.4, 1, 1, 10),
+    ]
+    run = _run(deliveries, acknowledged)
+    assert (run.redelivered(), run.lost(), run.written_twice()) == (1, 1, 1)
+    timeline = run.timeline()
+    assert timeline["read_per_s"].sum() * 0.5 == 4 and timeline["written_per_s"].sum() * 0.5 == 4
+
+
+def test_the_protocols_proxy_properties() -> None:
+    assert protocol_properties("classic") == {}
+    assert protocol_properties("classic", 500) == {"consumer.heartbeat.interval.ms": "500"}
+    kip848 = protocol_properties("consumer", 500)
+    assert kip848["consumer.group.protocol"] == "consumer"
+    assert kip848["consumer.session.timeout.ms"] == kip848["consumer.heartbeat.interval.ms"] == "", "unset"
+    with pytest.raises(BenchError, match=r"protocol must be one of \['classic', 'consumer'\], got 'eager'"):
+        protocol_properties("eager")
+
+
+@pytest.mark.parametrize(
+    ("profile", "params", "message"),
+    [
+        ("local", {"proxies": 1}, r"^a rolling restart needs two or more proxies \(at most 8 here\), got proxies=1$"),
+        ("local", {"partitions": 2}, r"^partitions must be 3 to 64 \(partitions: at least one per proxy\), got 2$"),
+        ("local", {"heartbeat_ms": 100}, r"^heartbeat_ms must be 0 \(each protocol's default\) or 500 to 5,000"),
+        ("cluster.example", {}, r"^rolling_restart restarts proxies, and the workbench restarts only proxies it started"),
+    ],
+)
+def test_what_cannot_run_is_one_line_before_anything_starts(profile: str, params: dict, message: str) -> None:
+    from workbench.bench import rolling_restart_run
+    from workbench.config import load_profile
+    from workbench.stack import Stack
+
+    with pytest.raises(BenchError, match=message):
+        rolling_restart_run(Stack(load_profile(profile)), **params)

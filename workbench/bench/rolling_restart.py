@@ -1,0 +1,504 @@
+"""Proxies restarted one at a time under load: what a group of consumer instances sees.
+
+The REST proxy deployment guide calls a rolling restart of the proxies a safe
+zero-downtime upgrade, "leaving sufficient time for rebalance operations": a v2 consumer
+instance lives in one proxy process, so a restart ends it and its group rebalances twice,
+once when it leaves and once when its client makes it again. How long the others stop
+depends on the group protocol: the classic one is eager (every member gives up its
+partitions and waits for the new assignment), KIP-848's (`group.protocol=consumer`, GA in
+Kafka 4.0) is driven by the broker and moves only the partitions that change hands.
+
+`rolling_restart_run` starts proxies of its own behind nginx (a side stack, with the group
+protocol as a proxy setting), writes numbered records through the balancer at `rate`, reads
+them with one consumer instance per proxy in one group (each made on its own proxy, as a
+client pinned to it does), and restarts the proxies one at a time, each as an upgrade would
+(graceful stop, start: `stack.restart_service`). A client whose instance is gone (404, or
+its proxy refusing connections) makes it again on the same proxy. After the last restart it
+stops writing and reads until every acknowledged record has been delivered. From the run:
+
+- each restart's consumption gap: the longest time a partition went without a delivery in
+  the window from the restart to the next one, against the same measure before any restart;
+- records delivered more than once (a partition's offset seen again: re-read after a
+  rebalance from the last commit) and acknowledged records never delivered (lost, must be 0);
+- produce calls that failed and were sent again, and records the log holds twice because of it;
+- records/s written and read over time, with the restarts marked (`timeline`).
+
+It restarts only proxies the workbench started: on someone else's cluster it says so in
+one line rather than restart proxies it does not own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import struct
+import threading
+import time
+import uuid
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from statistics import median
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import BenchError, ProxyError
+from workbench.measure.contract import result_row
+from workbench.proxy import ProxyClient, ProxyConsumer, ProxyUnavailableError, Retries, Timeout
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from workbench.stack import ServiceRestart, Stack
+
+__all__ = [
+    "Delivery",
+    "GROUP_PROTOCOLS",
+    "ROLLING_DEFAULTS",
+    "RollingRestart",
+    "partition_gaps",
+    "protocol_properties",
+    "rolling_restart",
+    "rolling_restart_run",
+]
+
+#: The group protocols compared: the classic (eager) rebalance and KIP-848's.
+GROUP_PROTOCOLS = ("classic", "consumer")
+#: The parameters a notebook and the registered experiment start from.
+ROLLING_DEFAULTS: dict[str, Any] = {
+    "proxies": 3,
+    "protocol": "classic",
+    "heartbeat_ms": 500,
+    "auto_commit": True,
+    "rate": 1_000,
+    "record_bytes": 200,
+    "partitions": 6,
+    "settle_s": 5.0,
+    "between_s": 6.0,
+    "drain_s": 30.0,
+    "commit_interval_s": 1.0,
+}
+#: The record's number, big-endian, at the start of its value.
+_SEQUENCE = struct.Struct(">Q")
+#: How often the writer sends one produce call, and how long a records request may wait.
+_TICK_S = 0.05
+_POLL_MS = 200
+#: Width of the timeline's bins.
+_BIN_S = 0.5
+
+
+def protocol_properties(protocol: str, heartbeat_ms: int = 0) -> dict[str, str]:
+    """The proxy properties for a group protocol. A classic member's heartbeat interval is
+    its own setting (`heartbeat_ms`; 0 keeps the proxy's file's); KIP-848's refuses the classic
+    group's timings (`consumer.session.timeout.ms`, `consumer.heartbeat.interval.ms`), so they
+    are unset: its interval is the group's, set on the broker (`configure_consumer_group`)."""
+    if protocol not in GROUP_PROTOCOLS:
+        raise BenchError(f"protocol must be one of {list(GROUP_PROTOCOLS)}, got {protocol!r}")
+    if protocol == "classic":
+        return {"consumer.heartbeat.interval.ms": str(heartbeat_ms)} if heartbeat_ms else {}
+    return {
+        "consumer.group.protocol": "consumer",
+        "consumer.session.timeout.ms": "",
+        "consumer.heartbeat.interval.ms": "",
+    }
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One record as a reader got it: when (`time.monotonic()`), where, and its number."""
+
+    at: float
+    partition: int
+    offset: int
+    sequence: int
+
+
+@dataclass
+class RollingRestart:
+    """One rolling restart: what was written and read, the restarts, and the row."""
+
+    params: dict[str, Any]
+    started_at: float
+    acknowledged: dict[tuple[int, int], int]
+    deliveries: list[Delivery]
+    restarts: list[ServiceRestart]
+    #: When every partition had been read once (the group was formed and reading).
+    reading_at: float
+    stopped_writing_at: float
+    written_at: list[tuple[float, int]]
+    produce_failed: int
+    instances_made: int
+    row: dict[str, Any] = field(default_factory=dict)
+
+    def gaps(self) -> list[float]:
+        """Each restart's consumption gap, seconds (see `partition_gaps`)."""
+        ends = [r.asked_at for r in self.restarts[1:]] + [self.stopped_writing_at]
+        return partition_gaps(self.deliveries, [(r.asked_at, end) for r, end in zip(self.restarts, ends, strict=True)])
+
+    def gap_before(self) -> float:
+        """The same measure before the first restart: how long a partition waits normally."""
+        first = self.restarts[0].asked_at if self.restarts else self.stopped_writing_at
+        return partition_gaps(self.deliveries, [(self.reading_at, first)])[0]
+
+    def redelivered(self) -> int:
+        """Deliveries of an offset already delivered once: the records read twice."""
+        return len(self.deliveries) - len({(d.partition, d.offset) for d in self.deliveries})
+
+    def lost(self) -> int:
+        """Acknowledged records no reader got."""
+        return len(set(self.acknowledged) - {(d.partition, d.offset) for d in self.deliveries})
+
+    def written_twice(self) -> int:
+        """Numbers the log holds at two offsets or more (a produce sent again after an
+        answer was lost had landed the first time)."""
+        places: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        for place, number in self.acknowledged.items():
+            places[number].add(place)
+        for d in self.deliveries:
+            places[d.sequence].add((d.partition, d.offset))
+        return sum(1 for where in places.values() if len(where) > 1)
+
+    def timeline(self) -> pd.DataFrame:
+        """Records/s written (acknowledged) and read, in half-second bins from the start,
+        with `restart` naming the proxy whose restart began in the bin."""
+        import pandas as pd
+
+        last = max([self.stopped_writing_at, *(d.at for d in self.deliveries)]) - self.started_at
+        bins = max(1, math.ceil(last / _BIN_S))
+        written, read = Counter[int](), Counter[int]()
+        for at, count in self.written_at:
+            written[int((at - self.started_at) / _BIN_S)] += count
+        for d in self.deliveries:
+            read[int((d.at - self.started_at) / _BIN_S)] += 1
+        marks = {int((r.asked_at - self.started_at) / _BIN_S): r.name for r in self.restarts}
+        return pd.DataFrame(
+            {
+                "second": [i * _BIN_S for i in range(bins)],
+                "written_per_s": [written[i] / _BIN_S for i in range(bins)],
+                "read_per_s": [read[i] / _BIN_S for i in range(bins)],
+                "restart": [marks.get(i, "") for i in range(bins)],
+            }
+        )
+
+
+def partition_gaps(deliveries: Iterable[Delivery], windows: Sequence[tuple[float, float]]) -> list[float]:
+    """For each window `(start, end)`, the longest time any partition went without a delivery
+    while the window was open: the longest interval between two deliveries of one partition
+    that overlaps the window, or from the window's start to a partition's first delivery in it.
+
+    Usage: `partition_gaps(run.deliveries, [(restart.asked_at, next_restart.asked_at)])`.
+    """
+    times: dict[int, list[float]] = defaultdict(list)
+    for d in deliveries:
+        times[d.partition].append(d.at)
+    for stamps in times.values():
+        stamps.sort()
+    gaps = []
+    for start, end in windows:
+        longest = 0.0
+        for stamps in times.values():
+            index = bisect_right(stamps, start)
+            previous = stamps[index - 1] if index else start
+            for at in stamps[index:]:
+                longest = max(longest, at - previous)
+                previous = at
+                if at >= end:
+                    break
+            else:  # not read again before the window closed
+                longest = max(longest, end - previous)
+        gaps.append(longest)
+    return gaps
+
+
+def rolling_restart(stack: Stack, *, topic_prefix: str = "bench-rolling", **params: Any) -> dict[str, Any]:
+    """One rolling restart's row (the registered experiment `rolling_restart`). See `rolling_restart_run`."""
+    return rolling_restart_run(stack, topic_prefix=topic_prefix, **params).row
+
+
+def rolling_restart_run(
+    stack: Stack,
+    *,
+    proxies: int = ROLLING_DEFAULTS["proxies"],
+    protocol: str = ROLLING_DEFAULTS["protocol"],
+    heartbeat_ms: int = ROLLING_DEFAULTS["heartbeat_ms"],
+    auto_commit: bool = ROLLING_DEFAULTS["auto_commit"],
+    rate: int = ROLLING_DEFAULTS["rate"],
+    record_bytes: int = ROLLING_DEFAULTS["record_bytes"],
+    partitions: int = ROLLING_DEFAULTS["partitions"],
+    settle_s: float = ROLLING_DEFAULTS["settle_s"],
+    between_s: float = ROLLING_DEFAULTS["between_s"],
+    drain_s: float = ROLLING_DEFAULTS["drain_s"],
+    commit_interval_s: float = ROLLING_DEFAULTS["commit_interval_s"],
+    topic_prefix: str = "bench-rolling",
+) -> RollingRestart:
+    """Restart `proxies` proxies one at a time while one group reads through all of them.
+
+    Args:
+        proxies: proxy processes behind nginx, one consumer instance on each (2 or more).
+        protocol: the group protocol of the proxies' consumers, "classic" or "consumer" (KIP-848).
+        heartbeat_ms: the members' heartbeat interval, the same for both protocols (classic:
+            the proxies' consumer setting; KIP-848: the group's config on the broker); 0
+            leaves each its default (the proxy file's 500 ms; the broker's 5 s).
+        auto_commit: the instances commit on their own, and on a graceful close; off, the
+            client commits what it processed every `commit_interval_s`.
+        rate: records a second written through the balancer.
+        settle_s: reading before the first restart (the baseline gap is measured in it).
+        between_s: reading after a restarted proxy answers, before the next restart.
+        drain_s: the longest wait, after writing stops, for the last acknowledged records.
+
+    Raises:
+        BenchError: a parameter out of range, a profile whose proxies the workbench did not
+            start, or a reader that never got every partition.
+    """
+    _check(stack, proxies, protocol, rate, record_bytes, partitions, (settle_s, between_s, drain_s, commit_interval_s))
+    if heartbeat_ms and not 500 <= heartbeat_ms <= 5_000:
+        raise BenchError(f"heartbeat_ms must be 0 (each protocol's default) or 500 to 5,000, got {heartbeat_ms}")
+    from workbench.bench.scale import side_stack
+    from workbench.stack import restart_service
+
+    params = {"proxies": proxies, "protocol": protocol, "auto_commit": auto_commit, "rate": rate}
+    with side_stack(
+        stack.profile, instances=proxies, proxy_properties=protocol_properties(protocol), label="rolling"
+    ) as side:
+        topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
+        side.create_topics({topic: partitions})
+        group = f"rolling-{uuid.uuid4().hex[:8]}"
+        if protocol == "consumer" and heartbeat_ms:
+            from workbench.topics.group_join import configure_consumer_group
+
+            configure_consumer_group(side.kafka_config("admin"), group, heartbeat_ms=heartbeat_ms)
+        auth = side.profile.proxy.auth.credentials() if side.profile.proxy.auth else None
+        stop_reading, stop_writing = threading.Event(), threading.Event()
+        readers = [
+            _Reader(url, group, topic, auto_commit, commit_interval_s, auth, stop_reading) for url in side.proxy_urls
+        ]
+        writer = _Writer(
+            side.balancer_url or side.proxy_urls[0], topic, partitions, rate, record_bytes, auth, stop_writing
+        )
+        started_at = time.monotonic()
+        for thread in (*readers, writer):
+            thread.start()
+        restarts: list[ServiceRestart] = []
+        try:
+            reading_at = _await_every_partition(readers, partitions, started_at + 60)
+            time.sleep(settle_s)
+            for index in range(proxies):
+                restarts.append(restart_service(side, f"proxy-{index}"))
+                time.sleep(between_s)
+        finally:
+            stop_writing.set()
+            writer.join()
+            stopped_writing_at = time.monotonic()
+            _drain(readers, writer.acknowledged, stopped_writing_at + drain_s)
+            stop_reading.set()
+            for reader in readers:
+                reader.join()
+    run = RollingRestart(
+        params=params,
+        started_at=started_at,
+        acknowledged=dict(writer.acknowledged),
+        deliveries=sorted((d for r in readers for d in r.deliveries), key=lambda d: d.at),
+        restarts=restarts,
+        reading_at=reading_at,
+        stopped_writing_at=stopped_writing_at,
+        written_at=list(writer.written_at),
+        produce_failed=writer.failed,
+        instances_made=sum(r.made for r in readers),
+    )
+    run.row = _row(stack, run, record_bytes)
+    return run
+
+
+def _check(
+    stack: Stack,
+    proxies: int,
+    protocol: str,
+    rate: int,
+    record_bytes: int,
+    partitions: int,
+    seconds: tuple[float, ...],
+) -> None:
+    if not stack.profile.embedded:
+        raise BenchError(
+            f"rolling_restart restarts proxies, and the workbench restarts only proxies it started; "
+            f"profile {stack.profile.name!r} names proxies of yours (restart them one at a time yourself "
+            "while a group reads through them)"
+        )
+    if not 2 <= proxies <= 8:
+        raise BenchError(f"a rolling restart needs two or more proxies (at most 8 here), got proxies={proxies}")
+    protocol_properties(protocol)
+    for name, value, low, high in (
+        ("rate", rate, 1, 50_000),
+        ("record_bytes", record_bytes, _SEQUENCE.size, 1_000_000),
+        ("partitions", partitions, proxies, 64),
+    ):
+        if not low <= value <= high:
+            raise BenchError(f"{name} must be {low:,} to {high:,} (partitions: at least one per proxy), got {value}")
+    if not all(0 <= s <= 600 for s in seconds):
+        raise BenchError(f"settle_s, between_s, drain_s and commit_interval_s must be 0 to 600 s, got {seconds}")
+
+
+def _await_every_partition(readers: Sequence[_Reader], partitions: int, deadline: float) -> float:
+    """The moment every partition has been delivered at least once: the group reads."""
+    while time.monotonic() < deadline:
+        seen = {d.partition for r in readers for d in list(r.deliveries)}
+        if len(seen) == partitions:
+            return time.monotonic()
+        time.sleep(0.05)
+    raise BenchError(f"the group did not read all {partitions} partitions within 60 s of starting")
+
+
+def _drain(readers: Sequence[_Reader], acknowledged: dict[tuple[int, int], int], deadline: float) -> None:
+    """Wait until every acknowledged record has been delivered, or the deadline."""
+    wanted = set(acknowledged)
+    while time.monotonic() < deadline:
+        got = {(d.partition, d.offset) for r in readers for d in list(r.deliveries)}
+        if wanted <= got:
+            return
+        time.sleep(0.1)
+
+
+class _Writer(threading.Thread):
+    """Numbered records through the balancer at a steady rate; a failed call is sent again."""
+
+    def __init__(
+        self,
+        url: str,
+        topic: str,
+        partitions: int,
+        rate: int,
+        record_bytes: int,
+        auth: tuple[str, str] | None,
+        stop: threading.Event,
+    ) -> None:
+        super().__init__(name=f"rolling-writer-{topic}", daemon=True)
+        self.client = ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
+        self.topic, self.partitions, self.rate, self.stop = topic, partitions, rate, stop
+        self.padding = b"r" * (record_bytes - _SEQUENCE.size)
+        self.acknowledged: dict[tuple[int, int], int] = {}
+        self.written_at: list[tuple[float, int]] = []
+        self.failed = 0
+
+    def run(self) -> None:
+        sent, started = 0, time.monotonic()
+        with self.client:
+            while not self.stop.is_set():
+                due = min(int((time.monotonic() - started) * self.rate), sent + 5_000)
+                if due > sent:
+                    self._send(range(sent, due))
+                    sent = due
+                time.sleep(_TICK_S)
+
+    def _send(self, numbers: range) -> None:
+        """Send these records, and send again those not acknowledged until writing stops."""
+        pending = list(numbers)
+        while pending:
+            records = [{"partition": n % self.partitions, "value": _SEQUENCE.pack(n) + self.padding} for n in pending]
+            try:
+                offsets = self.client.produce(self.topic, records).offsets
+            except (ProxyError, ProxyUnavailableError):  # the balancer found no proxy, or lost the answer
+                offsets = ()
+            again = []
+            for number, offset in itertools.zip_longest(pending, offsets):
+                where = (offset.partition, offset.offset) if offset is not None and offset.error_code is None else None
+                if where is not None and where[0] is not None and where[1] is not None:
+                    self.acknowledged[(int(where[0]), int(where[1]))] = number
+                else:
+                    again.append(number)
+            self.written_at.append((time.monotonic(), len(pending) - len(again)))
+            if again:
+                self.failed += 1
+                if self.stop.is_set():
+                    return
+                time.sleep(_TICK_S)
+            pending = again
+
+
+class _Reader(threading.Thread):
+    """One consumer instance on one proxy, made again on it whenever it is gone."""
+
+    def __init__(
+        self,
+        url: str,
+        group: str,
+        topic: str,
+        auto_commit: bool,
+        commit_interval_s: float,
+        auth: tuple[str, str] | None,
+        stop: threading.Event,
+    ) -> None:
+        super().__init__(name=f"rolling-reader-{url}", daemon=True)
+        self.client = ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
+        self.group, self.topic, self.auto_commit = group, topic, auto_commit
+        self.commit_interval_s, self.stop = commit_interval_s, stop
+        self.deliveries: list[Delivery] = []
+        self.made = 0
+
+    def run(self) -> None:
+        consumer: ProxyConsumer | None = None
+        committed_at = time.monotonic()
+        with self.client:
+            while not self.stop.is_set():
+                if consumer is None:
+                    consumer = self._make()
+                    continue
+                try:
+                    records = consumer.poll(timeout_ms=_POLL_MS)
+                    now = time.monotonic()
+                    self.deliveries.extend(
+                        Delivery(now, r.partition, r.offset, _SEQUENCE.unpack_from(r.value or b"")[0]) for r in records
+                    )
+                    if not self.auto_commit and now - committed_at >= self.commit_interval_s:
+                        consumer.commit()
+                        committed_at = now
+                except (ProxyError, ProxyUnavailableError):  # its proxy restarted: the instance is gone
+                    consumer = None
+            if consumer is not None:
+                _quietly_close(consumer)
+
+    def _make(self) -> ProxyConsumer | None:
+        consumer = self.client.consumer(
+            self.group, topics=[self.topic], auto_offset_reset="earliest", auto_commit=self.auto_commit
+        )
+        try:
+            consumer.open()
+        except (ProxyError, ProxyUnavailableError):  # its proxy is stopping or starting
+            time.sleep(_TICK_S)
+            return None
+        self.made += 1
+        return consumer
+
+
+def _quietly_close(consumer: ProxyConsumer) -> None:
+    with suppress(ProxyError, ProxyUnavailableError):  # its proxy is gone with it
+        consumer.close()
+
+
+def _row(stack: Stack, run: RollingRestart, record_bytes: int) -> dict[str, Any]:
+    gaps = run.gaps()
+    delivered = len({(d.partition, d.offset) for d in run.deliveries})
+    seconds = run.stopped_writing_at - run.started_at
+    measured = {
+        "restarts": len(run.restarts),
+        "restart_s": median(r.seconds for r in run.restarts) if run.restarts else math.nan,
+        "gap_before_s": run.gap_before(),
+        "gap_median_s": median(gaps) if gaps else math.nan,
+        "gap_max_s": max(gaps) if gaps else math.nan,
+        "acknowledged": len(run.acknowledged),
+        "delivered": delivered,
+        "redelivered": run.redelivered(),
+        "lost": run.lost(),
+        "written_twice": run.written_twice(),
+        "produce_failed": run.produce_failed,
+        "instances_made": run.instances_made,
+    }
+    return result_row(
+        stack,
+        experiment="rolling_restart",
+        params=run.params,
+        records=delivered,
+        payload_bytes=delivered * record_bytes,
+        seconds=seconds,
+        extra=measured,
+    )
