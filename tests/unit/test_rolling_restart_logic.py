@@ -71,7 +71,7 @@ def test_the_protocols_proxy_properties() -> None:
         ("local", {"proxies": 1}, r"^a rolling restart needs two or more proxies \(at most 8 here\), got proxies=1$"),
         ("local", {"partitions": 2}, r"^partitions must be 3 to 64 \(partitions: at least one per proxy\), got 2$"),
         ("local", {"heartbeat_ms": 100}, r"^heartbeat_ms must be 0 \(each protocol's default\) or 500 to 5,000"),
-        ("cluster.example", {}, r"^rolling_restart restarts proxies, and the workbench restarts only proxies it started"),
+        ("cluster.example", {}, r"^rolling_restart restarts proxies, and the workbench restarts only proxies"),
     ],
 )
 def test_what_cannot_run_is_one_line_before_anything_starts(profile: str, params: dict, message: str) -> None:
