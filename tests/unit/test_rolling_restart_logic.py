@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from workbench.bench.rolling_restart import Delivery, RollingRestart, partition_gaps, protocol_properties
@@ -74,7 +76,7 @@ def test_the_protocols_proxy_properties() -> None:
         ("cluster.example", {}, r"^rolling_restart restarts proxies, and the workbench restarts only proxies"),
     ],
 )
-def test_what_cannot_run_is_one_line_before_anything_starts(profile: str, params: dict, message: str) -> None:
+def test_what_cannot_run_is_one_line_before_anything_starts(profile: str, params: dict[str, Any], message: str) -> None:
     from workbench.bench import rolling_restart_run
     from workbench.config import load_profile
     from workbench.stack import Stack

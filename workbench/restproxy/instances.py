@@ -42,7 +42,7 @@ _I = TypeVar("_I", bound="Instance")
 CLOSE_TIMEOUT_S = 15.0
 
 
-def close_within(what: str, close: Callable[[], None], timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
+def close_within(what: str, close: Callable[[], object], timeout_s: float = CLOSE_TIMEOUT_S) -> bool:
     """Run a client's blocking `close` on a thread of its own and wait `timeout_s` at most.
 
     A close that does not return in time is left to finish on its daemon thread (its
