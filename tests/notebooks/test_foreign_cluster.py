@@ -78,6 +78,8 @@ def test_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster:
 
     if notebook == "05_proxy_scale_out":
         assert sorted(rows["proxy_instances"].unique()) == [1, 2]  # the two URLs the profile lists
+        html = (report.directory / "05_proxy_scale_out.html").read_text()
+        assert "the workbench restarts only proxies it started" in html  # said once, and the notebook went on
     if notebook == "01_rest_proxy_tuning":
         assert sorted(rows["proxy.producer.linger.ms"]) == [0, 500]  # the two variants
         assert set(rows["proxy_setup"]) == {"variant unbuffered", "variant buffered-500ms"}

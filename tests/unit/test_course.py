@@ -150,6 +150,15 @@ LINGER = pd.DataFrame(
         )
     ]
 )
+INSTANCES = pd.DataFrame(
+    {
+        "kind": ["consumer", "consumer", "share"],
+        "instances": [10, 50, 50],
+        "rss_before_mb": [100.0, 100.0, 100.0],
+        "idle_mb_per_instance": [0.6, 0.4, 0.3],
+        "fetching_mb_per_instance": [0.7, 0.5, 0.2],
+    }
+)
 CASES = [
     ("00", "million_seconds", ({"produce_msg_s": 250_000.0},), 4.0, 100, "too high"),
     (
@@ -196,6 +205,7 @@ CASES = [
     ("04", "proxy_half", (PROXIED,), 10_000, 1_000_000, "a smaller measured size"),
     ("04", "gigabyte_small", (PROXIED,), 1_000.0, 10, "too low"),
     ("05", "article_gain", (_grid(["proxy_instances"], [(1, 10_000.0), (2, 12_000.0)], ["msg_s"]),), None, 2, "1.20x"),
+    ("05", "proxy_sizing", (INSTANCES,), 350.0, 50, "too low"),
     ("06", "metadata_5000", (TOPICS,), 500.1, 50, "too low"),
     ("06", "create_10000", (TOPICS,), 50.0, 5, "too low"),
     ("07", "partition_scan", (READS,), 400, 4_000, "too high"),

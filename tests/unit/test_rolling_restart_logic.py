@@ -83,3 +83,29 @@ def test_what_cannot_run_is_one_line_before_anything_starts(profile: str, params
 
     with pytest.raises(BenchError, match=message):
         rolling_restart_run(Stack(load_profile(profile)), **params)
+
+
+def test_the_sentences_compare_the_protocols_from_the_rows_alone() -> None:
+    import pandas as pd
+
+    from workbench.bench.rolling_restart import rolling_restart_sentences
+
+    def row(protocol: str, gap: float) -> dict[str, Any]:
+        return {
+            "protocol": protocol,
+            "heartbeat_ms": 500,
+            "gap_median_s": gap,
+            "gap_before_s": 0.2,
+            "redelivered": 10,
+            "lost": 0,
+            "produce_failed": 3,
+        }
+
+    halved = rolling_restart_sentences(pd.DataFrame([row("classic", 2.0), row("consumer", 0.5)]))
+    assert halved[0].startswith("With the classic protocol, a partition waited up to 2.00 s")
+    assert halved[-1] == (
+        "KIP-848's gap, both heartbeating every 500 ms, was at most half the classic one (0.25 of it): "
+        "the guide's pause shrank."
+    )
+    slower = rolling_restart_sentences(pd.DataFrame([row("classic", 0.5), row("consumer", 0.7)]))
+    assert "no shorter than the classic one (1.40 of it)" in slower[-1]

@@ -57,10 +57,13 @@ __all__ = [
     "GROUP_PROTOCOLS",
     "ROLLING_DEFAULTS",
     "RollingRestart",
+    "RollingSweep",
     "partition_gaps",
     "protocol_properties",
     "rolling_restart",
     "rolling_restart_run",
+    "rolling_restart_sentences",
+    "rolling_restart_sweep",
 ]
 
 #: The group protocols compared: the classic (eager) rebalance and KIP-848's.
@@ -257,10 +260,15 @@ def rolling_restart_run(
     from workbench.bench.scale import side_stack
     from workbench.stack import restart_service
 
-    params = {"proxies": proxies, "protocol": protocol, "auto_commit": auto_commit, "rate": rate}
-    with side_stack(
-        stack.profile, instances=proxies, proxy_properties=protocol_properties(protocol), label="rolling"
-    ) as side:
+    params = {
+        "proxies": proxies,
+        "protocol": protocol,
+        "heartbeat_ms": heartbeat_ms,
+        "auto_commit": auto_commit,
+        "rate": rate,
+    }
+    properties = protocol_properties(protocol, heartbeat_ms)
+    with side_stack(stack.profile, instances=proxies, proxy_properties=properties, label="rolling") as side:
         topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
         side.create_topics({topic: partitions})
         group = f"rolling-{uuid.uuid4().hex[:8]}"
@@ -310,6 +318,76 @@ def rolling_restart_run(
     return run
 
 
+@dataclass
+class RollingSweep:
+    """Rolling restarts by group protocol: a row each, the last run of each protocol (its
+    timeline), or, where none can run, the one line that says why."""
+
+    rows: pd.DataFrame | None
+    runs: dict[str, RollingRestart]
+    note: str | None = None
+
+
+def rolling_restart_sweep(
+    stack: Stack, protocols: Sequence[str] = GROUP_PROTOCOLS, *, repeat: int = 1, **params: Any
+) -> RollingSweep:
+    """`rolling_restart_run` for each protocol, `repeat` times, the protocols taking turns
+    (classic, consumer, classic, ...) so a machine that warms up or slows down favours neither.
+
+    A profile whose proxies the workbench did not start gives no rows and a `note`.
+    """
+    import pandas as pd
+
+    if not stack.profile.embedded:
+        return RollingSweep(None, {}, _not_ours(stack))
+    runs: dict[str, RollingRestart] = {}
+    rows = []
+    for _ in range(repeat):
+        for protocol in protocols:
+            run = rolling_restart_run(stack, protocol=protocol, **params)
+            runs[protocol] = run
+            rows.append(run.row)
+    return RollingSweep(pd.DataFrame(rows), runs)
+
+
+def rolling_restart_sentences(rows: pd.DataFrame) -> list[str]:
+    """What the rolling restarts say, per protocol and between them, from the rows alone."""
+    lines = []
+    medians = rows.groupby("protocol")[["gap_median_s", "gap_before_s", "redelivered", "lost", "produce_failed"]]
+    summary = medians.median()
+    for protocol, row in summary.iterrows():
+        name = "KIP-848 (`group.protocol=consumer`)" if protocol == "consumer" else "the classic protocol"
+        lines.append(
+            f"With {name}, a partition waited up to {row['gap_median_s']:.2f} s for a reader during a restart "
+            f"(median over restarts; {row['gap_before_s']:.2f} s before any restart), {row['redelivered']:,.0f} "
+            f"records were read twice and {row['lost']:,.0f} lost; {row['produce_failed']:,.0f} produce calls "
+            "through the balancer failed and were sent again."
+        )
+    if {"classic", "consumer"} <= set(summary.index):
+        classic, kip848 = summary.loc["classic", "gap_median_s"], summary.loc["consumer", "gap_median_s"]
+        heartbeat = rows["heartbeat_ms"].iloc[0]
+        pace = f"both heartbeating every {heartbeat:,} ms" if heartbeat else "each at its default heartbeat"
+        if kip848 <= classic / 2:
+            verdict = f"at most half the classic one ({kip848 / classic:.2f} of it): the guide's pause shrank"
+        elif kip848 < classic:
+            verdict = f"shorter than the classic one, but not by half ({kip848 / classic:.2f} of it)"
+        else:
+            verdict = (
+                f"no shorter than the classic one ({kip848 / classic:.2f} of it): a member hears of a partition moved "
+                "to it on its next heartbeat, and here a classic rebalance after a clean leave is as quick"
+            )
+        lines.append(f"KIP-848's gap, {pace}, was {verdict}.")
+    return lines
+
+
+def _not_ours(stack: Stack) -> str:
+    return (
+        f"rolling_restart restarts proxies, and the workbench restarts only proxies it started; "
+        f"profile {stack.profile.name!r} names proxies of yours (restart them one at a time yourself "
+        "while a group reads through them)"
+    )
+
+
 def _check(
     stack: Stack,
     proxies: int,
@@ -320,11 +398,7 @@ def _check(
     seconds: tuple[float, ...],
 ) -> None:
     if not stack.profile.embedded:
-        raise BenchError(
-            f"rolling_restart restarts proxies, and the workbench restarts only proxies it started; "
-            f"profile {stack.profile.name!r} names proxies of yours (restart them one at a time yourself "
-            "while a group reads through them)"
-        )
+        raise BenchError(_not_ours(stack))
     if not 2 <= proxies <= 8:
         raise BenchError(f"a rolling restart needs two or more proxies (at most 8 here), got proxies={proxies}")
     protocol_properties(protocol)

@@ -33,6 +33,7 @@ __all__ = [
     "ProxyFetch",
     "ProxyHalfSize",
     "ProxyShareOfNative",
+    "ProxySizing",
     "SecondProcess",
 ]
 
@@ -426,3 +427,50 @@ class SecondProcess(Exercise):
         if rates[count] >= figures["goal_msg_s"]:
             return False, f"{count} processes reach it, but fewer do too (measured: {gains})"
         return False, f"{count} process(es) gave {rates[count] / rates[1]:.2f}x one (measured: {gains})"
+
+
+@register
+class ProxySizing(Exercise):
+    notebook, key, number = "05", "proxy_sizing", 2
+    title = "Size a proxy process's memory for 500 consumer instances from this run's per-instance cost"
+    section = "What a consumer instance costs"
+    form = "a number of MB"
+
+    #: The consumer instances the exercise plans for.
+    PLANNED = 500
+
+    def figures(self, per_instance: pd.DataFrame | None) -> Figures:
+        if per_instance is None or "kind" not in per_instance:
+            raise NotMeasured("no consumer instance was measured on this profile (a proxy the workbench started)")
+        consumers = per_instance[per_instance["kind"] == "consumer"]
+        if consumers.empty:
+            raise NotMeasured("no consumer instance was measured in this run")
+        largest = consumers.loc[consumers["instances"].idxmax()]
+        each = max(float(largest["idle_mb_per_instance"]), float(largest["fetching_mb_per_instance"]))
+        if not math.isfinite(each) or each <= 0:
+            raise NotMeasured("the proxy's memory did not grow measurably with its instances in this run")
+        return {
+            "instances": plain(largest["instances"]),
+            "before_mb": round(float(largest["rss_before_mb"]), 1),
+            "mb_each": round(each, 3),
+            "planned": self.PLANNED,
+        }
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"Before its instances, the proxy process held {figures['before_mb']:,} MB. With {figures['instances']} "
+            f"consumer instances it grew by {figures['mb_each']} MB per instance (the larger of idle and reading). "
+            f"About how many MB will one such process hold with {figures['planned']} consumer instances? "
+            "Within 15 % passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(float(figures["before_mb"]) + int(figures["planned"]) * float(figures["mb_each"]), 1)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        megabytes, expected = as_number(answer, "a number of MB"), self.solve(figures)
+        how = (
+            "what the process holds before any instance, plus the planned count times the growth per instance "
+            "(a straight line: measure the count you plan, since a reader that falls behind holds its backlog)"
+        )
+        return prediction(megabytes, expected, within(megabytes, expected, 0.15), "MB", how)

@@ -10,6 +10,7 @@ Modules:
     topic_figures    the topic experiments' figures
     retention_figures  a log over time: retention, compaction, replay
     replication_figures  replication lag by offered rate and over a run
+    restart_figures  records/s through a rolling restart of the proxies
     streaming_figures  a streaming query's progress, live or afterwards
     waterfall_figures  where a record's time went, hop by hop
     widgets          a panel that reruns a short experiment point and redraws its chart
@@ -26,6 +27,7 @@ from workbench.viz.figures import (
     throughput_vs,
 )
 from workbench.viz.replication_figures import lag_by_rate_figure, lag_over_run_figure
+from workbench.viz.restart_figures import rolling_restart_figure
 from workbench.viz.retention_figures import compaction_figure, log_over_time_figure, replay_figure, survival_figure
 from workbench.viz.streaming_figures import follow_query, progress_figure, watch_query
 from workbench.viz.time_axis import live_time_axis, time_axis_figure
@@ -65,6 +67,7 @@ __all__ = [
     "partition_plan_figure",
     "progress_figure",
     "replay_figure",
+    "rolling_restart_figure",
     "survival_figure",
     "throughput_over_time",
     "throughput_vs",
