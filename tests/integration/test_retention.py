@@ -64,6 +64,39 @@ def test_a_compacted_topic_keeps_each_keys_latest_value_and_forgets_deleted_keys
     assert run.row["live_keys"] == 16
 
 
+def test_outside_the_active_segment_a_compacted_log_holds_each_key_once_with_its_latest_value(
+    stack: Stack, topic: Callable[..., str]
+) -> None:
+    """20 keys written 20 times in one batch (one segment), that segment closed by one more
+    record, then the cleaner's pass: every key exactly once below the closing record, at the
+    offset and with the value of its last write. A cleaner pass swaps a segment whole, so the
+    first shrink seen is the compacted segment, never part of one."""
+    config = {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.01",
+        "min.compaction.lag.ms": "0",
+    }
+    name = topic(config=config)
+    conf = stack.kafka_config("producer")
+    writes = [(b"key-%02d" % k, b"round-%02d" % r) for r in range(20) for k in range(20)]
+    kafka.produce(conf, name, writes, partition=0, settings={"linger.ms": 100, "batch.size": 1_000_000})
+    time.sleep(0.3)  # past segment.ms: the next append rolls the segment
+    kafka.produce(conf, name, [(b"closer", b"x")], partition=0)
+    closer = len(writes)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        below = [r for r in read_records(stack.kafka_config("consumer"), name) if r.offset < closer]
+        if len(below) < closer:
+            break
+        time.sleep(0.5)
+    assert len(below) < closer, "the cleaner took the closed segment within 60 s"
+    last = {key: offset for offset, (key, _) in enumerate(writes)}
+    assert sorted((r.key, r.offset, r.value) for r in below) == sorted(
+        (key, offset, writes[offset][1]) for key, offset in last.items()
+    ), "each key once, at its last write's offset, with its value"
+
+
 @pytest.mark.parametrize("through", ["native", "proxy"])
 def test_a_reader_behind_retention_with_reset_none_gets_one_line_saying_so(stack: Stack, through: str) -> None:
     row = reader_behind_retention(

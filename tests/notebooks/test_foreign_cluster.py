@@ -92,6 +92,11 @@ def test_notebook_runs_on_a_cluster_the_workbench_did_not_start(foreign_cluster:
         assert outcomes["consumer"].startswith("no assignment within")  # a bounded wait, once
         html = (report.directory / "06_topics_vs_partitions.html").read_text()
         assert "group.protocol=consumer</code>: every run stopped short on this broker" in html
+    if notebook == "14_retention_and_compaction":  # Tansu 0.6 deletes and compacts nothing: each said in one line
+        text = _text(report.directory / "14_retention_and_compaction.html")
+        assert "No run saw a record deleted" in text and "No run saw the topic shrink" in text
+        assert "and deleted nothing (Tansu 0.6 never does)" in text, "the returning reader says why it cannot run"
+        assert "did not land on" not in text, "a replay that missed says where it landed and why"
     if notebook == "08_partition_sizing":  # Tansu has no CreatePartitions: said in one line, computed table kept
         html = (report.directory / "08_partition_sizing.html").read_text()
         assert "Not grown on this cluster, so the computed movement above stands alone" in html
@@ -132,3 +137,12 @@ def test_a_profile_that_does_not_name_its_short_reporting_broker_still_runs(
     assert remembered["short"] is True
     rows = results.load("quickstart", run_id=report.run_id, profile=profile)
     assert (rows["acknowledged"] == rows["end_offsets_total"]).all() and (rows["read_back"] == rows["records"]).all()
+
+
+def _text(page: Path) -> str:
+    """A report page's words: tags out, entities decoded, whitespace single."""
+    import html
+    import re
+
+    words = re.sub(r"<(script|style)\b.*?</\1>", " ", page.read_text(), flags=re.S)
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", words)))

@@ -99,7 +99,9 @@ REPLICATED = pd.DataFrame(
         {"rate": 1000, "latency_p50_ms": None},
     ]
 )
-RETAINED = pd.DataFrame([{"retention.ms": "3000", "segment.ms": "1000", "survival_max_s": 4.4}])
+RETAINED = pd.DataFrame(
+    [{"retention.ms": "3000", "segment.ms": "1000", "survival_max_s": 4.4, "check_interval_ms": 1000}]
+)
 BEHIND = pd.DataFrame(
     [
         {
@@ -268,6 +270,12 @@ def test_measurements_a_profile_could_not_make_are_skipped_with_the_reason(
     assert verdict.outcome == "skipped" and verdict.message
     assert exercises.solution(key, *arguments) is None
     assert "could not measure" in exercises.ask(key, *arguments).text
+
+
+def test_a_cluster_that_hides_its_retention_check_skips_the_deletion_bound(profile: Profile) -> None:
+    verdict = course.Exercises("14", profile).check("deleted_by", 5.0, RETAINED.assign(check_interval_ms=float("nan")))
+    assert verdict.outcome == "skipped"
+    assert "does not say how often its broker looks for segments past retention" in verdict.message
 
 
 def test_none_is_right_when_no_measured_setting_reaches_the_goal(profile: Profile) -> None:

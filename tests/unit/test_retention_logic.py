@@ -78,3 +78,71 @@ def test_the_registry_takes_log_settings_by_kafkas_names() -> None:
         experiment.check({"retention.mss": 500})
     with pytest.raises(BenchError, match=r"linger\.ms"):
         get_experiment("replay").check({"linger.ms": 5})
+
+
+def test_a_broker_that_deletes_and_compacts_nothing_is_said_so_in_one_line_each() -> None:
+    import pandas as pd
+
+    from workbench.retention.conclusions import compaction_sentences, retention_sentences
+
+    nan = float("nan")
+    kept = pd.DataFrame(
+        [
+            {
+                "retention.ms": "3000",
+                "segment.ms": "1000",
+                "records": 800,
+                "deleted": 0,
+                "kept": 800,
+                "first_deleted_s": nan,
+                "survival_min_s": nan,
+                "survival_p50_s": nan,
+                "survival_max_s": nan,
+                "overstay_p50_s": nan,
+            }
+        ]
+    )
+    said = retention_sentences(kept, None)
+    assert said[-1].startswith("No run saw a record deleted") and "an interval this cluster does not tell" in said[-1]
+    uncompacted = pd.DataFrame(
+        [
+            {
+                "min.cleanable.dirty.ratio": 0.5,
+                "tombstones_gone_s": nan,
+                "tombstones_final": 5,
+                "table_matches": True,
+                "stale_peak": 750,
+                "records_final": 800,
+                "live_keys": 45,
+                "stale_final": 750,
+                "first_compacted_s": nan,
+                "records": 800,
+            }
+        ]
+    )
+    assert compaction_sentences(uncompacted, 50)[-1].startswith(
+        "No run saw the topic shrink: it ended with 800 records for 50 keys"
+    )
+
+
+def test_a_replay_that_lands_early_says_where_and_why() -> None:
+    import pandas as pd
+
+    from workbench.retention.conclusions import replay_sentences
+
+    row = {
+        "through": "native",
+        "to": "timestamp",
+        "landed_right": False,
+        "landed_offset": 8904,
+        "expected_offset": 9779,
+        "replayed": 11096,
+        "msg_s": 50_000.0,
+        "live_msg_s": 60_000.0,
+        "duplicates": 0,
+    }
+    said = replay_sentences(pd.DataFrame([row]))[0]
+    assert said.startswith(
+        "native, to the timestamp: landed 875 records early, at 8,904: the broker's offsets-for-times"
+    )
+    assert "not offset 9,779, replayed 11,096 records" in said

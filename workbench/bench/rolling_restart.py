@@ -132,6 +132,8 @@ class RollingRestart:
     written_at: list[tuple[float, int]]
     produce_failed: int
     instances_made: int
+    #: Records requests and commits an instance refused other than with a 404.
+    calls_refused: int = 0
     row: dict[str, Any] = field(default_factory=dict)
 
     def gaps(self) -> list[float]:
@@ -313,6 +315,7 @@ def rolling_restart_run(
         written_at=list(writer.written_at),
         produce_failed=writer.failed,
         instances_made=sum(r.made for r in readers),
+        calls_refused=sum(r.refused for r in readers),
     )
     run.row = _row(stack, run, record_bytes)
     return run
@@ -508,26 +511,36 @@ class _Reader(threading.Thread):
         self.commit_interval_s, self.stop = commit_interval_s, stop
         self.deliveries: list[Delivery] = []
         self.made = 0
+        #: Calls its instance refused other than with a 404 (a commit during a rebalance).
+        self.refused = 0
 
     def run(self) -> None:
         consumer: ProxyConsumer | None = None
         committed_at = time.monotonic()
+        # What this member read since its last commit. Only that is committed: a position read
+        # before a rebalance moved the partition away would rewind the new owner's commit.
+        unsaved: dict[tuple[str, int], int] = {}
         with self.client:
             while not self.stop.is_set():
                 if consumer is None:
-                    consumer = self._make()
+                    consumer, unsaved = self._make(), {}
                     continue
                 try:
                     records = consumer.poll(timeout_ms=_POLL_MS)
                     now = time.monotonic()
-                    self.deliveries.extend(
-                        Delivery(now, r.partition, r.offset, _SEQUENCE.unpack_from(r.value or b"")[0]) for r in records
-                    )
-                    if not self.auto_commit and now - committed_at >= self.commit_interval_s:
-                        consumer.commit()
-                        committed_at = now
-                except (ProxyError, ProxyUnavailableError):  # its proxy restarted: the instance is gone
+                    for r in records:
+                        self.deliveries.append(Delivery(now, r.partition, r.offset, _SEQUENCE.unpack_from(r.value)[0]))
+                        unsaved[(r.topic, r.partition)] = r.offset
+                    if not self.auto_commit and unsaved and now - committed_at >= self.commit_interval_s:
+                        consumer.commit(unsaved)
+                        committed_at, unsaved = now, {}
+                except ProxyUnavailableError:  # its proxy is restarting: the instance goes with it
                     consumer = None
+                except ProxyError as exc:
+                    if exc.status == 404:  # its proxy restarted: the instance is gone
+                        consumer = None
+                    else:  # a commit refused mid-rebalance: the instance lives on, and reads on
+                        self.refused += 1
             if consumer is not None:
                 _quietly_close(consumer)
 
@@ -566,6 +579,7 @@ def _row(stack: Stack, run: RollingRestart, record_bytes: int) -> dict[str, Any]
         "written_twice": run.written_twice(),
         "produce_failed": run.produce_failed,
         "instances_made": run.instances_made,
+        "calls_refused": run.calls_refused,
     }
     return result_row(
         stack,

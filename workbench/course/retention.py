@@ -8,10 +8,7 @@ import pandas as pd
 
 from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
 
-__all__ = ["CHECK_INTERVAL_S", "DeletedBy", "MissedAfterLatest"]
-
-#: How often the embedded broker looks for segments past retention (`log.retention.check.interval.ms`).
-CHECK_INTERVAL_S = 1.0
+__all__ = ["DeletedBy", "MissedAfterLatest"]
 
 
 def _row(frame: Any, columns: list[str], missing: str) -> pd.Series:
@@ -33,10 +30,13 @@ class DeletedBy(Exercise):
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         row = _row(frame, ["retention.ms", "segment.ms", "survival_max_s"], "no record was deleted in this run")
+        check_ms = row.get("check_interval_ms")
+        if check_ms is None or pd.isna(check_ms):
+            raise NotMeasured("this cluster does not say how often its broker looks for segments past retention")
         return {
             "retention_s": plain(int(row["retention.ms"]) / 1000),
             "segment_s": plain(int(row["segment.ms"]) / 1000),
-            "check_s": CHECK_INTERVAL_S,
+            "check_s": plain(float(check_ms) / 1000),
             "measured_max_s": float(row["survival_max_s"]),
         }
 

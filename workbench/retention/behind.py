@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.errors import KafkaError
 from workbench.retention.errors import RetentionError
-from workbench.retention.log_settings import apply_log_settings, log_settings
+from workbench.retention.log_settings import apply_log_settings, broker_log_intervals, log_settings
 from workbench.retention.log_state import LogWatch
 from workbench.retention.reading import RESETS, PartitionReader, ReaderOutOfRange
 from workbench.retention.writing import LogWriter, proxy_for, write_steadily
@@ -86,11 +86,7 @@ def reader_behind_retention(
         with LogWatch(stack, topic, interval_s=0.1) as watch:
             while watch.snapshot().start_offset <= committed:
                 if time.monotonic() - started > wait_limit_s:
-                    raise RetentionError(
-                        f"retention did not delete past offset {committed} within {wait_limit_s:g} s "
-                        f"(retention.ms={retention_ms}, segment.ms={segment_ms}); is the broker's "
-                        "log.retention.check.interval.ms minutes long? (docs/brokers.md)"
-                    )
+                    raise RetentionError(_never_deleted(stack, committed, wait_limit_s, retention_ms, segment_ms))
                 write_steadily(writer, rate, 0.2, lambda i: (None, value))
             at_resume = watch.snapshot()
         waited_s = time.monotonic() - started
@@ -150,4 +146,20 @@ def _row(
             "duplicates": len(offsets) - len(set(offsets)),
             "out_of_range_error": error,
         },
+    )
+
+
+def _never_deleted(stack: Stack, committed: int, waited_s: float, retention_ms: int, segment_ms: int) -> str:
+    """Why no record past the group's commit was deleted in time: the broker's own check
+    interval when it says one longer than the wait, else that it did not apply retention."""
+    check_ms = broker_log_intervals(stack)["log.retention.check.interval.ms"]
+    if check_ms is not None and check_ms / 1000 > waited_s:
+        why = f"its broker looks only every {check_ms / 1000:g} s (log.retention.check.interval.ms)"
+    elif check_ms is None:
+        why = "its broker does not say how often it looks, and deleted nothing (Tansu 0.6 never does)"
+    else:
+        why = f"its broker did not apply retention, though it says it looks every {check_ms / 1000:g} s"
+    return (
+        f"retention did not delete past offset {committed} within {waited_s:g} s (retention.ms={retention_ms}, "
+        f"segment.ms={segment_ms}): {why}; docs/brokers.md"
     )

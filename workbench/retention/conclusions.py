@@ -40,6 +40,13 @@ def retention_sentences(rows: pd.DataFrame, check_ms: int | None, watch_s: float
             f"{_s(values['overstay_p50_s'])} past it at the median; the first deletion came "
             f"{_s(values['first_deleted_s'])} after the first write, and {kept}."
         )
+    if len(rows) and int(rows["deleted"].sum()) == 0:
+        lines.append(
+            "No run saw a record deleted, though each watched until retention.ms + segment.ms and some seconds more "
+            f"had passed: this broker did not apply retention.ms in that time (its check interval: {check}). A "
+            "broker that never deletes keeps the topic growing whatever its settings say (Tansu 0.6, measured: "
+            "docs/brokers.md)."
+        )
     measured = rows.dropna(subset=["survival_min_s", "survival_max_s"])
     if len(measured):
         retention = measured["retention.ms"].astype(int) / 1000
@@ -63,6 +70,13 @@ def retention_sentences(rows: pd.DataFrame, check_ms: int | None, watch_s: float
             + ". Retention deletes whole segments, so a record waits for the newest record of its segment; a "
             "smaller segment.ms deletes closer to retention.ms, at the cost of more segment files."
         )
+        overstay = float((measured["survival_max_s"] - retention).max())
+        lines.append(
+            f"Here a record outlived retention.ms by {overstay:.1f} s at most. The same rule on a stock broker adds up "
+            "to segment.ms (7 days by default) and the 5-minute check, so a topic told to keep records for a "
+            "minute keeps a quiet partition's records until its active segment closes. MapR Streams states its "
+            "time-to-live per stream (7 days by default), one setting for all of the stream's topics."
+        )
     return lines
 
 
@@ -84,7 +98,13 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
             f"first compaction {_s(row['first_compacted_s'])} after the first write; {gone}; the latest value "
             f"per key {table} what was written."
         )
-    if len(rows):
+    if len(rows) and rows["first_compacted_s"].isna().all():
+        lines.append(
+            f"No run saw the topic shrink: it ended with {int(rows['records_final'].max()):,} records for {keys} "
+            "keys, every one written still there. This broker did not compact in the time watched (Tansu 0.6, "
+            "measured, never does: docs/brokers.md), so here a compacted topic grows like any other."
+        )
+    elif len(rows):
         most = int(rows["records_final"].max())
         near = most <= 2 * keys
         lines.append(
@@ -103,7 +123,8 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
 
 def behind_sentences(rows: pd.DataFrame) -> list[str]:
     """One line per reset policy (and path) on what a group behind retention found."""
-    lines = []
+    lines: list[str] = []
+    said_deleted = False
     for row in rows.to_dict("records"):
         where = f"{row['reset']} ({row['through']})"
         if row["out_of_range_error"]:
@@ -113,6 +134,13 @@ def behind_sentences(rows: pd.DataFrame) -> list[str]:
             )
             continue
         deleted = int(row["log_start_at_resume"]) - int(row["committed"])
+        if deleted > 0 and not said_deleted:
+            said_deleted = True
+            lines.append(
+                f"Retention deleted {deleted:,} records this group had not read: records are kept by the topic's "
+                "policy, as the Kafka chapter puts it, \u201cwithout any regard paid to whether particular consumers "
+                "have consumed the message yet\u201d."
+            )
         lines.append(
             f"{where}: committed {int(row['committed']):,}, resumed at {int(row['first_read_after']):,}: "
             f"{int(row['missed']):,} records never read ({deleted:,} deleted by retention, "
@@ -126,7 +154,7 @@ def replay_sentences(rows: pd.DataFrame) -> list[str]:
     """One line per replay on where it landed and how fast it read against reading live."""
     lines = []
     for row in rows.to_dict("records"):
-        landed = "landed on" if row["landed_right"] else "did **not** land on"
+        landed = "landed on" if row["landed_right"] else _missed(row)
         ratio = (
             row["msg_s"] / row["live_msg_s"] if row["live_msg_s"] and not math.isnan(row["live_msg_s"]) else math.nan
         )
@@ -136,3 +164,18 @@ def replay_sentences(rows: pd.DataFrame) -> list[str]:
             f"{row['live_msg_s']:,.0f}/s), {int(row['duplicates'])} twice."
         )
     return lines
+
+
+def _missed(row: dict[str, Any]) -> str:
+    """Where a replay that missed its target landed instead, and the likely cause."""
+    landed, expected = row["landed_offset"], int(row["expected_offset"])
+    if not is_measured(landed):
+        return "read nothing, so did **not** land on"
+    early = expected - int(landed)
+    if early > 0 and row["to"] == "timestamp":
+        return (
+            f"landed {early:,} records early, at {int(landed):,}: the broker's offsets-for-times named an earlier "
+            "record than the first stamped at or after the moment (Tansu 0.6 does, as if it named the start of the "
+            "batch holding it: docs/brokers.md), not"
+        )
+    return f"landed at {int(landed):,}, not"

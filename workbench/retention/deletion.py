@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from workbench.retention.errors import RetentionError, check_ranges
-from workbench.retention.log_settings import apply_log_settings, log_settings
+from workbench.retention.log_settings import apply_log_settings, broker_log_intervals, log_settings
 from workbench.retention.log_state import LogWatch
 from workbench.retention.writing import LogWriter, Written, proxy_for, write_steadily
 
@@ -98,10 +98,13 @@ def retention_run(
             final = watch.snapshot()
     frame = watch.frame()
     fates = _fates(written, frame, began)
+    check_ms = broker_log_intervals(stack)["log.retention.check.interval.ms"]
     measured = {
         "held_at_stop": held_at_stop.records,
         "log_start_final": final.start_offset,
         "held_final": final.records,
+        # How often the broker looks for segments past retention (NaN: it does not say).
+        "check_interval_ms": float("nan") if check_ms is None else check_ms,
     }
     row = _row(
         stack,
