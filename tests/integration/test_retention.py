@@ -64,6 +64,20 @@ def test_a_compacted_topic_keeps_each_keys_latest_value_and_forgets_deleted_keys
     assert run.row["live_keys"] == 16
 
 
+def test_no_record_is_compacted_away_before_min_compaction_lag_ms(stack: Stack) -> None:
+    """With `min.compaction.lag.ms` 2 s and the cleaner looking every second, stale values go,
+    but none sooner than 2 s after its own timestamp (a removal is dated by the end of the
+    first read of the whole log without it: late by up to a scan, never early)."""
+    settings: dict[str, Any] = {"min.cleanable.dirty.ratio": 0.01, "min.compaction.lag.ms": 2000}
+    run = compaction_run(stack, keys=10, rate=200.0, write_s=3.0, deleted_keys=0, settle_s=5.0, **settings)
+    assert run.fates is not None
+    gone = run.fates.dropna(subset=["gone_s"])
+    assert len(gone) > 0, "the cleaner removed stale values within the run"
+    assert gone["stale_s"].notna().all(), "only superseded values were removed"
+    assert ((gone["gone_s"] - gone["written_s"]) >= 2.0).all(), "none before it was 2 s old"
+    assert run.row["stale_removed"] == len(gone) and run.table == run.expected
+
+
 def test_outside_the_active_segment_a_compacted_log_holds_each_key_once_with_its_latest_value(
     stack: Stack, topic: Callable[..., str]
 ) -> None:

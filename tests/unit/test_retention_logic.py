@@ -146,3 +146,16 @@ def test_a_replay_that_lands_early_says_where_and_why() -> None:
         "native, to the timestamp: landed 875 records early, at 8,904: the broker's offsets-for-times"
     )
     assert "not offset 9,779, replayed 11,096 records" in said
+
+
+def test_a_stale_value_lives_from_the_write_that_supersedes_it_to_the_first_read_without_it() -> None:
+    from workbench.retention.compaction import Removals
+    from workbench.retention.writing import Written
+
+    written = [Written(0, b"a", 100.0), Written(1, b"b", 100.5), Written(2, b"a", 101.0), Written(3, b"a", 102.0)]
+    removals = Removals()
+    removals.saw({0, 1, 2, 3}, 2.5)
+    removals.saw({1, 3}, 4.0)  # offsets 0 and 2 (stale since 1.0 s and 2.0 s) were compacted away
+    removals.saw({1, 3}, 4.5)
+    assert sorted(removals.stale_lifetimes(written, began=100.0)) == [2.0, 3.0]
+    assert removals.gone_at == {0: 4.0, 2: 4.0}

@@ -34,7 +34,15 @@ if TYPE_CHECKING:
     from workbench.kafka.clients import Record
     from workbench.stack import Stack
 
-__all__ = ["COMPACTION_DEFAULTS", "CompactionRun", "LogScan", "compaction_progress", "compaction_run", "scan_log"]
+__all__ = [
+    "COMPACTION_DEFAULTS",
+    "CompactionRun",
+    "LogScan",
+    "Removals",
+    "compaction_progress",
+    "compaction_run",
+    "scan_log",
+]
 
 #: The log settings of `compaction_run`'s topic unless its parameters name others: Kafka's
 #: dirty ratio, segments closed every second, tombstones kept 2 s after compaction.
@@ -82,15 +90,65 @@ class CompactionRun:
     table: dict[bytes, bytes]
     #: The same, as written.
     expected: dict[bytes, bytes]
+    #: Each record written: when, when it went stale, when it was last readable (`Removals.fates`).
+    fates: pd.DataFrame | None = None
 
 
-def scan_log(stack: Stack, topic: str, at_s: float) -> tuple[LogScan, dict[bytes | None, bytes | None]]:
-    """Read partition 0 of `topic` from its start to its end: the scan, and each key's latest value."""
+def scan_log(
+    stack: Stack, topic: str, at_s: float, removals: Removals | None = None
+) -> tuple[LogScan, dict[bytes | None, bytes | None]]:
+    """Read partition 0 of `topic` from its start to its end: the scan, and each key's latest
+    value; `removals`, when given, learns which records this read no longer found."""
     from workbench.kafka.clients import read_records
 
+    started = time.monotonic()
     records = list(read_records(stack.kafka_config("consumer"), [(topic, 0)], timeout=30))
+    if removals is not None:  # by the end of this read, what it did not find was gone
+        removals.saw({r.offset for r in records}, at_s + time.monotonic() - started)
     latest = {r.key: r.value for r in records}
     return LogScan.of(at_s, records), latest
+
+
+class Removals:
+    """When each record was first missing from a read of the whole log, having been in an
+    earlier one: the end of that read, by which the cleaner had removed it (at most a scan
+    interval and a read after it did)."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        #: offset → seconds (the scans' clock) of the first read it was missing from.
+        self.gone_at: dict[int, float] = {}
+
+    def saw(self, offsets: set[int], at_s: float) -> None:
+        for offset in self.seen - offsets:
+            self.gone_at.setdefault(offset, at_s)
+        self.seen |= offsets
+
+    def stale_lifetimes(self, written: list[Written], began: float) -> list[float]:
+        """For each record a later write of its key made stale and the cleaner then removed:
+        seconds from the moment it became stale to its removal."""
+        fates = self.fates(written, began)
+        gone = fates.dropna(subset=["stale_s", "gone_s"])
+        return list(gone["gone_s"] - gone["stale_s"])
+
+    def fates(self, written: list[Written], began: float) -> pd.DataFrame:
+        """One row per record written: `offset`, `written_s`, `stale_s` (when a later write of
+        its key superseded it) and `gone_s` (the first read without it), NaN for what did
+        not happen, all in seconds from `began`."""
+        latest: dict[bytes | None, int] = {}
+        stale_since: dict[int, float] = {}
+        for record in written:
+            if record.key in latest:
+                stale_since[latest[record.key]] = record.since - began
+            latest[record.key] = record.offset
+        return pd.DataFrame(
+            {
+                "offset": [w.offset for w in written],
+                "written_s": [w.since - began for w in written],
+                "stale_s": [stale_since.get(w.offset, math.nan) for w in written],
+                "gone_s": [self.gone_at.get(w.offset, math.nan) for w in written],
+            }
+        )
 
 
 def compaction_run(
@@ -146,17 +204,19 @@ def compaction_run(
         return key, b"%d|" % i + pad
 
     scans: list[LogScan] = []
+    removals = Removals()
     with stack.temporary_topics({topic: 1}), proxy_for(stack, through) as proxy:
         apply_log_settings(stack, topic, settings, proxy=proxy)
         writer = LogWriter(stack, topic, through, proxy)
         began = time.time()
+        scan = partial(scan_log, stack, topic, removals=removals)
         with LogWatch(stack, topic, origin=began) as watch:
-            written = _write_and_scan(stack, topic, writer, rate, write_s, record, scans, began, scan_interval_s)
+            written = _write_and_scan(scan, writer, rate, write_s, record, scans, began, scan_interval_s)
             deadline = time.monotonic() + settle_s
             while time.monotonic() < deadline:
                 time.sleep(scan_interval_s)
-                scans.append(scan_log(stack, topic, time.time() - began)[0])
-            final, latest = scan_log(stack, topic, time.time() - began)
+                scans.append(scan(time.time() - began)[0])
+            final, latest = scan(time.time() - began)
             scans.append(final)
     table = {k: v for k, v in latest.items() if k is not None and v is not None}
     expected = _expected(written, record)
@@ -171,8 +231,14 @@ def compaction_run(
         **settings,
     }
     tombstone_written_s = next((w.at - began for w in written if w.tombstone), math.nan)
+    lifetimes = pd.Series(removals.stale_lifetimes(written, began), dtype=float)
     measured = {
         **_first_times(frame, tombstone_written_s),
+        # How long a value made stale stayed readable: from the write that superseded it to
+        # the first scan without it (to within `scan_interval_s`); NaN when none went.
+        "stale_removed": len(lifetimes),
+        "stale_gone_p50_s": float(lifetimes.median()) if len(lifetimes) else math.nan,
+        "stale_gone_max_s": float(lifetimes.max()) if len(lifetimes) else math.nan,
         "stale_peak": int(frame["stale"].max()),
         "stale_final": final.stale,
         "records_final": final.records,
@@ -181,7 +247,8 @@ def compaction_run(
         "table_matches": table == expected,
     }
     row = _row(stack, params, len(written), written[-1].at - began, measured)
-    return CompactionRun(row=row, scans=frame, log=watch.frame(), table=table, expected=expected)
+    fates = removals.fates(written, began)
+    return CompactionRun(row=row, scans=frame, log=watch.frame(), table=table, expected=expected, fates=fates)
 
 
 def compaction_progress(stack: Stack, *, topic_prefix: str = "wb-compaction", **params: Any) -> dict[str, Any]:
@@ -192,8 +259,7 @@ def compaction_progress(stack: Stack, *, topic_prefix: str = "wb-compaction", **
 
 
 def _write_and_scan(
-    stack: Stack,
-    topic: str,
+    scan: Any,
     writer: LogWriter,
     rate: float,
     write_s: float,
@@ -209,7 +275,7 @@ def _write_and_scan(
     for first in range(0, total, per_slice):
         count = min(per_slice, total - first)
         written += write_steadily(writer, rate, count / rate, partial(_offset_record, record, first))
-        scans.append(scan_log(stack, topic, time.time() - began)[0])
+        scans.append(scan(time.time() - began)[0])
     writer.close()
     return written
 

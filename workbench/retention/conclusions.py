@@ -91,8 +91,16 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
             else f"{int(row['tombstones_final'])} tombstone(s) were still visible at the end"
         )
         table = "matched" if row["table_matches"] else "did **not** match"
+        lag = row.get("min.compaction.lag.ms")
+        lagged = f", min.compaction.lag.ms = {int(lag) / 1000:g} s" if lag is not None and not pd.isna(lag) else ""
+        lived = (
+            f"a stale value stayed readable {_s(row['stale_gone_p50_s'])} (median; at most "
+            f"{_s(row['stale_gone_max_s'])}) after the write that superseded it; "
+            if is_measured(row.get("stale_gone_p50_s"))
+            else ""
+        )
         lines.append(
-            f"min.cleanable.dirty.ratio = {ratio}: up to {int(row['stale_peak']):,} stale records; "
+            f"min.cleanable.dirty.ratio = {ratio}{lagged}: {lived}up to {int(row['stale_peak']):,} stale records; "
             f"{int(row['records_final']):,} records left for {int(row['live_keys']):,} live keys "
             f"({int(row['stale_final']):,} of them stale at the end); "
             f"first compaction {_s(row['first_compacted_s'])} after the first write; {gone}; the latest value "

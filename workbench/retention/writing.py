@@ -17,8 +17,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from confluent_kafka import TIMESTAMP_NOT_AVAILABLE, Message
 from confluent_kafka import KafkaError as RdKafkaError
-from confluent_kafka import Message
 
 from workbench.errors import KafkaError
 from workbench.retention.errors import RetentionError
@@ -53,6 +53,15 @@ class Written:
     key: bytes | None
     at: float
     tombstone: bool = False
+    #: The record's own timestamp (epoch seconds, CreateTime) where the client learns it: what
+    #: the broker's time-based rules (`min.compaction.lag.ms`, retention) count from. None
+    #: through the proxy, whose produce answer does not carry it.
+    stamped: float | None = None
+
+    @property
+    def since(self) -> float:
+        """The record's timestamp, else when it was acknowledged."""
+        return self.at if self.stamped is None else self.stamped
 
 
 class LogWriter:
@@ -94,8 +103,9 @@ class LogWriter:
             if error is not None:
                 errors.append(error.str())
             else:
-                key = message.key()
-                acked.append(Written(int(message.offset() or 0), key, time.time(), message.value() is None))
+                key, (kind, stamp_ms) = message.key(), message.timestamp()
+                stamped = stamp_ms / 1000 if kind != TIMESTAMP_NOT_AVAILABLE else None
+                acked.append(Written(int(message.offset() or 0), key, time.time(), message.value() is None, stamped))
 
         for key, value in batch:
             self._producer.produce(self.topic, value=value, key=key, partition=0, on_delivery=delivered)
