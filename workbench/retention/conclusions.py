@@ -84,15 +84,12 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
     """One line per run (by dirty ratio) on stale records, tombstones and the table left."""
     lines = []
     for row in rows.to_dict("records"):
-        ratio = row["min.cleanable.dirty.ratio"]
         gone = (
             f"the tombstones were gone {_s(row['tombstones_gone_s'])} after they were written"
             if is_measured(row["tombstones_gone_s"])
             else f"{int(row['tombstones_final'])} tombstone(s) were still visible at the end"
         )
         table = "matched" if row["table_matches"] else "did **not** match"
-        lag = row.get("min.compaction.lag.ms")
-        lagged = f", min.compaction.lag.ms = {int(lag) / 1000:g} s" if lag is not None and not pd.isna(lag) else ""
         lived = (
             f"a stale value stayed readable {_s(row['stale_gone_p50_s'])} (median; at most "
             f"{_s(row['stale_gone_max_s'])}) after the write that superseded it; "
@@ -100,7 +97,7 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
             else ""
         )
         lines.append(
-            f"min.cleanable.dirty.ratio = {ratio}{lagged}: {lived}up to {int(row['stale_peak']):,} stale records; "
+            f"{_settings(row)}: {lived}up to {int(row['stale_peak']):,} stale records; "
             f"{int(row['records_final']):,} records left for {int(row['live_keys']):,} live keys "
             f"({int(row['stale_final']):,} of them stale at the end); "
             f"first compaction {_s(row['first_compacted_s'])} after the first write; {gone}; the latest value "
@@ -113,20 +110,29 @@ def compaction_sentences(rows: pd.DataFrame, keys: int) -> list[str]:
             "measured, never does: docs/brokers.md), so here a compacted topic grows like any other."
         )
     elif len(rows):
-        most = int(rows["records_final"].max())
-        near = most <= 2 * keys
+        best, worst = rows.loc[rows["records_final"].idxmin()], rows.loc[rows["records_final"].idxmax()]
+        fewest = int(best["records_final"])
         lines.append(
-            f"Once compacted the topic held at most {most / keys:.1f}x its {keys} keys, from "
+            f"Once compacted the topic held {fewest / keys:.1f}x its {keys} keys at best ({_settings(best)}) and "
+            f"{int(worst['records_final']) / keys:.1f}x at worst ({_settings(worst)}), from "
             f"{int(rows['records'].max()):,} records written: "
             + (
-                "within twice the table, as the seed says a compacted topic stays"
-                if near
-                else "well above the table: the cleaner had not yet compacted the newest segments when the watch ended"
+                "the best within twice the table, as the seed says a compacted topic stays"
+                if fewest <= 2 * keys
+                else "even the best well above the table: the cleaner had not yet compacted the newest segments "
+                "when the watch ended"
             )
             + ". What is left stale sits in segments the cleaner has not taken yet: the active one, which it never "
             "takes, and any whose dirty share is under the ratio."
         )
     return lines
+
+
+def _settings(row: Any) -> str:
+    """A compaction run's settings as the sentences name them: the dirty ratio, and the lag if set."""
+    lag = row.get("min.compaction.lag.ms")
+    lagged = f", min.compaction.lag.ms {int(lag) / 1000:g} s" if lag is not None and not pd.isna(lag) else ""
+    return f"dirty ratio {row['min.cleanable.dirty.ratio']}{lagged}"
 
 
 def behind_sentences(rows: pd.DataFrame) -> list[str]:
