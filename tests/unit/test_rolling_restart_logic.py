@@ -2,30 +2,29 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
-from workbench.bench.rolling_restart import Delivery, RollingRestart, partition_gaps, protocol_properties
+from workbench.bench.rolling_restart import Delivery, RollingRestart, protocol_properties, record_waits
 from workbench.errors import BenchError
 
 
-def _at(partition: int, *times: float) -> list[Delivery]:
-    return [Delivery(t, partition, i, i) for i, t in enumerate(times)]
-
-
-def test_a_gap_is_the_longest_silence_of_any_partition_overlapping_the_window() -> None:
-    deliveries = _at(0, 0.0, 0.2, 0.4, 2.4, 2.6) + _at(1, 0.1, 0.3, 0.5, 0.7, 0.9)
-    # window 1.0-3.0: partition 0 was silent 0.4 -> 2.4 (2.0 s, begun before the window);
-    # partition 1 was never read again, so silent from 0.9 to the window's end (2.1 s)
-    assert partition_gaps(deliveries, [(1.0, 3.0)]) == [pytest.approx(2.1)]
-    assert partition_gaps(deliveries, [(0.0, 0.35)]) == [pytest.approx(0.2)], "reading steadily"
-    assert partition_gaps(deliveries, [(0.0, 0.45)]) == [pytest.approx(2.0)], "a silence begun in it counts whole"
-
-
-def test_a_window_that_ends_before_the_next_delivery_still_counts_the_whole_silence() -> None:
-    deliveries = _at(0, 0.0, 5.0)
-    assert partition_gaps(deliveries, [(1.0, 2.0)]) == [pytest.approx(5.0)]
+def test_a_gap_is_the_longest_wait_of_a_record_acknowledged_in_the_window() -> None:
+    acked_at = {(0, 0): 0.0, (0, 1): 0.2, (1, 0): 1.1, (1, 1): 1.5, (1, 2): 2.9}
+    deliveries = [
+        Delivery(0.1, 0, 0, 0),
+        Delivery(0.3, 0, 1, 1),
+        Delivery(2.6, 1, 0, 2),  # waited 1.5 s: the restart's gap
+        Delivery(2.6, 1, 1, 3),
+        Delivery(2.7, 1, 0, 2),  # read again later: the first delivery counts
+    ]  # (1, 2) was never read: lost, counted elsewhere, no wait
+    assert record_waits(acked_at, deliveries, [(0.0, 1.0), (1.0, 3.0)]) == [
+        pytest.approx(0.1),
+        pytest.approx(1.5),
+    ]
+    assert math.isnan(record_waits(acked_at, deliveries, [(5.0, 6.0)])[0]), "nothing written: no wait, not a gap"
 
 
 def _run(deliveries: list[Delivery], acknowledged: dict[tuple[int, int], int]) -> RollingRestart:
@@ -33,6 +32,7 @@ def _run(deliveries: list[Delivery], acknowledged: dict[tuple[int, int], int]) -
         params={},
         started_at=0.0,
         acknowledged=acknowledged,
+        acked_at=dict.fromkeys(acknowledged, 0.0),
         deliveries=deliveries,
         restarts=[],
         reading_at=0.0,
@@ -102,7 +102,7 @@ def test_the_sentences_compare_the_protocols_from_the_rows_alone() -> None:
         }
 
     halved = rolling_restart_sentences(pd.DataFrame([row("classic", 2.0), row("consumer", 0.5)]))
-    assert halved[0].startswith("With the classic protocol, a partition waited up to 2.00 s")
+    assert halved[0].startswith("With the classic protocol, a record written during a restart waited up to 2.00 s")
     assert halved[-1] == (
         "KIP-848's gap, both heartbeating every 500 ms, was at most half the classic one (0.25 of it): "
         "the guide's pause shrank."

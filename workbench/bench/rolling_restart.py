@@ -16,8 +16,9 @@ client pinned to it does), and restarts the proxies one at a time, each as an up
 its proxy refusing connections) makes it again on the same proxy. After the last restart it
 stops writing and reads until every acknowledged record has been delivered. From the run:
 
-- each restart's consumption gap: the longest time a partition went without a delivery in
-  the window from the restart to the next one, against the same measure before any restart;
+- each restart's consumption gap: the longest any record acknowledged in the window from the
+  restart to the next one waited for its first delivery, against the same measure before any
+  restart (a record's wait, not a partition's silence: a writer that stalls is no gap);
 - records delivered more than once (a partition's offset seen again: re-read after a
   rebalance from the last commit) and acknowledged records never delivered (lost, must be 0);
 - produce calls that failed and were sent again, and records the log holds twice because of it;
@@ -35,9 +36,8 @@ import struct
 import threading
 import time
 import uuid
-from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from statistics import median
@@ -58,7 +58,7 @@ __all__ = [
     "ROLLING_DEFAULTS",
     "RollingRestart",
     "RollingSweep",
-    "partition_gaps",
+    "record_waits",
     "protocol_properties",
     "rolling_restart",
     "rolling_restart_run",
@@ -124,6 +124,8 @@ class RollingRestart:
     params: dict[str, Any]
     started_at: float
     acknowledged: dict[tuple[int, int], int]
+    #: When each acknowledged record's acknowledgement came (`time.monotonic()`).
+    acked_at: dict[tuple[int, int], float]
     deliveries: list[Delivery]
     restarts: list[ServiceRestart]
     #: When every partition had been read once (the group was formed and reading).
@@ -134,17 +136,26 @@ class RollingRestart:
     instances_made: int
     #: Records requests and commits an instance refused other than with a 404.
     calls_refused: int = 0
+    #: Failed produce calls by cause ("HTTP 502", "no proxy answered").
+    produce_causes: dict[str, int] = field(default_factory=dict)
     row: dict[str, Any] = field(default_factory=dict)
 
     def gaps(self) -> list[float]:
-        """Each restart's consumption gap, seconds (see `partition_gaps`)."""
+        """Each restart's consumption gap, seconds (see `record_waits`)."""
         ends = [r.asked_at for r in self.restarts[1:]] + [self.stopped_writing_at]
-        return partition_gaps(self.deliveries, [(r.asked_at, end) for r, end in zip(self.restarts, ends, strict=True)])
+        windows = [(r.asked_at, end) for r, end in zip(self.restarts, ends, strict=True)]
+        return record_waits(self.acked_at, self.deliveries, windows)
 
     def gap_before(self) -> float:
-        """The same measure before the first restart: how long a partition waits normally."""
+        """The same measure before the first restart: how long a record waits normally."""
         first = self.restarts[0].asked_at if self.restarts else self.stopped_writing_at
-        return partition_gaps(self.deliveries, [(self.reading_at, first)])[0]
+        return record_waits(self.acked_at, self.deliveries, [(self.reading_at, first)])[0]
+
+    def produce_stall(self) -> float:
+        """The longest time between two acknowledged produce calls: how long the writer could
+        not write through the balancer (normally a tick, 0.05 s)."""
+        times = sorted(at for at, count in self.written_at if count > 0)
+        return max((b - a for a, b in itertools.pairwise(times)), default=math.nan)
 
     def redelivered(self) -> int:
         """Deliveries of an offset already delivered once: the records read twice."""
@@ -187,33 +198,24 @@ class RollingRestart:
         )
 
 
-def partition_gaps(deliveries: Iterable[Delivery], windows: Sequence[tuple[float, float]]) -> list[float]:
-    """For each window `(start, end)`, the longest time any partition went without a delivery
-    while the window was open: the longest interval between two deliveries of one partition
-    that overlaps the window, or from the window's start to a partition's first delivery in it.
+def record_waits(
+    acked_at: Mapping[tuple[int, int], float], deliveries: Iterable[Delivery], windows: Sequence[tuple[float, float]]
+) -> list[float]:
+    """For each window `(start, end)`, the longest any record acknowledged in it waited for its
+    first delivery: how long the group left a waiting record unread (NaN when no record
+    acknowledged in the window was read: the writer stalled, nothing waited).
 
-    Usage: `partition_gaps(run.deliveries, [(restart.asked_at, next_restart.asked_at)])`.
+    Usage: `record_waits(run.acked_at, run.deliveries, [(restart.asked_at, next_restart.asked_at)])`.
     """
-    times: dict[int, list[float]] = defaultdict(list)
+    first: dict[tuple[int, int], float] = {}
     for d in deliveries:
-        times[d.partition].append(d.at)
-    for stamps in times.values():
-        stamps.sort()
-    gaps = []
+        place = (d.partition, d.offset)
+        first[place] = min(first.get(place, d.at), d.at)
+    waits = []
     for start, end in windows:
-        longest = 0.0
-        for stamps in times.values():
-            index = bisect_right(stamps, start)
-            previous = stamps[index - 1] if index else start
-            for at in stamps[index:]:
-                longest = max(longest, at - previous)
-                previous = at
-                if at >= end:
-                    break
-            else:  # not read again before the window closed
-                longest = max(longest, end - previous)
-        gaps.append(longest)
-    return gaps
+        waited = [first[p] - at for p, at in acked_at.items() if start <= at < end and p in first]
+        waits.append(max(waited, default=math.nan))
+    return waits
 
 
 def rolling_restart(stack: Stack, *, topic_prefix: str = "bench-rolling", **params: Any) -> dict[str, Any]:
@@ -308,6 +310,7 @@ def rolling_restart_run(
         params=params,
         started_at=started_at,
         acknowledged=dict(writer.acknowledged),
+        acked_at=dict(writer.acked_at),
         deliveries=sorted((d for r in readers for d in r.deliveries), key=lambda d: d.at),
         restarts=restarts,
         reading_at=reading_at,
@@ -316,6 +319,7 @@ def rolling_restart_run(
         produce_failed=writer.failed,
         instances_made=sum(r.made for r in readers),
         calls_refused=sum(r.refused for r in readers),
+        produce_causes=dict(writer.causes),
     )
     run.row = _row(stack, run, record_bytes)
     return run
@@ -361,8 +365,8 @@ def rolling_restart_sentences(rows: pd.DataFrame) -> list[str]:
     for protocol, row in summary.iterrows():
         name = "KIP-848 (`group.protocol=consumer`)" if protocol == "consumer" else "the classic protocol"
         lines.append(
-            f"With {name}, a partition waited up to {row['gap_median_s']:.2f} s for a reader during a restart "
-            f"(median over restarts; {row['gap_before_s']:.2f} s before any restart), {row['redelivered']:,.0f} "
+            f"With {name}, a record written during a restart waited up to {row['gap_median_s']:.2f} s for a "
+            f"reader (median over restarts; {row['gap_before_s']:.2f} s before any), {row['redelivered']:,.0f} "
             f"records were read twice and {row['lost']:,.0f} lost; {row['produce_failed']:,.0f} produce calls "
             "through the balancer failed and were sent again."
         )
@@ -454,6 +458,9 @@ class _Writer(threading.Thread):
         self.topic, self.partitions, self.rate, self.stop = topic, partitions, rate, stop
         self.padding = b"r" * (record_bytes - _SEQUENCE.size)
         self.acknowledged: dict[tuple[int, int], int] = {}
+        self.acked_at: dict[tuple[int, int], float] = {}
+        #: Failed produce calls by cause ("HTTP 502", "unavailable", a per-record error code).
+        self.causes: Counter[str] = Counter()
         self.written_at: list[tuple[float, int]] = []
         self.failed = 0
 
@@ -474,18 +481,24 @@ class _Writer(threading.Thread):
             records = [{"partition": n % self.partitions, "value": _SEQUENCE.pack(n) + self.padding} for n in pending]
             try:
                 offsets = self.client.produce(self.topic, records).offsets
-            except (ProxyError, ProxyUnavailableError):  # the balancer found no proxy, or lost the answer
+            except (ProxyError, ProxyUnavailableError) as exc:  # the balancer found no proxy, or lost the answer
+                self.causes[_cause(exc)] += 1
                 offsets = ()
+            now = time.monotonic()
             again = []
             for number, offset in itertools.zip_longest(pending, offsets):
                 where = (offset.partition, offset.offset) if offset is not None and offset.error_code is None else None
                 if where is not None and where[0] is not None and where[1] is not None:
-                    self.acknowledged[(int(where[0]), int(where[1]))] = number
+                    place = (int(where[0]), int(where[1]))
+                    self.acknowledged[place], self.acked_at[place] = number, now
                 else:
                     again.append(number)
-            self.written_at.append((time.monotonic(), len(pending) - len(again)))
+            self.written_at.append((now, len(pending) - len(again)))
             if again:
                 self.failed += 1
+                if offsets:
+                    code = next((o.error_code for o in offsets if o.error_code), "missing")
+                    self.causes[f"record error {code}"] += 1
                 if self.stop.is_set():
                     return
                 time.sleep(_TICK_S)
@@ -557,13 +570,18 @@ class _Reader(threading.Thread):
         return consumer
 
 
+def _cause(exc: Exception) -> str:
+    """A failed call's cause in a few words: the HTTP status, or that no proxy answered."""
+    return f"HTTP {exc.status}" if isinstance(exc, ProxyError) else "no proxy answered"
+
+
 def _quietly_close(consumer: ProxyConsumer) -> None:
     with suppress(ProxyError, ProxyUnavailableError):  # its proxy is gone with it
         consumer.close()
 
 
 def _row(stack: Stack, run: RollingRestart, record_bytes: int) -> dict[str, Any]:
-    gaps = run.gaps()
+    gaps = [g for g in run.gaps() if math.isfinite(g)]
     delivered = len({(d.partition, d.offset) for d in run.deliveries})
     seconds = run.stopped_writing_at - run.started_at
     measured = {
@@ -578,6 +596,8 @@ def _row(stack: Stack, run: RollingRestart, record_bytes: int) -> dict[str, Any]
         "lost": run.lost(),
         "written_twice": run.written_twice(),
         "produce_failed": run.produce_failed,
+        "produce_stall_s": run.produce_stall(),
+        "produce_causes": ", ".join(f"{cause}: {n}" for cause, n in sorted(run.produce_causes.items())),
         "instances_made": run.instances_made,
         "calls_refused": run.calls_refused,
     }
