@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from workbench.backoff import Backoff
 from workbench.errors import KafkaError
@@ -28,6 +36,7 @@ __all__ = [
     "PartitionInfo",
     "TopicInfo",
     "admin_client",
+    "alter_group_configs",
     "await_topics",
     "broker_answers",
     "broker_count",
@@ -69,6 +78,24 @@ def admin_client(conf: KafkaConf) -> AdminClient:
     aborts or crashes the process (confluent-kafka-python #1761, #2129); a segfault in a
     test worker's `list_offsets` was one such crash."""
     return AdminClient({**conf, "logger": log})  # type: ignore[dict-item]  # librdkafka takes a logger
+
+
+def alter_group_configs(conf: KafkaConf, group: str, settings: Mapping[str, str]) -> None:
+    """Set a group's own configs (KIP-848's `consumer.*`, KIP-932's `share.*`) before its
+    members join, with IncrementalAlterConfigs on the group resource.
+
+    Raises:
+        KafkaError: the broker refused them (a value below its floor, a broker without group
+            configs), its reason in one line.
+    """
+    entries = [ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    with admin_client(conf) as admin:
+        try:
+            for future in admin.incremental_alter_configs([resource]).values():
+                future.result()
+        except KafkaException as exc:
+            raise KafkaError(exc.args[0].str()) from None
 
 
 def broker_answers(bootstrap_servers: str, timeout: float = 1.0, conf: KafkaConf | None = None) -> bool:

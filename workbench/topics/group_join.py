@@ -39,10 +39,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaException
 from confluent_kafka import KafkaError as RdKafkaError
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka.admin import ConfigResource, ResourceType
 
 from workbench import kafka
 from workbench.config import KafkaConf
+from workbench.errors import KafkaError
+from workbench.kafka.admin import alter_group_configs
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
 
@@ -147,18 +149,10 @@ def configure_consumer_group(conf: KafkaConf, group: str, *, heartbeat_ms: int) 
         TopicDesignError: the broker refused it (below `group.consumer.min.heartbeat.interval.ms`,
             or a broker without KIP-848's group configs), in one line.
     """
-    entry = ConfigEntry(
-        "consumer.heartbeat.interval.ms", str(heartbeat_ms), incremental_operation=AlterConfigOpType.SET
-    )
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=[entry])
-    with kafka.admin_client(conf) as admin:
-        try:
-            for future in admin.incremental_alter_configs([resource]).values():
-                future.result()
-        except KafkaException as exc:
-            raise TopicDesignError(
-                f"the broker refused group {group!r}'s heartbeat interval: {exc.args[0].str()}"
-            ) from None
+    try:
+        alter_group_configs(conf, group, {"consumer.heartbeat.interval.ms": str(heartbeat_ms)})
+    except KafkaError as exc:
+        raise TopicDesignError(f"the broker refused group {group!r}'s heartbeat interval: {exc}") from None
 
 
 def broker_group_settings(conf: KafkaConf, *, timeout: float = 10.0) -> dict[str, str]:

@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Literal, NamedTuple
 
 import pandas as pd
-from confluent_kafka import AcknowledgeType, Consumer, KafkaException, ShareConsumer
-from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+from confluent_kafka import AcknowledgeType, Consumer, ShareConsumer
 
 from workbench import kafka
 from workbench.config import KafkaConf
+from workbench.errors import KafkaError
+from workbench.kafka.admin import alter_group_configs
 from workbench.numbers import format_number
 from workbench.stack import Stack
 from workbench.topics.errors import TopicDesignError
@@ -163,17 +164,11 @@ def configure_share_group(target: Stack | KafkaConf, group: str, *, lock_ms: int
         "share.session.timeout.ms": "6000",
         "share.heartbeat.interval.ms": "500",
     }
-    entries = [ConfigEntry(k, v, incremental_operation=AlterConfigOpType.SET) for k, v in settings.items()]
-    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     conf = target.kafka_config("admin") if isinstance(target, Stack) else target
-    with kafka.admin_client(conf) as admin:
-        try:
-            for future in admin.incremental_alter_configs([resource]).values():
-                future.result()
-        except KafkaException as exc:
-            raise TopicDesignError(
-                f"the broker refused share group {group!r}'s settings: {exc.args[0].str()}"
-            ) from None
+    try:
+        alter_group_configs(conf, group, settings)
+    except KafkaError as exc:
+        raise TopicDesignError(f"the broker refused share group {group!r}'s settings: {exc}") from None
 
 
 def _share_member(stack: Stack, group: str, max_records: int) -> ShareConsumer:
