@@ -59,6 +59,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
     "replication_lag": {"rate": 500.0, "seconds": 2.0, "partitions": 2},
     "consumer_failover": {"records": 2_000, "partitions": 2},
+    "rolling_restart": {"proxies": 2, "rate": 200, "partitions": 2, "settle_s": 0.5, "between_s": 1.0},
 }
 
 #: Metrics each experiment does not measure: they must be NaN, never 0.0 or None.

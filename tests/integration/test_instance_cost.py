@@ -31,6 +31,18 @@ def test_every_instance_reads_and_none_is_left_behind(stack: Stack, kind: str) -
     assert _live_instances(stack) == before, "every instance was deleted again"
 
 
+def test_kip_848_instances_with_smaller_fetches_read_on_a_proxy_of_their_own(stack: Stack) -> None:
+    """The group protocol and fetch sizes are the proxy's settings: a side stack's proxy is
+    started with them, its instances read, and the session's proxy holds none of them."""
+    before = _live_instances(stack)
+    row = instance_cost(
+        stack, instances=3, seconds=1.0, rate=200.0, partitions=1, protocol="consumer", fetch_max_bytes=1_048_576
+    )
+    assert (row["protocol"], row["fetch_max_bytes"], row["instances"]) == ("consumer", 1_048_576, 3)
+    assert row["records"] > 0 and row["rss_before_mb"] > 0
+    assert _live_instances(stack) == before
+
+
 def test_more_instances_than_the_proxy_allows_is_its_429_in_one_line(stack: Stack) -> None:
     """A proxy of its own, started with a limit of 2 (the session's allows 500)."""
     with side_stack(stack.profile, proxy_properties={"consumer.instances.max": 2}, label="limit") as small:
@@ -47,6 +59,8 @@ def test_more_instances_than_the_proxy_allows_is_its_429_in_one_line(stack: Stac
         ({"instances": 0}, "instances must be from 1 to 1000"),
         ({"kind": "queue"}, "kind must be one of ['consumer', 'share']"),
         ({"rate": float("nan")}, "rate must be from 1 to 1e+06"),
+        ({"protocol": "eager"}, "protocol must be one of ['classic', 'consumer'], got 'eager'"),
+        ({"fetch_max_bytes": -1}, "fetch_max_bytes must be 0 (librdkafka's default) to 1,000,000,000 bytes, got -1"),
     ],
 )
 def test_bad_input_is_one_line_before_anything_starts(stack: Stack, settings: dict[str, object], said: str) -> None:

@@ -9,8 +9,10 @@ from collections import Counter
 
 import psutil
 import pytest
+from contract_points import CHEAP
 
 from workbench.bench import rolling_restart_run
+from workbench.measure.contract import contract_problems
 from workbench.stack import Stack
 
 
@@ -28,4 +30,12 @@ def test_a_rolling_restart_of_three_proxies_loses_nothing_acknowledged(stack: St
     assert row["redelivered"] == sum(n - 1 for n in delivered.values()), "re-reads counted as the test sees them"
     assert row["instances_made"] >= 6, "three instances, and each made again after its proxy restarted"
     assert row["protocol"] == protocol and row["restarts"] == 3
+    assert contract_problems(row) == [] and row["experiment"] == "rolling_restart"
     assert not any(psutil.pid_exists(r.new_pid) for r in run.restarts), "the side stack left nothing running"
+
+
+def test_the_registered_point_is_a_cheap_one_of_the_same_experiment() -> None:
+    """The contract's cheap point (run by `workbench bench`) names only parameters it takes."""
+    from workbench.bench.experiments import get_experiment
+
+    get_experiment("rolling_restart").check(dict(CHEAP["rolling_restart"]))

@@ -202,6 +202,7 @@ EXPERIMENTS: dict[str, Experiment] = {
             "what a consumer or share-consumer instance costs its proxy process in memory and CPU, idle and fetching",
             shown=(
                 "kind",
+                "protocol",
                 "instances",
                 "rss_before_mb",
                 "idle_mb_per_instance",

@@ -22,6 +22,7 @@ import threading
 import time
 import uuid
 from contextlib import ExitStack
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import BenchError
@@ -61,10 +62,18 @@ def instance_cost(
     seconds: float = 5.0,
     partitions: int = 4,
     record_bytes: int = 1_000,
+    protocol: str = "classic",
+    fetch_max_bytes: int = 0,
+    max_partition_fetch_bytes: int = 0,
     topic_prefix: str = "bench-instances",
 ) -> dict[str, Any]:
     """Create `instances` instances on the stack's first proxy process, idle for `seconds`,
     then (with `fetching`) reading `rate` records/s for `seconds`; one contract row.
+
+    `protocol` ("consumer": KIP-848) and the fetch sizes (`consumer.fetch.max.bytes`,
+    `consumer.max.partition.fetch.bytes`; 0 keeps librdkafka's 52,428,800 and 1,048,576) are
+    the proxy's consumer settings: any of them other than the default measures a proxy of its
+    own started with them (`side_stack`), so the figures compare proxies alike but for them.
 
     Returns:
         A row with `rss_before_mb`, `rss_idle_mb`, `rss_fetching_mb` (the process and its
@@ -76,6 +85,61 @@ def instance_cost(
             runs elsewhere (its memory cannot be read from here).
     """
     _check(instances, kind, rate, seconds, partitions, record_bytes)
+    properties = _consumer_properties(protocol, fetch_max_bytes, max_partition_fetch_bytes)
+    params = {
+        "kind": kind,
+        "instances": instances,
+        "fetching": fetching,
+        "rate": rate,
+        "protocol": protocol,
+        "fetch_max_bytes": fetch_max_bytes,
+        "max_partition_fetch_bytes": max_partition_fetch_bytes,
+    }
+    measure = partial(
+        _measure, instances=instances, kind=kind, fetching=fetching, rate=rate, seconds=seconds,
+        partitions=partitions, record_bytes=record_bytes, topic_prefix=topic_prefix,
+    )  # fmt: skip
+    if not properties:
+        return _row(stack, params, *measure(stack))
+    if not stack.profile.embedded:
+        raise BenchError(
+            f"instance_cost with {', '.join(f'{k}={v}' for k, v in properties.items() if v)} needs a proxy started "
+            f"with it, and the workbench starts none on profile {stack.profile.name!r}"
+        )
+    from workbench.bench.scale import side_stack
+
+    with side_stack(stack.profile, proxy_properties=properties, label="instances") as side:
+        return _row(stack, params, *measure(side))
+
+
+def _consumer_properties(protocol: str, fetch_max_bytes: int, max_partition_fetch_bytes: int) -> dict[str, str]:
+    """The proxy properties a point needs beyond the stack's own (empty: the stack's proxy will do)."""
+    from workbench.bench.rolling_restart import protocol_properties
+
+    for name, value in (("fetch_max_bytes", fetch_max_bytes), ("max_partition_fetch_bytes", max_partition_fetch_bytes)):
+        if not 0 <= value <= 1_000_000_000:
+            raise BenchError(f"{name} must be 0 (librdkafka's default) to 1,000,000,000 bytes, got {value}")
+    properties = protocol_properties(protocol)
+    if fetch_max_bytes:
+        properties["consumer.fetch.max.bytes"] = str(fetch_max_bytes)
+    if max_partition_fetch_bytes:
+        properties["consumer.max.partition.fetch.bytes"] = str(max_partition_fetch_bytes)
+    return properties
+
+
+def _measure(
+    stack: Stack,
+    *,
+    instances: int,
+    kind: str,
+    fetching: bool,
+    rate: float,
+    seconds: float,
+    partitions: int,
+    record_bytes: int,
+    topic_prefix: str,
+) -> tuple[dict[str, float], int, int, float]:
+    """The measures on `stack`'s first proxy process: (measured, records read, payload bytes, seconds)."""
     record = _proxy_process(stack)
     from workbench.proxy.client import ProxyClient
 
@@ -101,8 +165,7 @@ def instance_cost(
         "idle_cpu_pct": idle_cpu,
         "fetching_cpu_pct": fetching_cpu,
     }
-    params = {"kind": kind, "instances": instances, "fetching": fetching, "rate": rate}
-    return _row(stack, params, measured, read, read * record_bytes, seconds if fetching else float("nan"))
+    return measured, read, read * record_bytes, seconds if fetching else float("nan")
 
 
 def _instance(client: ProxyClient, kind: str, topic: str, index: int) -> Any:
