@@ -122,3 +122,22 @@ def test_plan_text_gives_the_count_its_formula_and_its_costs() -> None:
 def test_plan_text_refuses_more_replicas_than_brokers_in_words() -> None:
     text = sizing.plan_text(40, 4, 8, brokers=2, replication_factor=3)
     assert text == "replication factor 3 needs at least 3 brokers"
+
+
+def test_the_measured_cost_per_consumer_comes_from_instance_cost_rows() -> None:
+    import pandas as pd
+
+    from workbench.topics.sizing import measured_bytes_per_consumer
+
+    rows = pd.DataFrame(
+        {
+            "kind": ["consumer", "consumer", "consumer", "share"],
+            "instances": [10, 50, 50, 50],
+            "idle_mb_per_instance": [0.9, 0.6, 0.7, 0.1],
+            "fetching_mb_per_instance": [3.0, 17.0, 18.0, 0.2],
+        }
+    )
+    assert measured_bytes_per_consumer(rows) == 17.5e6, "the median at the largest count, reading"
+    assert measured_bytes_per_consumer(pd.DataFrame()) is None and measured_bytes_per_consumer(None) is None
+    heap, _ = proxy_heap(1_000, 17.5e6)
+    assert heap.name == "proxy heap (measured per consumer)"

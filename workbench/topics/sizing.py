@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workbench.numbers import format_number
 from workbench.topics.errors import TopicDesignError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Estimate",
@@ -40,6 +43,7 @@ __all__ = [
     "MIB",
     "PartitionPlan",
     "capacity",
+    "measured_bytes_per_consumer",
     "open_file_handles",
     "partitions_needed",
     "plan_text",
@@ -301,6 +305,21 @@ def unavailability_window(
 #: workbench's proxy measures its own (`workbench bench instance_cost`, notebook 05): pass
 #: that as `bytes_per_consumer` to size it.
 GUIDE_BYTES_PER_CONSUMER = 16 * MIB
+
+
+def measured_bytes_per_consumer(rows: pd.DataFrame | None) -> float | None:
+    """What one consumer instance cost this workbench's proxy, in bytes, from `instance_cost`
+    rows (`results.load("instance_cost")`): the larger of idle and reading growth at the
+    largest count measured; None when nothing was measured (the guide's figure stands alone).
+    """
+    if rows is None or rows.empty or not {"kind", "instances", "fetching_mb_per_instance"} <= set(rows.columns):
+        return None
+    consumers = rows[rows["kind"] == "consumer"].dropna(subset=["fetching_mb_per_instance"])
+    if consumers.empty:
+        return None
+    largest = consumers[consumers["instances"] == consumers["instances"].max()]
+    each = max(float(largest["idle_mb_per_instance"].median()), float(largest["fetching_mb_per_instance"].median()))
+    return each * 1e6 if math.isfinite(each) and each > 0 else None
 
 
 def proxy_heap(
