@@ -454,7 +454,7 @@ class _Writer(threading.Thread):
         stop: threading.Event,
     ) -> None:
         super().__init__(name=f"rolling-writer-{topic}", daemon=True)
-        self.client = ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
+        self.client = _client(url, auth)
         self.topic, self.partitions, self.rate, self.stop = topic, partitions, rate, stop
         self.padding = b"r" * (record_bytes - _SEQUENCE.size)
         self.acknowledged: dict[tuple[int, int], int] = {}
@@ -519,7 +519,7 @@ class _Reader(threading.Thread):
         stop: threading.Event,
     ) -> None:
         super().__init__(name=f"rolling-reader-{url}", daemon=True)
-        self.client = ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
+        self.client = _client(url, auth)
         self.group, self.topic, self.auto_commit = group, topic, auto_commit
         self.commit_interval_s, self.stop = commit_interval_s, stop
         self.deliveries: list[Delivery] = []
@@ -568,6 +568,12 @@ class _Reader(threading.Thread):
             return None
         self.made += 1
         return consumer
+
+
+def _client(url: str, auth: tuple[str, str] | None) -> ProxyClient:
+    """A client of one URL that never retries by itself: the writer and readers decide what a
+    failed call means (send again; make the instance again)."""
+    return ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
 
 
 def _cause(exc: Exception) -> str:
