@@ -1,10 +1,12 @@
 """The prose maps of the architecture are true: every subpackage's `__init__` names each of
 its modules, and names none that is gone; the error tree in `workbench.errors` holds every
-`WorkbenchError` subclass under its real parent. These maps are the architecture's
+`WorkbenchError` subclass under its real parent; an `__init__` holds its map, imports and
+`__all__` only, in 80 lines at most. These maps are the architecture's
 documentation, so a module or an error added without its line fails here."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -93,3 +95,23 @@ def test_no_two_test_modules_share_a_name() -> None:
     tests = Path(__file__).parents[1]
     names = [p.name for p in tests.rglob("test_*.py")]
     assert not {n for n in names if names.count(n) > 1}
+
+
+#: Lines a subpackage's `__init__` may take: its map, its imports and `__all__`, nothing else.
+INIT_LINES = 80
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_an_init_holds_a_map_and_re_exports_only(package: str) -> None:
+    path = Path(str(importlib.import_module(package).__file__))
+    tree = ast.parse(path.read_text())
+    kinds = {type(node).__name__ for node in tree.body[1:]}  # after the docstring
+    assert kinds <= {"ImportFrom", "Import", "Assign", "AnnAssign"}, (
+        f"{path} holds {sorted(kinds)}: logic belongs in a module"
+    )
+    assigned = {ast.unparse(n.target) for n in tree.body if isinstance(n, ast.AnnAssign)} | {
+        ast.unparse(t) for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+    }
+    assert assigned <= {"__all__"}, f"{path} assigns {sorted(assigned - {'__all__'})}: logic belongs in a module"
+    lines = len(path.read_text().splitlines())
+    assert lines <= INIT_LINES, f"{path} is {lines} lines; more than {INIT_LINES} means a module is hiding in it"

@@ -52,30 +52,9 @@ from workbench.kafka.offsets import (
 )
 
 __all__ = [
-    "OffsetReader",
-    "Partition",
-    "PartitionInfo",
-    "ProduceResult",
-    "READER_SETTINGS",
-    "Record",
-    "TimedRead",
-    "TopicInfo",
-    "admin_client",
-    "broker_answers",
-    "consumer",
-    "create_topic",
-    "create_topics",
-    "delete_records",
-    "delete_topics",
-    "describe_topic",
-    "end_offsets",
-    "gc_paused",
-    "list_topics",
-    "produce",
-    "producer",
-    "read_records",
-    "record_ranges",
-    "reported_offsets",
-    "timed_read",
-    "total_records",
-]
+    "OffsetReader", "Partition", "PartitionInfo", "ProduceResult", "READER_SETTINGS", "Record",
+    "TimedRead", "TopicInfo", "admin_client", "broker_answers", "consumer", "create_topic",
+    "create_topics", "delete_records", "delete_topics", "describe_topic", "end_offsets",
+    "gc_paused", "list_topics", "produce", "producer", "read_records", "record_ranges",
+    "reported_offsets", "timed_read", "total_records"
+]  # fmt: skip

@@ -56,31 +56,10 @@ from workbench.topics.strategies import (
 )
 
 __all__ = [
-    "BucketedTopics",
-    "Estimate",
-    "GrowthReport",
-    "JAVA_DEFAULT",
-    "KeyedTopic",
-    "LIBRDKAFKA_DEFAULT",
-    "PARTITIONERS",
-    "PartitionPlan",
-    "Route",
-    "Subscription",
-    "TopicDesignError",
-    "TopicPerDevice",
-    "TopicStrategy",
-    "capacity",
-    "device_ids",
-    "expected_moved_fraction",
-    "fnv1a",
-    "growth_table",
-    "moved_keys",
-    "murmur2",
-    "open_file_handles",
-    "partition_for",
-    "partitions_needed",
-    "producer_buffer_memory",
-    "proxy_heap",
-    "replication_latency",
-    "unavailability_window",
-]
+    "BucketedTopics", "Estimate", "GrowthReport", "JAVA_DEFAULT", "KeyedTopic",
+    "LIBRDKAFKA_DEFAULT", "PARTITIONERS", "PartitionPlan", "Route", "Subscription",
+    "TopicDesignError", "TopicPerDevice", "TopicStrategy", "capacity", "device_ids",
+    "expected_moved_fraction", "fnv1a", "growth_table", "moved_keys", "murmur2",
+    "open_file_handles", "partition_for", "partitions_needed", "producer_buffer_memory",
+    "proxy_heap", "replication_latency", "unavailability_window"
+]  # fmt: skip
