@@ -15,7 +15,7 @@ from pathlib import Path
 
 from workbench.errors import StackError
 
-__all__ = ["INSTALL_HINT", "SPARK_JAVA", "java_executable", "java_version"]
+__all__ = ["INSTALL_HINT", "SPARK_JAVA", "java_cause", "java_executable", "java_version"]
 
 #: Java versions Spark 4 runs on.
 SPARK_JAVA = (17, 21)
@@ -65,3 +65,15 @@ def java_version(needed_by: str = "Spark 4", supported: Collection[int] = SPARK_
     if (supported and major not in supported) or major < 17:
         raise StackError(f"{java} is Java {major}; {needed_by} runs on Java {wanted}; {INSTALL_HINT}")
     return major, java
+
+
+def java_cause(output: str) -> str:
+    """The line of a JVM's output that says why it failed: the last exception message (the
+    root cause of a chain), without the stack around it; else its last ERROR line, else its
+    last line. A stack trace's own last line ("... 8 more") says nothing a user can act on."""
+    causes = re.findall(r"^(?:Caused by: |\S*(?:Exception|Error): )(.+)$", output, flags=re.MULTILINE)
+    if causes:
+        return str(causes[-1]).strip()[:300]
+    errors = [line for line in output.splitlines() if " ERROR " in line]
+    lines = errors or [line for line in output.splitlines() if line.strip()]
+    return lines[-1].strip()[:300] if lines else "no output"

@@ -8,6 +8,7 @@ import pytest
 
 from workbench.config import load_profile
 from workbench.errors import ConfigError
+from workbench.java import java_cause
 from workbench.replication import NOTEBOOK_INTERVALS, flows, mirror_properties, remote_topic
 from workbench.stack import Stack
 from workbench.stack.kafka import KafkaCluster, PeerKafkaNode, peer_nodes
@@ -106,3 +107,14 @@ def test_mirror_maker_s_cause_is_the_exception_s_message_without_the_stack(tmp_p
         "\t... 12 more\n"
     )
     assert mirror_cause(str(log)) == "java.net.BindException: Address already in use"
+
+
+def test_a_jvm_s_cause_is_its_root_exception_not_the_trace_s_last_line() -> None:
+    output = (
+        "Exception in thread \"main\" java.lang.RuntimeException: could not format\n"
+        "\tat kafka.tools.StorageTool.main(StorageTool.scala:52)\n"
+        "Caused by: java.nio.file.AccessDeniedException: /run/node-3/data\n"
+        "\t... 8 more\n"
+    )
+    assert java_cause(output) == "java.nio.file.AccessDeniedException: /run/node-3/data"
+    assert java_cause("") == "no output"

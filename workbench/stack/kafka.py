@@ -28,6 +28,7 @@ from pathlib import Path
 
 from workbench.config import Profile, environment
 from workbench.errors import StackError
+from workbench.java import java_cause
 from workbench.stack import process
 from workbench.stack.services import Service, log_tail
 from workbench.stack.state import ServiceRecord
@@ -253,9 +254,8 @@ class KafkaCluster:
         with ThreadPoolExecutor(max_workers=len(pending)) as pool:
             for (index, _), done in zip(pending, pool.map(run, pending), strict=True):
                 if done.returncode != 0:
-                    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
                     raise StackError(
-                        f"formatting Kafka node {index + 1}'s storage failed: {lines[-1] if lines else 'no output'}"
+                        f"formatting Kafka node {index + 1}'s storage failed: {java_cause(done.stdout + done.stderr)}"
                     )
 
     def write_properties(self, run_dir: Path, index: int) -> Path:

@@ -13,7 +13,6 @@ installation's `libs/` (`broker.kafka_home`, `$KAFKA_HOME`), which ship it.
 
 from __future__ import annotations
 
-import re
 import socket
 import time
 from collections.abc import Mapping
@@ -196,15 +195,10 @@ def mirror_workers(profile: Profile) -> list[Service]:
 
 
 def mirror_cause(log: str) -> str:
-    """The line of a MirrorMaker log that says why it stopped: the last error or exception
-    message, without the Java stack around it; the log's last line when there is none."""
-    text = log_tail(log, lines=400)
-    causes = re.findall(r"^(?:Caused by: |\S*(?:Exception|Error): )(.+)$", text, flags=re.MULTILINE)
-    if causes:
-        return str(causes[-1]).strip()[:300]
-    errors = [line for line in text.splitlines() if " ERROR " in line]
-    lines = errors or [line for line in text.splitlines() if line.strip()]
-    return lines[-1].strip()[:300] if lines else "no output"
+    """The line of a MirrorMaker log that says why it stopped (`java.java_cause` of its tail)."""
+    from workbench.java import java_cause
+
+    return java_cause(log_tail(log, lines=400))
 
 
 def _read_from(path: Path, offset: int) -> str:
