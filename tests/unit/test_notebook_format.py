@@ -5,6 +5,7 @@ kernel, no cell longer than a screen, and no host:port written in it."""
 from __future__ import annotations
 
 import ast
+import json
 import logging
 import re
 from pathlib import Path
@@ -24,6 +25,10 @@ def test_there_are_notebooks() -> None:
 def test_notebook_is_committed_clean(path: Path, caplog: pytest.LogCaptureFixture) -> None:
     notebook = nbformat.read(path, as_version=4)
     assert notebook.metadata["kernelspec"]["name"] == "workbench"
+    # papermill turns nbformat's warning about a cell without an id into the run's failure
+    # (nbformat's own reader fills the ids in, so the file is read as it is).
+    ids = [cell.get("id") for cell in json.loads(path.read_text())["cells"]]
+    assert all(ids) and len(set(ids)) == len(ids), "every cell has an id of its own"
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert all(not cell.get("outputs") and cell.get("execution_count") is None for cell in code)
     tagged = [cell for cell in code if "parameters" in cell.metadata.get("tags", [])]
