@@ -59,6 +59,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "share_consume": {"kind": "share group", "members": 2, "processing_ms": 1.0, "records": 200, "topic_partitions": 2},
     "replication_lag": {"rate": 500.0, "seconds": 2.0, "partitions": 2},
     "consumer_failover": {"records": 2_000, "partitions": 2},
+    "offset_shift": {"records": 400, "deleted": 50, "aborted": 50, "transaction": 50},
     "rolling_restart": {"proxies": 2, "rate": 200, "partitions": 2, "settle_s": 0.5, "between_s": 1.0},
 }
 
@@ -73,6 +74,7 @@ NOT_MEASURED = {
     "spark_real_time": ["bytes", "mb_s", "client_cpu_s"],
     "share_consume": ["bytes", "mb_s", "latency_p50_ms"],
     "consumer_failover": ["seconds", "msg_s", "mb_s", "latency_p50_ms"],
+    "offset_shift": ["seconds", "msg_s", "mb_s", "latency_p50_ms"],
 }
 
 

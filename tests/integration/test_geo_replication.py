@@ -17,7 +17,7 @@ from workbench.bench.sweep import sweep
 from workbench.config import KafkaConf
 from workbench.errors import StackError
 from workbench.kafka.admin import admin_client
-from workbench.replication import flow_states, remote_topic
+from workbench.replication import flow_states, offset_shift_run, remote_topic
 from workbench.stack import Stack, process, status
 from workbench.stack.mirror import MirrorWorker
 
@@ -71,6 +71,27 @@ def test_a_group_moved_to_b_skips_nothing_and_rereads_at_most_offset_lag_max_per
     assert (rows["read_on_a"] == 1_000).all() and (rows["twice_on_b"] == 0).all()
     assert (rows["read_on_b"] == 1_000 + rows["reread"]).all()
     assert (rows["reread_max_partition"] <= rows["offset_lag_max"]).all(), rows[["reread", "reread_max_partition"]]
+
+
+def test_offsets_shift_on_b_and_the_checkpoint_never_lands_past_an_unread_record(geo: Stack) -> None:
+    run = offset_shift_run(geo, records=1_200, deleted=200, aborted=200, transaction=50)
+    table, row = run.records, run.row
+    visible = table[table["phase"].isin(["plain", "transactions"])]
+    assert visible["b_offset"].notna().all(), "every committed record is on b"
+    copied = table.dropna(subset=["b_offset"]).sort_values("seq")
+    assert copied["b_offset"].is_monotonic_increasing and copied["b_offset"].is_unique, "once each, in order"
+    assert row["aborted_copied"] in (0, 200), "an aborted transaction is copied whole or not at all"
+    # Offsets on a that hold no copy on b: the deleted head, the aborted records, the abort
+    # marker, and the commit markers of the 7 transactions before the last record's.
+    last = visible.iloc[-1]
+    expected_shift = 200 * (row["deleted_copied"] == 0) + 200 * (row["aborted_copied"] == 0) + 1 + 7
+    assert last["a_offset"] - last["b_offset"] == expected_shift == row["shift_max"]
+    assert row["skipped"] == 0 and row["checkpoint_on_b"] <= row["true_position_on_b"]
+    assert row["own_translation"] >= row["checkpoint_on_b"], "MirrorMaker's own sync is never newer than the topic's"
+    check_contract(
+        "offset_shift",
+        sweep("offset_shift", [CHEAP["offset_shift"]], repeat=2, stack=geo, record=False, progress=False),
+    )
 
 
 def test_a_worker_that_cannot_start_says_mirror_maker_s_own_cause_in_one_line(geo: Stack) -> None:

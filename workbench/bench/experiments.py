@@ -30,7 +30,14 @@ from workbench.bench.schema_registry import registry_lookups
 from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
-from workbench.replication import consumer_failover, consumer_failover_run, replication_lag, replication_lag_run
+from workbench.replication import (
+    consumer_failover,
+    consumer_failover_run,
+    offset_shift,
+    offset_shift_run,
+    replication_lag,
+    replication_lag_run,
+)
 from workbench.retention import (
     COMPACTION_DEFAULTS,
     LOG_SETTINGS,
@@ -345,6 +352,25 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "reread_max_partition",
                 "skipped",
                 "sync_s",
+            ),
+            spread_of=("reread",),
+        ),
+        Experiment(
+            "offset_shift",
+            offset_shift,
+            "where records land on b after deleted, aborted and transactional ones on a, and where a checkpoint points",
+            parameters=offset_shift_run,
+            needs="replication",
+            shown=(
+                "records",
+                "deleted_copied",
+                "aborted_copied",
+                "shift_max",
+                "committed_on_a",
+                "checkpoint_on_b",
+                "true_position_on_b",
+                "reread",
+                "skipped",
             ),
             spread_of=("reread",),
         ),

@@ -17,6 +17,9 @@ Modules:
     geo_stack   the stack a notebook measures: the active one, or `local-geo` started beside it
     lag         replication lag: each record's append on a against its append on b, open-loop load
     failover    a consumer group moved from a to b: records re-read, records skipped
+    offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
+    internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
+    numbered    numbered records, found on both clusters whatever their offsets
     flows       a flow's connectors and tasks as a table
     conclusions  what a run says, in sentences computed from its rows
 """
@@ -25,6 +28,7 @@ from workbench.replication.conclusions import (
     copies_sentence,
     failover_sentence,
     lag_sentence,
+    offset_shift_sentence,
     offsets_claim_sentence,
     pickup_sentence,
     refresh_seconds,
@@ -33,37 +37,26 @@ from workbench.replication.conclusions import (
 from workbench.replication.failover import FAILOVER_DEFAULTS, FailoverRun, consumer_failover, consumer_failover_run
 from workbench.replication.flows import flow_table
 from workbench.replication.geo_stack import GEO_PROFILE, release, replicating_stack
+from workbench.replication.internal_topics import Checkpoint, OffsetSync, checkpoints, offset_syncs, translate
 from workbench.replication.lag import LAG_DEFAULTS, ReplicationLagRun, replication_lag, replication_lag_run
 from workbench.replication.naming import remote_topic
+from workbench.replication.offset_shift import (
+    OFFSET_DEFAULTS,
+    OffsetShiftRun,
+    offset_shift,
+    offset_shift_run,
+    phase_table,
+)
 from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, flows, mirror_properties
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
 
 __all__ = [
-    "CONNECTORS",
-    "ConnectorState",
-    "FAILOVER_DEFAULTS",
-    "FailoverRun",
-    "GEO_PROFILE",
-    "LAG_DEFAULTS",
-    "NOTEBOOK_INTERVALS",
-    "ReplicationLagRun",
-    "consumer_failover",
-    "consumer_failover_run",
-    "copies_sentence",
-    "failover_sentence",
-    "flow_states",
-    "flow_table",
-    "flows",
-    "lag_sentence",
-    "mirror_properties",
-    "offsets_claim_sentence",
-    "pickup_sentence",
-    "refresh_seconds",
-    "release",
-    "remote_topic",
-    "replicating_stack",
-    "replication_lag",
-    "replication_lag_run",
-    "setup_sentence",
-    "status_topic",
-]
+    "CONNECTORS", "Checkpoint", "ConnectorState", "FAILOVER_DEFAULTS", "FailoverRun", "GEO_PROFILE",
+    "LAG_DEFAULTS", "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync",
+    "ReplicationLagRun", "checkpoints", "consumer_failover", "consumer_failover_run",
+    "copies_sentence", "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence",
+    "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
+    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
+    "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence",
+    "status_topic", "translate"
+]  # fmt: skip

@@ -19,6 +19,7 @@ __all__ = [
     "copies_sentence",
     "failover_sentence",
     "lag_sentence",
+    "offset_shift_sentence",
     "offsets_claim_sentence",
     "pickup_sentence",
     "refresh_seconds",
@@ -90,6 +91,30 @@ def offsets_claim_sentence(rows: pd.DataFrame) -> str:
         f"Copies sat up to {format_number(shift)} offsets away from their originals: MirrorMaker does not "
         "preserve offsets, as MapR claims its replication does, and a consumer moving to b needs the "
         "translated offsets of its checkpoints."
+    )
+
+
+def offset_shift_sentence(row: Mapping[str, Any]) -> str:
+    """Where copies landed after gaps on a, and what the checkpoint made of a group's position."""
+    head = (
+        "the deleted head had been copied before its deletion"
+        if row["deleted_copied"]
+        else f"the {format_number(row['deleted'])} records deleted before the copy left no trace on b"
+    )
+    aborted = (
+        f"MirrorMaker copied the {format_number(row['aborted'])} records of the aborted transaction, which on b "
+        "are plain records every reader sees (its consumer reads uncommitted records unless "
+        "`consumer.isolation.level=read_committed` is set for the flow)"
+        if row["aborted_copied"]
+        else f"the {format_number(row['aborted'])} records of the aborted transaction were not copied"
+    )
+    return (
+        f"After gaps on a, {head}, {aborted}, and each transaction marker took an offset on a and none on b: "
+        f"the last copy sat {format_number(row['shift_max'])} offsets below its original. A group at offset "
+        f"{format_number(row['committed_on_a'])} on a was checkpointed at {format_number(row['checkpoint_on_b'])} "
+        f"on b, where its next unread record sat at {format_number(row['true_position_on_b'])}: it reads "
+        f"{format_number(row['reread'])} records again and skips {format_number(row['skipped'])}. Offsets are not "
+        "preserved, as MapR says its replicas' are: they are translated, and conservatively."
     )
 
 

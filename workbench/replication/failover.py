@@ -29,6 +29,7 @@ from confluent_kafka import Consumer, TopicPartition
 from workbench import kafka
 from workbench.errors import BenchError
 from workbench.replication.naming import remote_topic
+from workbench.replication.numbered import numbered, seq_of, topic_total, wait_until
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -48,7 +49,6 @@ FAILOVER_DEFAULTS: dict[str, Any] = {"records": 20_000, "partitions": 3, "read_s
 SYNC_LIMIT_S = 60.0
 #: MirrorMaker's own default for `offset.lag.max`.
 OFFSET_LAG_MAX_DEFAULT = 100
-_SEQ_DIGITS = 10
 
 
 @dataclass(frozen=True)
@@ -108,9 +108,9 @@ def consumer_failover(stack: Stack, *, topic_prefix: str = "wb-geo-failover", **
 
 def _write(stack: Stack, source: str, target: str, seqs: range) -> None:
     """Write records `seqs` to a and wait until b holds every record written so far."""
-    kafka.produce(stack.kafka_config("producer"), source, ((None, b"%010d" % i) for i in seqs))
+    kafka.produce(stack.kafka_config("producer"), source, ((None, numbered(i)) for i in seqs))
     what = f"copy of {source}'s first {seqs.stop:,} records on b"
-    _wait(lambda: _total(stack.peer_config("admin"), target) >= seqs.stop, what)
+    wait_until(lambda: topic_total(stack.peer_config("admin"), target) >= seqs.stop, what, SYNC_LIMIT_S)
 
 
 def _read_and_commit(conf: dict[str, Any], topic: str, group: str, count: int) -> tuple[pd.DataFrame, dict[int, int]]:
@@ -123,7 +123,7 @@ def _read_and_commit(conf: dict[str, Any], topic: str, group: str, count: int) -
         while len(rows) < count and time.monotonic() < deadline:
             for message in consumer.consume(min(1000, count - len(rows)), 0.5):
                 if message.error() is None:
-                    rows.append((_seq(message.value()), message.partition() or 0, message.offset() or 0))
+                    rows.append((seq_of(message.value()), message.partition() or 0, message.offset() or 0))
         positions: dict[int, int] = {}
         for _, partition, offset in rows:
             positions[partition] = max(positions.get(partition, 0), offset + 1)
@@ -170,7 +170,7 @@ def _read_rest(conf: dict[str, Any], topic: str, group: str, at_least: int) -> p
             for message in consumer.consume(1000, 0.5):
                 if message.error() is None:
                     partition, offset = message.partition() or 0, message.offset() or 0
-                    rows.append((_seq(message.value()), partition, offset))
+                    rows.append((seq_of(message.value()), partition, offset))
                     reached[partition] = max(reached.get(partition, -1), offset)
     finally:
         consumer.close()
@@ -231,19 +231,3 @@ def _row(
             "sync_s": sync_s,
         },
     )
-
-
-def _seq(value: bytes | None) -> int:
-    return int((value or b"-1")[:_SEQ_DIGITS])
-
-
-def _total(conf: dict[str, Any], topic: str) -> int:
-    return kafka.total_records(conf, topic) if topic in kafka.list_topics(conf) else 0
-
-
-def _wait(done: Any, what: str) -> None:
-    deadline = time.monotonic() + SYNC_LIMIT_S
-    while not done():
-        if time.monotonic() > deadline:
-            raise BenchError(f"no {what} within {SYNC_LIMIT_S:.0f} s: see `workbench status` and the mirror-N logs")
-        time.sleep(0.2)

@@ -28,6 +28,7 @@ from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
 from workbench.replication.naming import remote_topic
+from workbench.replication.numbered import SEQ_DIGITS, numbered
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -47,7 +48,6 @@ LAG_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "seconds": 10.0, "partitions": 
 PICKUP_LIMIT_S = 60.0
 SETTLE_LIMIT_S = 60.0
 _APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
-_SEQ_DIGITS = 10
 _JOINED_NAMES = {
     "partition_a": "partition",
     "offset_a": "a_offset",
@@ -113,14 +113,14 @@ def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> N
         raise BenchError(f"seconds must be 0.5 to 600, got {seconds:g}")
     if not 1 <= partitions <= 64:
         raise BenchError(f"partitions must be 1 to 64, got {partitions}")
-    if not _SEQ_DIGITS <= record_bytes <= 1_000_000:
-        raise BenchError(f"record_bytes must be {_SEQ_DIGITS} to 1,000,000, got {record_bytes}")
+    if not SEQ_DIGITS <= record_bytes <= 1_000_000:
+        raise BenchError(f"record_bytes must be {SEQ_DIGITS} to 1,000,000, got {record_bytes}")
 
 
 def _pick_up(stack: Stack, source: str, target: str) -> float:
     """Write one marker record (sequence -1) and wait until it is on b: MirrorMaker found the topic."""
     began = time.monotonic()
-    kafka.produce(stack.kafka_config("producer"), source, [(None, b"-" * _SEQ_DIGITS)], partition=0)
+    kafka.produce(stack.kafka_config("producer"), source, [(None, b"-" * SEQ_DIGITS)], partition=0)
     deadline = began + PICKUP_LIMIT_S
     while kafka.total_records(stack.peer_config("admin"), target) < 1:
         if time.monotonic() > deadline:
@@ -134,11 +134,11 @@ def _pick_up(stack: Stack, source: str, target: str) -> float:
 
 def _offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) -> Any:
     producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all"})
-    padding = b"." * (record_bytes - _SEQ_DIGITS)
+    padding = b"." * (record_bytes - SEQ_DIGITS)
 
     def send(first: int, upto: int) -> None:
         for seq in range(first, upto):
-            producer.produce(topic, value=b"%010d" % seq + padding)
+            producer.produce(topic, value=numbered(seq, padding))
         producer.poll(0)
 
     run = run_open_loop(schedule, send, started=time.perf_counter())
@@ -178,7 +178,7 @@ def _joined(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], target:
 
 def _appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
     rows = [
-        (int(r.value[:_SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
+        (int(r.value[:SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
         for r in kafka.read_records(conf, topic)
         if r.value is not None and r.value[:1] != b"-"
     ]

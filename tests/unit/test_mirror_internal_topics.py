@@ -1,0 +1,142 @@
+"""MirrorMaker's offset syncs and checkpoints decoded from the bytes its Java classes write,
+its translation rule, and the offset-shift run's input checks and phase table."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from workbench.config import load_profile
+from workbench.errors import BenchError
+from workbench.kafka.wire import KafkaProtocolError
+from workbench.replication import (
+    Checkpoint,
+    OffsetShiftRun,
+    OffsetSync,
+    phase_table,
+    translate,
+)
+from workbench.replication.internal_topics import (
+    checkpoints_topic,
+    decode_checkpoint,
+    decode_offset_sync,
+    offset_syncs_topic,
+)
+from workbench.replication.offset_shift import offset_shift_run
+
+
+def _string(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack(">h", len(raw)) + raw
+
+
+def test_an_offset_sync_decodes_from_its_struct_layout() -> None:
+    key = _string("orders") + struct.pack(">i", 2)
+    value = struct.pack(">qq", 1_005, 5)
+    assert decode_offset_sync(key, value) == OffsetSync("orders", 2, 1_005, 5)
+
+
+def test_a_checkpoint_decodes_behind_its_version_header() -> None:
+    key = _string("billing") + _string("orders") + struct.pack(">i", 0)
+    value = struct.pack(">hqq", 0, 1_007, 6) + _string("")
+    assert decode_checkpoint(key, value) == Checkpoint("billing", "orders", 0, 1_007, 6, "")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        (_string("orders"), struct.pack(">qq", 1, 1), "short"),  # the partition is missing
+        (_string("orders") + struct.pack(">i", 0), b"\x00\x01", "short"),
+        (struct.pack(">h", 3) + b"\xff\xfe\xfd" + struct.pack(">i", 0), struct.pack(">qq", 1, 1), "UTF-8"),
+        (struct.pack(">h", 30_000) + b"x", struct.pack(">qq", 1, 1), "short"),  # a length past the bytes
+        (struct.pack(">h", -1) + struct.pack(">i", 0), struct.pack(">qq", 1, 1), "no name"),
+    ],
+)
+def test_bytes_that_are_not_an_offset_sync_are_one_clear_error(key: bytes, value: bytes, says: str) -> None:
+    with pytest.raises(KafkaProtocolError, match=says):
+        decode_offset_sync(key, value)
+
+
+def test_a_checkpoint_of_an_unknown_layout_version_is_refused() -> None:
+    key = _string("g") + _string("t") + struct.pack(">i", 0)
+    with pytest.raises(KafkaProtocolError, match="version 1"):
+        decode_checkpoint(key, struct.pack(">hqq", 1, 1, 1) + _string(""))
+
+
+SYNCS = [
+    OffsetSync("t", 0, 0, 0),
+    OffsetSync("t", 0, 1_005, 5),
+    OffsetSync("t", 0, 1_200, 180),
+    OffsetSync("u", 0, 0, 0),
+]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "expected"),
+    [
+        (1_005, 5),  # on a sync: its downstream offset
+        (1_007, 6),  # past it: one further, never more (records between may have no copy)
+        (1_199, 6),
+        (1_200, 180),
+        (5_000, 181),
+        (0, 0),
+    ],
+)
+def test_translation_takes_the_latest_sync_at_or_before_and_never_guesses_ahead(upstream: int, expected: int) -> None:
+    assert translate(SYNCS, "t", 0, upstream) == expected
+
+
+def test_no_sync_at_or_before_the_offset_translates_to_nothing() -> None:
+    assert translate(SYNCS[1:], "t", 0, 1_000) is None
+    assert translate(SYNCS, "t", 1, 1_000) is None
+
+
+def test_internal_topic_names_follow_the_aliases_and_the_separator() -> None:
+    profile = load_profile("local-geo")
+    assert (offset_syncs_topic(profile), checkpoints_topic(profile)) == (
+        "mm2-offset-syncs.b.internal",
+        "a.checkpoints.internal",
+    )
+    other = profile.model_copy(
+        update={
+            "replication": profile.replication.model_copy(update={"properties": {"replication.policy.separator": "_"}})
+        }
+    )
+    assert (offset_syncs_topic(other), checkpoints_topic(other)) == (
+        "mm2-offset-syncs_b_internal",
+        "a_checkpoints.internal",
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"records": 10}, "records must be"),
+        ({"deleted": 1_000, "aborted": 1_000}, "at most half"),
+        ({"deleted": -1}, "0 or more"),
+        ({"transaction": 0}, "transaction must be"),
+    ],
+)
+def test_offset_shift_refuses_bad_input_before_touching_a_cluster(params: dict[str, Any], says: str) -> None:
+    from workbench.stack import Stack
+
+    with pytest.raises(BenchError, match=says):
+        offset_shift_run(Stack(load_profile("local-geo")), **params)
+
+
+def test_the_phase_table_reads_each_phase_s_copies_and_shift() -> None:
+    records = pd.DataFrame(
+        {
+            "seq": [0, 1, 2, 3, 4, 5, 6],
+            "phase": ["deleted", "plain", "plain", "aborted", "transactions", "transactions", "transactions"],
+            "a_offset": [0, 1, 2, 3, 5, 6, 8],
+            "b_offset": [float("nan"), 0, 1, float("nan"), 2, 3, 4],
+        }
+    )
+    table = phase_table(OffsetShiftRun({}, records, Checkpoint("g", "t", 0, 6, 3, ""))).set_index("phase")
+    assert table.loc["plain", ["records", "on_b", "shift_first", "shift_last"]].tolist() == [2, 2, 1, 1]
+    assert table.loc["aborted", "on_b"] == 0 and pd.isna(table.loc["aborted", "shift_first"])
+    assert table.loc["transactions", ["shift_first", "shift_last", "b_offsets"]].tolist() == [3, 4, "2-4"]
