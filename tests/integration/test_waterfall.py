@@ -24,7 +24,8 @@ def test_a_native_record_is_stamped_by_the_client_the_broker_and_the_reader(stac
     acks = run.stamps[run.counted]
     assert (acks["delivered"] >= acks["appended"] - hop_tolerance_ms("appended", "delivered")).all()
     assert (
-        row["params"] == "offered_msg_s,offered_seconds,record_bytes,partitions,path,reader,max_batch,trigger,linger.ms"
+        row["params"]
+        == "offered_msg_s,offered_seconds,warm_up_s,record_bytes,partitions,path,reader,max_batch,trigger,linger.ms"
     )
     assert row["hop_sent_appended_p50_ms"] <= row["hop_sent_appended_p99_ms"]
 
@@ -49,6 +50,9 @@ def test_a_rest_consumer_instance_reads_every_record_once(stack: Stack) -> None:
         ({"reader": "\x00"}, "reader must be one of"),
         ({"offered_seconds": 5.0}, "warm-up"),
         ({"offered_seconds": float("nan")}, "warm-up"),
+        ({"warm_up_s": -1}, "warm_up_s must be 0 to 60"),
+        ({"warm_up_s": float("nan")}, "warm_up_s must be 0 to 60"),
+        ({"warm_up_s": 3.0, "offered_seconds": 3.0}, "over the 3 s warm-up"),
         ({"record_bytes": 8}, "record_bytes"),
         ({"partitions": 0}, "partitions"),
         ({"max_batch": 10**9}, "max_batch"),

@@ -138,8 +138,10 @@ def _check(params: dict[str, Any]) -> None:
         raise BenchError(f"path must be one of {list(PATHS)}, got {params['path']!r}")
     if params["reader"] not in READERS:
         raise BenchError(f"reader must be one of {list(READERS)}, got {params['reader']!r}")
-    if not WARM_UP_S < params["offered_seconds"] <= 600:
-        raise BenchError(f"offered_seconds must be over the {WARM_UP_S:.0f} s warm-up and at most 600")
+    if not 0 <= params["warm_up_s"] <= 60:
+        raise BenchError(f"warm_up_s must be 0 to 60 seconds, got {params['warm_up_s']}")
+    if not params["warm_up_s"] < params["offered_seconds"] <= 600:
+        raise BenchError(f"offered_seconds must be over the {params['warm_up_s']:g} s warm-up and at most 600")
     if not 16 <= params["record_bytes"] <= 1_000_000:
         raise BenchError(
             f"record_bytes must be between 16 (the schedule stamp) and 1,000,000, got {params['record_bytes']}"
@@ -163,6 +165,7 @@ def waterfall_run(
     *,
     offered_msg_s: float = 1_000.0,
     offered_seconds: float = 10.0,
+    warm_up_s: float = WARM_UP_S,
     record_bytes: int = 100,
     partitions: int = 1,
     path: str = "native",
@@ -177,8 +180,10 @@ def waterfall_run(
     Args:
         offered_msg_s: the schedule's rate; records are due at fixed times, not when the
             previous one is done (see `OpenLoopSchedule`).
-        offered_seconds: how long the schedule runs; the first `WARM_UP_S` seconds' records
-            are left out of every figure (`measure.latency.after_warm_up`), so it must be longer.
+        offered_seconds: how long the schedule runs; it must be longer than the warm-up.
+        warm_up_s: the first seconds of the schedule, whose records are left out of every
+            figure (`measure.latency.after_warm_up`): the workbench's `WARM_UP_S` unless a
+            first look on a warm stack asks for less.
         path: "native" (one librdkafka producer, each record sent when due) or "proxy"
             (REST produce calls with tracing asked for, each carrying what is due, up to `max_batch`).
         reader: "native" (a consumer assigned every partition), "proxy" (a REST consumer
@@ -198,6 +203,7 @@ def waterfall_run(
     params: dict[str, Any] = {
         "offered_msg_s": offered_msg_s,
         "offered_seconds": offered_seconds,
+        "warm_up_s": warm_up_s,
         "record_bytes": record_bytes,
         "partitions": partitions,
         "path": path,
@@ -556,7 +562,8 @@ def _result(
 ) -> Waterfall:
     frame = stamps.frame(schedule.started_ns)
     frame["scheduled"] = (np.arange(stamps.total) * schedule.interval_ns) / 1e6
-    counted = after_warm_up(frame["scheduled"].to_numpy() / 1000, 0.0) & frame["consumed"].notna().to_numpy()
+    counted = after_warm_up(frame["scheduled"].to_numpy() / 1000, 0.0, params["warm_up_s"])
+    counted &= frame["consumed"].notna().to_numpy()
     measured = frame[counted]
     open_loop = (measured["consumed"] - measured["scheduled"]).to_numpy() / 1000
     closed_loop = (measured["consumed"] - measured["sent"]).to_numpy() / 1000
@@ -593,7 +600,6 @@ def _result(
             "duplicates": stamps.duplicates,
             "failed": stamps.failed,
             "measured_records": int(counted.sum()),
-            "warm_up_s": WARM_UP_S,
             "schedule_slips": schedule_slips(frame["scheduled"] / 1000, frame["sent"] / 1000),
             "disordered": disordered(measured, READ_PATH) + disordered(measured, ACK_PATH),
             **extra,
