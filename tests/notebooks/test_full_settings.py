@@ -7,7 +7,7 @@ keeps fewer points, is tested by `test_tuning_notebooks.py` and on the foreign c
 from __future__ import annotations
 
 import pytest
-from notebook_checks import SPARK_NOTEBOOKS, check_any_run
+from notebook_checks import SMOKE_ENOUGH, SPARK_NOTEBOOKS, check_any_run, check_quick_run
 
 from workbench.config import project_root
 from workbench.report import notebooks_dir, run_report
@@ -28,4 +28,4 @@ def _marks(notebook: str) -> pytest.MarkDecorator | tuple[()]:
 @pytest.mark.parametrize("notebook", [pytest.param(n, marks=_marks(n)) for n in NOTEBOOKS])
 def test_the_default_reports_settings_work_at_small_counts(stack: Stack, notebook: str) -> None:
     report = run_report(stack.profile, notebooks=[notebook], parameters_file=SMOKE, overrides={"solutions": True})
-    check_any_run(report, stack.profile, notebook)
+    (check_quick_run if notebook in SMOKE_ENOUGH else check_any_run)(report, stack.profile, notebook)
