@@ -15,9 +15,9 @@ from contract_points import CHEAP, check_contract
 from workbench import kafka
 from workbench.bench.sweep import sweep
 from workbench.config import KafkaConf
-from workbench.errors import StackError
+from workbench.errors import BenchError, StackError
 from workbench.kafka.admin import admin_client
-from workbench.replication import flow_states, offset_shift_run, remote_topic
+from workbench.replication import cut_link_run, flow_states, offset_shift_run, remote_topic
 from workbench.stack import Stack, process, status
 from workbench.stack.mirror import MirrorWorker
 
@@ -92,6 +92,28 @@ def test_offsets_shift_on_b_and_the_checkpoint_never_lands_past_an_unread_record
         "offset_shift",
         sweep("offset_shift", [CHEAP["offset_shift"]], repeat=2, stack=geo, record=False, progress=False),
     )
+
+
+def test_a_cut_link_loses_nothing_and_the_flow_catches_up_after_it(geo: Stack) -> None:
+    run = cut_link_run(geo, rate=500.0, before_s=1.5, cut_s=2.5, after_s=2.0, partitions=2)
+    row, records = run.row, run.records
+    assert row["missing"] == 0 and row["replicated"] == len(records) == 3_000, "every record offered is on b"
+    assert 2.4 < row["cut_measured_s"] < 4.0 and row["workers_stopped"] == 2
+    during = records[(records["a_ms"] > run.stopped_ms + 200) & (records["a_ms"] < run.resumed_ms - 200)]
+    assert len(during) and (during["b_ms"] >= run.resumed_ms).all(), "nothing is copied while the link is cut"
+    assert row["backlog"] >= len(during) and row["first_copy_s"] >= 0
+    assert row["catch_up_s"] >= 0 and row["catch_up_msg_s"] > 0
+    assert all(process.is_ours(r.pid, r.create_time) for r in geo.services.values()), "the workers run on"
+    check_contract(
+        "cut_link", sweep("cut_link", [CHEAP["cut_link"]], repeat=2, stack=geo, record=False, progress=False)
+    )
+
+
+def test_only_a_link_the_workbench_started_is_cut() -> None:
+    from workbench.config import load_profile
+
+    with pytest.raises(BenchError, match="cuts only a link it started"):
+        cut_link_run(Stack(load_profile("local-geo")))
 
 
 def test_a_worker_that_cannot_start_says_mirror_maker_s_own_cause_in_one_line(geo: Stack) -> None:

@@ -140,3 +140,38 @@ def test_the_phase_table_reads_each_phase_s_copies_and_shift() -> None:
     assert table.loc["plain", ["records", "on_b", "shift_first", "shift_last"]].tolist() == [2, 2, 1, 1]
     assert table.loc["aborted", "on_b"] == 0 and pd.isna(table.loc["aborted", "shift_first"])
     assert table.loc["transactions", ["shift_first", "shift_last", "b_offsets"]].tolist() == [3, 4, "2-4"]
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"cut_s": float("nan")}, "cut_s must be"),
+        ({"rate": 0}, "rate must be"),
+        ({"after_s": 0.0}, "after_s must be"),
+    ],
+)
+def test_a_cut_link_refuses_bad_input_before_touching_a_process(params: dict[str, Any], says: str) -> None:
+    from workbench.replication import cut_link_run
+    from workbench.stack import Stack
+
+    with pytest.raises(BenchError, match=says):
+        cut_link_run(Stack(load_profile("local-geo")), **params)
+
+
+def test_catch_up_reads_the_backlog_the_first_copy_and_when_the_lag_is_back() -> None:
+    from workbench.replication import catch_up
+
+    # 1 record per 100 ms on a; cut from 1,000 to 2,000 ms; copies resume at 2,300 and the lag is back by 2,600.
+    a_ms = [float(t) for t in range(0, 4000, 100)]
+    b_ms = [t + 5 if t < 1000 else max(t + 5, 2300 + (t - 1000) / 5) if t < 2600 else t + 5 for t in a_ms]
+    records = pd.DataFrame({"a_ms": a_ms, "b_ms": b_ms})
+    records["lag_ms"] = records["b_ms"] - records["a_ms"]
+    found = catch_up(records, 1000.0, 2000.0)
+    assert found["backlog"] == 11  # appended from 1,000 to 2,000 ms, none on b by then
+    assert found["first_copy_s"] == pytest.approx(0.3)
+    assert found["lag_before_p99_ms"] == pytest.approx(5.0)
+    # The record appended at 2,500 ms is the first back at a 100 ms lag: b appended it at 2,600 ms,
+    # and 16 records from 2,300 to 2,600 ms.
+    assert found["catch_up_s"] == pytest.approx(0.6)
+    assert found["catch_up_msg_s"] == pytest.approx(16 / 0.6)
+    assert found["lag_max_ms"] == pytest.approx(1300.0)

@@ -111,7 +111,7 @@ def test_mirror_maker_s_cause_is_the_exception_s_message_without_the_stack(tmp_p
 
 def test_a_jvm_s_cause_is_its_root_exception_not_the_trace_s_last_line() -> None:
     output = (
-        "Exception in thread \"main\" java.lang.RuntimeException: could not format\n"
+        'Exception in thread "main" java.lang.RuntimeException: could not format\n'
         "\tat kafka.tools.StorageTool.main(StorageTool.scala:52)\n"
         "Caused by: java.nio.file.AccessDeniedException: /run/node-3/data\n"
         "\t... 8 more\n"

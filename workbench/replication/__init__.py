@@ -18,6 +18,7 @@ Modules:
     lag         replication lag: each record's append on a against its append on b, open-loop load
     failover    a consumer group moved from a to b: records re-read, records skipped
     offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
+    cut_link    the flow stopped under load, then resumed: backlog, catch-up time and rate
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
     flows       a flow's connectors and tasks as a table
@@ -26,6 +27,7 @@ Modules:
 
 from workbench.replication.conclusions import (
     copies_sentence,
+    cut_link_sentence,
     failover_sentence,
     lag_sentence,
     offset_shift_sentence,
@@ -33,6 +35,14 @@ from workbench.replication.conclusions import (
     pickup_sentence,
     refresh_seconds,
     setup_sentence,
+)
+from workbench.replication.cut_link import (
+    CUT_DEFAULTS,
+    CutLinkRun,
+    catch_up,
+    cut_link,
+    cut_link_run,
+    cut_link_unavailable,
 )
 from workbench.replication.failover import FAILOVER_DEFAULTS, FailoverRun, consumer_failover, consumer_failover_run
 from workbench.replication.flows import flow_table
@@ -51,12 +61,13 @@ from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, flows, mirror_proper
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
 
 __all__ = [
-    "CONNECTORS", "Checkpoint", "ConnectorState", "FAILOVER_DEFAULTS", "FailoverRun", "GEO_PROFILE",
-    "LAG_DEFAULTS", "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync",
-    "ReplicationLagRun", "checkpoints", "consumer_failover", "consumer_failover_run",
-    "copies_sentence", "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence",
-    "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
-    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
-    "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence",
-    "status_topic", "translate"
+    "CONNECTORS", "CUT_DEFAULTS", "Checkpoint", "ConnectorState", "CutLinkRun", "FAILOVER_DEFAULTS",
+    "FailoverRun", "GEO_PROFILE", "LAG_DEFAULTS", "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS",
+    "OffsetShiftRun", "OffsetSync", "ReplicationLagRun", "catch_up", "checkpoints",
+    "consumer_failover", "consumer_failover_run", "copies_sentence", "cut_link", "cut_link_run",
+    "cut_link_sentence", "cut_link_unavailable", "failover_sentence", "flow_states", "flow_table",
+    "flows", "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run",
+    "offset_shift_sentence", "offset_syncs", "offsets_claim_sentence", "phase_table",
+    "pickup_sentence", "refresh_seconds", "release", "remote_topic", "replicating_stack",
+    "replication_lag", "replication_lag_run", "setup_sentence", "status_topic", "translate"
 ]  # fmt: skip

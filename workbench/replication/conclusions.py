@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "copies_sentence",
+    "cut_link_sentence",
     "failover_sentence",
     "lag_sentence",
     "offset_shift_sentence",
@@ -115,6 +116,23 @@ def offset_shift_sentence(row: Mapping[str, Any]) -> str:
         f"on b, where its next unread record sat at {format_number(row['true_position_on_b'])}: it reads "
         f"{format_number(row['reread'])} records again and skips {format_number(row['skipped'])}. Offsets are not "
         "preserved, as MapR says its replicas' are: they are translated, and conservatively."
+    )
+
+
+def cut_link_sentence(row: Mapping[str, Any]) -> str:
+    """What a cut link cost: the backlog, MirrorMaker's first copy after it, and the time to be current again."""
+    if not math.isfinite(row["catch_up_s"]):
+        return (
+            f"After a {row['cut_measured_s']:.1f} s cut, b held a backlog of {format_number(row['backlog'])} records "
+            "and the flow never got back to its lag before the cut while the load lasted."
+        )
+    return (
+        f"A {row['cut_measured_s']:.1f} s cut at {format_number(row['rate'])} records/s left "
+        f"{format_number(row['backlog'])} records on a and not on b; MirrorMaker copied again "
+        f"{row['first_copy_s']:.1f} s after the link came back and was current {row['catch_up_s']:.1f} s after it, "
+        f"copying {format_number(round(row['catch_up_msg_s']))} records/s meanwhile, "
+        f"{row['catch_up_msg_s'] / row['rate']:.1f}x the offered rate; "
+        f"{format_number(row['missing'])} records missing, {format_number(row['duplicates'])} copied twice."
     )
 
 

@@ -34,12 +34,17 @@ if TYPE_CHECKING:
     from workbench.stack import Stack
 
 __all__ = [
+    "APPEND_TIME",
     "LAG_DEFAULTS",
     "PICKUP_LIMIT_S",
     "ReplicationLagRun",
     "SETTLE_LIMIT_S",
+    "joined_appends",
+    "offer",
+    "pick_up",
     "replication_lag",
     "replication_lag_run",
+    "settle",
 ]
 
 #: The run's defaults: a notebook-sized load.
@@ -47,7 +52,8 @@ LAG_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "seconds": 10.0, "partitions": 
 #: Seconds a run waits for MirrorMaker to find its topic, and for the last record to land on b.
 PICKUP_LIMIT_S = 60.0
 SETTLE_LIMIT_S = 60.0
-_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
+#: Topic settings that make a broker stamp each record with its own append time.
+APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
 _JOINED_NAMES = {
     "partition_a": "partition",
     "offset_a": "a_offset",
@@ -86,14 +92,14 @@ def replication_lag_run(
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     target = remote_topic(stack.profile, source)
     b_conf = stack.peer_config("admin")
-    stack.create_topics({source: partitions}, config=_APPEND_TIME)
-    stack.create_topics({target: partitions}, config=_APPEND_TIME, peer=True)
+    stack.create_topics({source: partitions}, config=APPEND_TIME)
+    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
     try:
-        pickup_s = _pick_up(stack, source, target)
+        pickup_s = pick_up(stack, source, target)
         schedule = RateSchedule([Phase("offered", seconds, rate)])
-        run = _offer(stack, source, schedule, record_bytes)
-        settle_s = _settle(b_conf, target, run.sent + 1)
-        records = _joined(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+        run = offer(stack, source, schedule, record_bytes)
+        settle_s = settle(b_conf, target, run.sent + 1)
+        records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
     finally:
         stack.delete_topics([source])
         stack.delete_topics([target], peer=True)
@@ -117,7 +123,7 @@ def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> N
         raise BenchError(f"record_bytes must be {SEQ_DIGITS} to 1,000,000, got {record_bytes}")
 
 
-def _pick_up(stack: Stack, source: str, target: str) -> float:
+def pick_up(stack: Stack, source: str, target: str) -> float:
     """Write one marker record (sequence -1) and wait until it is on b: MirrorMaker found the topic."""
     began = time.monotonic()
     kafka.produce(stack.kafka_config("producer"), source, [(None, b"-" * SEQ_DIGITS)], partition=0)
@@ -132,7 +138,12 @@ def _pick_up(stack: Stack, source: str, target: str) -> float:
     return time.monotonic() - began
 
 
-def _offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) -> Any:
+def offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) -> Any:
+    """Numbered records offered open-loop on `schedule` (acks=all); the run, with its slips.
+
+    Raises:
+        BenchError: records not all acknowledged within 30 s of the schedule's end.
+    """
     producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all"})
     padding = b"." * (record_bytes - SEQ_DIGITS)
 
@@ -147,17 +158,17 @@ def _offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) 
     return run
 
 
-def _settle(b_conf: dict[str, Any], target: str, count: int) -> float:
-    """Seconds from the end of the offered load until b holds `count` records (NaN: never)."""
+def settle(b_conf: dict[str, Any], target: str, count: int, limit_s: float = SETTLE_LIMIT_S) -> float:
+    """Seconds from the end of the offered load until b holds `count` records (NaN: not within `limit_s`)."""
     began = time.monotonic()
     while kafka.total_records(b_conf, target) < count:
-        if time.monotonic() - began > SETTLE_LIMIT_S:
+        if time.monotonic() - began > limit_s:
             return float("nan")
         time.sleep(0.05)
     return time.monotonic() - began
 
 
-def _joined(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], target: str) -> pd.DataFrame:
+def joined_appends(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], target: str) -> pd.DataFrame:
     """Each measured record's appends on a and on b, joined by its sequence number."""
     a = _appends(a_conf, source)
     b = _appends(b_conf, target)

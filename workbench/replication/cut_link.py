@@ -1,0 +1,240 @@
+"""A cut link: the flow stopped for a while under load, then resumed. Backlog, catch-up, rate.
+
+Between data centres the link goes down; the source keeps taking records. When it comes
+back, MirrorMaker has a backlog to copy while new records keep arriving, and the question
+an operator asks is how long until b is current again. The run offers records open-loop on
+a (as `replication_lag` does, both appends stamped by the brokers), and `before_s` into the
+load stops every MirrorMaker worker the stack started (SIGSTOP: the processes freeze with
+their connections open, as behind a dead link) for `cut_s` seconds, then lets them go on
+(SIGCONT); the load goes on `after_s` more. Each record's two appends then say:
+
+- the **backlog** at the resume: records appended on a by then and not yet on b;
+- the **first copy** after the resume: how long MirrorMaker took to move again;
+- **caught up**: when b appended the first record, of those appended on a after the
+  resume, whose lag is back under the lag before the cut (twice its p99, at least
+  100 ms); and the **catch-up rate**: the records b appended from the resume to then, per
+  second, against the offered rate. The
+  backlog clears at the catch-up rate minus the offered rate, so a flow whose catch-up
+  rate barely exceeds the offered one takes long to recover.
+
+A cut shorter than the Connect group's session timeout (10 s) only pauses the tasks; a
+longer one also costs a rebalance of the workers' group on b when they come back.
+Only workers the workbench started are stopped, and they are always let go on.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import BenchError
+from workbench.measure.schedule import Phase, RateSchedule
+from workbench.replication.lag import APPEND_TIME, joined_appends, offer, pick_up, settle
+from workbench.replication.naming import remote_topic
+from workbench.stack import process
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+    from workbench.stack.state import ServiceRecord
+
+__all__ = [
+    "CATCH_UP_LIMIT_S",
+    "CAUGHT_UP_FLOOR_MS",
+    "CUT_DEFAULTS",
+    "CutLinkRun",
+    "catch_up",
+    "cut_link",
+    "cut_link_run",
+    "cut_link_unavailable",
+]
+
+#: The run's defaults: 3 s of load before the cut, a 5 s cut, 4 s of load after it.
+CUT_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "before_s": 3.0, "cut_s": 5.0, "after_s": 4.0, "partitions": 3}
+#: Seconds the run waits, after the load, for b to hold every record.
+CATCH_UP_LIMIT_S = 120.0
+#: The smallest lag counted as "caught up" (ms): a flow's normal lag on an idle stack is a few ms.
+CAUGHT_UP_FLOOR_MS = 100.0
+
+
+@dataclass(frozen=True)
+class CutLinkRun:
+    """A run's contract row; each record's appends (`seq`, `a_ms`, `b_ms`, `lag_ms`); and the
+    cut's wall-clock window in epoch ms (`stopped_ms`, `resumed_ms`)."""
+
+    row: dict[str, Any]
+    records: pd.DataFrame
+    stopped_ms: float
+    resumed_ms: float
+
+
+def cut_link_run(
+    stack: Stack,
+    *,
+    rate: float = CUT_DEFAULTS["rate"],
+    before_s: float = CUT_DEFAULTS["before_s"],
+    cut_s: float = CUT_DEFAULTS["cut_s"],
+    after_s: float = CUT_DEFAULTS["after_s"],
+    partitions: int = CUT_DEFAULTS["partitions"],
+    record_bytes: int = 100,
+    topic_prefix: str = "wb-geo-cut",
+) -> CutLinkRun:
+    """Offer `rate` records/s on a for `before_s + cut_s + after_s`, the flow stopped for `cut_s` of it.
+
+    Raises:
+        BenchError: a parameter out of range; a stack whose MirrorMaker the workbench did not
+            start (it cuts only links it started); b not whole within `CATCH_UP_LIMIT_S`.
+    """
+    _check(rate, before_s, cut_s, after_s, partitions, record_bytes)
+    unavailable = cut_link_unavailable(stack)
+    if unavailable:
+        raise BenchError(unavailable)
+    workers = _workers(stack)
+    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
+    target = remote_topic(stack.profile, source)
+    stack.create_topics({source: partitions}, config=APPEND_TIME)
+    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
+    cut = _Cut(workers, before_s, cut_s)
+    try:
+        pickup_s = pick_up(stack, source, target)
+        cut.start()
+        run = offer(stack, source, RateSchedule([Phase("offered", before_s + cut_s + after_s, rate)]), record_bytes)
+        cut.join()
+        settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
+        records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+    finally:
+        cut.resume()
+        stack.delete_topics([source])
+        stack.delete_topics([target], peer=True)
+    params = {"rate": rate, "before_s": before_s, "cut_s": cut_s, "after_s": after_s, "partitions": partitions}
+    row = _row(stack, params, records, cut, run.slips, pickup_s, settle_s, record_bytes)
+    return CutLinkRun(row, records, cut.stopped_ms, cut.resumed_ms)
+
+
+def cut_link(stack: Stack, *, topic_prefix: str = "wb-geo-cut", **params: Any) -> dict[str, Any]:
+    """One run's row (the registered experiment `cut_link`). See `cut_link_run`."""
+    return cut_link_run(stack, topic_prefix=topic_prefix, **params).row
+
+
+def catch_up(records: pd.DataFrame, stopped_ms: float, resumed_ms: float) -> dict[str, float]:
+    """What a cut cost, from each record's appends (see the module's docstring); NaN where a
+    figure cannot be read (no record after the resume, none before the cut)."""
+    arrived = records.dropna(subset=["b_ms"])
+    before = arrived.loc[arrived["a_ms"] < stopped_ms, "lag_ms"]
+    threshold = max(2 * float(np.percentile(before, 99)) if len(before) else 0.0, CAUGHT_UP_FLOOR_MS)
+    after = arrived[arrived["a_ms"] >= resumed_ms].sort_values("a_ms")
+    current = after[after["lag_ms"] <= threshold]
+    caught_ms = float(current["b_ms"].iloc[0]) if len(current) else float("nan")  # when b was current again
+    copied_after = arrived.loc[arrived["b_ms"] >= resumed_ms, "b_ms"]
+    first_copy_ms = float(copied_after.min()) if len(copied_after) else float("nan")
+    in_catch_up = int(((arrived["b_ms"] >= resumed_ms) & (arrived["b_ms"] <= caught_ms)).sum())
+    catch_up_s = (caught_ms - resumed_ms) / 1000
+    return {
+        "backlog": int(((records["a_ms"] <= resumed_ms) & ~(records["b_ms"] <= resumed_ms)).sum()),
+        "lag_before_p99_ms": float(np.percentile(before, 99)) if len(before) else float("nan"),
+        "first_copy_s": (first_copy_ms - resumed_ms) / 1000,
+        "catch_up_s": catch_up_s,
+        "catch_up_msg_s": in_catch_up / catch_up_s if catch_up_s > 0 else float("nan"),
+        "lag_max_ms": float(arrived["lag_ms"].max()) if len(arrived) else float("nan"),
+    }
+
+
+def _check(rate: float, before_s: float, cut_s: float, after_s: float, partitions: int, record_bytes: int) -> None:
+    checks = [
+        ("rate", rate, 1, 20_000),
+        ("before_s", before_s, 0.5, 300),
+        ("cut_s", cut_s, 0.5, 300),
+        ("after_s", after_s, 0.5, 300),
+        ("partitions", partitions, 1, 64),
+        ("record_bytes", record_bytes, 10, 1_000_000),
+    ]
+    for name, value, low, high in checks:
+        if not low <= value <= high:  # NaN fails too
+            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+
+
+def cut_link_unavailable(stack: Stack) -> str | None:
+    """Why this stack's link cannot be cut (one line), or None: only workers the workbench started are stopped."""
+    if _workers(stack):
+        return None
+    return (
+        "the workbench cuts only a link it started, and this stack runs no MirrorMaker worker of its own "
+        "(a cluster profile's MirrorMaker is its operator's to stop)"
+    )
+
+
+def _workers(stack: Stack) -> list[ServiceRecord]:
+    workers = [r for r in stack.services.values() if r.kind == "mirror-maker"]
+    return [r for r in workers if process.is_ours(r.pid, r.create_time)]
+
+
+class _Cut(threading.Thread):
+    """Stops the workers `at_s` after it starts, for `for_s`; `resume` lets them go on in any case."""
+
+    def __init__(self, workers: list[ServiceRecord], at_s: float, for_s: float) -> None:
+        super().__init__(name="cut-link", daemon=True)
+        self.workers, self.at_s, self.for_s = workers, at_s, for_s
+        self.stopped_ms = self.resumed_ms = float("nan")
+        self._resumed = threading.Event()
+
+    def run(self) -> None:
+        if self._resumed.wait(self.at_s):
+            return
+        self._signal(signal.SIGSTOP)
+        self.stopped_ms = time.time() * 1000
+        self._resumed.wait(self.for_s)
+        self.resume()
+
+    def resume(self) -> None:
+        if not self._resumed.is_set():
+            self._signal(signal.SIGCONT)
+            self.resumed_ms = time.time() * 1000
+            self._resumed.set()
+
+    def _signal(self, which: signal.Signals) -> None:
+        for worker in self.workers:
+            if process.is_ours(worker.pid, worker.create_time):
+                os.kill(worker.pid, which)
+
+
+def _row(
+    stack: Stack,
+    params: dict[str, Any],
+    records: pd.DataFrame,
+    cut: _Cut,
+    slips: int,
+    pickup_s: float,
+    settle_s: float,
+    record_bytes: int,
+) -> dict[str, Any]:
+    from workbench.measure.contract import result_row
+
+    arrived = records.dropna(subset=["b_ms"])
+    return result_row(
+        stack,
+        experiment="cut_link",
+        params=params,
+        records=len(records),
+        payload_bytes=len(records) * record_bytes,
+        seconds=float(params["before_s"] + params["cut_s"] + params["after_s"]),
+        latencies=arrived["lag_ms"].to_numpy(dtype=float) / 1000.0,
+        latency_of="append on a → append on b, the cut included",
+        extra={
+            **catch_up(records, cut.stopped_ms, cut.resumed_ms),
+            "cut_measured_s": (cut.resumed_ms - cut.stopped_ms) / 1000,
+            "replicated": len(arrived),
+            "missing": len(records) - len(arrived),
+            "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
+            "workers_stopped": len(cut.workers),
+            "pickup_s": pickup_s,
+            "settle_s": settle_s,
+            "slips": slips,
+        },
+    )
