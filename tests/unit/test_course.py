@@ -92,6 +92,12 @@ FORMATS = pd.DataFrame(
 )
 KEYS = [f"device-{i}" for i in range(3_000)]
 
+CUT = pd.DataFrame(
+    [
+        {"rate": 1000, "cut_measured_s": 5.005, "backlog": 5_006},
+        {"rate": 1000, "cut_measured_s": 2.001, "backlog": 2_010},
+    ]
+)
 REPLICATED = pd.DataFrame(
     [
         {"rate": 200, "latency_p50_ms": 11.0},
@@ -221,6 +227,7 @@ CASES = [
     ("12", "linger_wait", (LINGER,), 10.0, 40, "too high"),
     ("12", "clear_time", (BURSTS,), 7.5, 1, "too low"),
     ("13", "in_flight", (REPLICATED,), 8.0, 80, "too high"),
+    ("13", "cut_backlog", (CUT,), 5_000, 2_500, "too low"),
     ("14", "deleted_by", (RETAINED,), 5.0, 3, "too low"),
     ("14", "missed_latest", (BEHIND,), 500, 447, "too low"),
 ]

@@ -8,7 +8,7 @@ import pandas as pd
 
 from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
 
-__all__ = ["InFlight"]
+__all__ = ["CutBacklog", "InFlight"]
 
 
 @register
@@ -45,3 +45,39 @@ class InFlight(Exercise):
             "are the rate times the lag in seconds (Little's law)"
         )
         return prediction(records, expected, abs(records - expected) <= 0.1 * max(expected, 1.0), "records", how)
+
+
+@register
+class CutBacklog(Exercise):
+    notebook, key, number = "13", "cut_backlog", 2
+    title = "Predict the backlog a cut link leaves for MirrorMaker to copy"
+    section = "A cut link"
+    form = "a number of records"
+
+    def figures(self, frame: pd.DataFrame) -> Figures:
+        if frame is None or "backlog" not in frame or "cut_measured_s" not in frame:
+            raise NotMeasured("no link was cut on this profile (the workbench cuts only a link it started)")
+        longest = frame.loc[frame["cut_measured_s"].idxmax()]
+        return {
+            "rate": plain(longest["rate"]),
+            "cut_s": round(float(longest["cut_measured_s"]), 2),
+            "backlog": int(longest["backlog"]),
+        }
+
+    def question(self, figures: Figures) -> str:
+        return (
+            f"Cluster a takes {figures['rate']:,} records/s, and the link to b is down for {figures['cut_s']} s: "
+            "MirrorMaker copies nothing meanwhile. When the link comes back, about how many records does a hold "
+            "that b does not? Within 10 % of this run's count passes."
+        )
+
+    def solve(self, figures: Figures) -> float:
+        return round(float(figures["rate"]) * float(figures["cut_s"]))
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        records, measured = as_number(answer, "a number of records"), float(figures["backlog"])
+        how = (
+            f"the run counted {figures['backlog']:,}: every record offered while the link was down waits, so the "
+            "backlog is the rate times the cut, plus the few in flight when it began"
+        )
+        return prediction(records, measured, abs(records - measured) <= 0.1 * max(measured, 1.0), "records", how)
