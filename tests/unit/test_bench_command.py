@@ -31,7 +31,7 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> N
     [
         (
             ["nope"],
-            "error: no experiment 'nope'; experiments: compaction_progress, consumer_failover, device_read, "
+            "error: no experiment 'nope'; experiments: compaction_progress, consumer_failover, cut_link, device_read, "
             "format_produce",
         ),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
@@ -90,7 +90,7 @@ def test_compare_is_not_an_experiment_name(cli: Cli) -> None:
     """Comparing runs is `workbench compare A B`, and only that."""
     result = cli("bench", "compare", "--param", "experiment=x")
     assert result.exit_code == 1
-    listed = "experiments: compaction_progress, consumer_failover, device_read"
+    listed = "experiments: compaction_progress, consumer_failover, cut_link, device_read"
     assert result.stderr.startswith(f"error: no experiment 'compare'; {listed}")
 
 
