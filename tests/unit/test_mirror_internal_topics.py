@@ -4,9 +4,12 @@ its translation rule, and the offset-shift run's input checks and phase table.""
 from __future__ import annotations
 
 import struct
+import subprocess
+import time
 from typing import Any
 
 import pandas as pd
+import psutil
 import pytest
 
 from workbench.config import load_profile
@@ -26,6 +29,7 @@ from workbench.replication.internal_topics import (
     offset_syncs_topic,
 )
 from workbench.replication.offset_shift import offset_shift_run
+from workbench.stack.state import ServiceRecord
 
 
 def _string(text: str) -> bytes:
@@ -175,3 +179,42 @@ def test_catch_up_reads_the_backlog_the_first_copy_and_when_the_lag_is_back() ->
     assert found["catch_up_s"] == pytest.approx(0.6)
     assert found["catch_up_msg_s"] == pytest.approx(16 / 0.6)
     assert found["lag_max_ms"] == pytest.approx(1300.0)
+
+
+def _sleeper() -> tuple[subprocess.Popen[bytes], ServiceRecord]:
+    child = subprocess.Popen(["sleep", "30"])
+    created = psutil.Process(child.pid).create_time()
+    return child, ServiceRecord("mirror-1", "mirror-maker", child.pid, created, "127.0.0.1:1", "/dev/null")
+
+
+def test_a_cut_freezes_the_workers_for_its_length_and_lets_them_go_on() -> None:
+    from workbench.replication.cut_link import _Cut
+
+    child, record = _sleeper()
+    try:
+        cut = _Cut([record], at_s=0.1, for_s=0.6)
+        cut.start()
+        time.sleep(0.4)
+        assert psutil.Process(child.pid).status() == psutil.STATUS_STOPPED
+        cut.join(5)
+        assert psutil.Process(child.pid).status() != psutil.STATUS_STOPPED
+        assert 550 < cut.resumed_ms - cut.stopped_ms < 2_000
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_run_that_ends_before_its_cut_begins_freezes_nothing() -> None:
+    from workbench.replication.cut_link import _Cut
+
+    child, record = _sleeper()
+    try:
+        cut = _Cut([record], at_s=0.3, for_s=5.0)
+        cut.start()
+        cut.resume()  # what the run's `finally` does when the load fails first
+        cut.join(5)
+        time.sleep(0.4)
+        assert psutil.Process(child.pid).status() != psutil.STATUS_STOPPED and pd.isna(cut.stopped_ms)
+    finally:
+        child.kill()
+        child.wait()

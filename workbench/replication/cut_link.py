@@ -89,8 +89,9 @@ def cut_link_run(
     """Offer `rate` records/s on a for `before_s + cut_s + after_s`, the flow stopped for `cut_s` of it.
 
     Raises:
-        BenchError: a parameter out of range; a stack whose MirrorMaker the workbench did not
-            start (it cuts only links it started); b not whole within `CATCH_UP_LIMIT_S`.
+        BenchError: a parameter out of range, or a stack whose MirrorMaker the workbench did
+            not start (it cuts only links it started). Records b lacks `CATCH_UP_LIMIT_S` after
+            the load are counted as `missing` in the row.
     """
     _check(rate, before_s, cut_s, after_s, partitions, record_bytes)
     unavailable = cut_link_unavailable(stack)
@@ -176,27 +177,36 @@ def _workers(stack: Stack) -> list[ServiceRecord]:
 
 
 class _Cut(threading.Thread):
-    """Stops the workers `at_s` after it starts, for `for_s`; `resume` lets them go on in any case."""
+    """Stops the workers `at_s` after it starts, for `for_s`; `resume` lets them go on in any case.
+
+    Stopping and resuming hold one lock, and nothing is stopped once `resume` has run: a run
+    that fails just as the cut begins cannot leave MirrorMaker frozen.
+    """
 
     def __init__(self, workers: list[ServiceRecord], at_s: float, for_s: float) -> None:
         super().__init__(name="cut-link", daemon=True)
         self.workers, self.at_s, self.for_s = workers, at_s, for_s
         self.stopped_ms = self.resumed_ms = float("nan")
         self._resumed = threading.Event()
+        self._lock = threading.Lock()
 
     def run(self) -> None:
         if self._resumed.wait(self.at_s):
             return
-        self._signal(signal.SIGSTOP)
-        self.stopped_ms = time.time() * 1000
+        with self._lock:
+            if self._resumed.is_set():
+                return
+            self._signal(signal.SIGSTOP)
+            self.stopped_ms = time.time() * 1000
         self._resumed.wait(self.for_s)
         self.resume()
 
     def resume(self) -> None:
-        if not self._resumed.is_set():
-            self._signal(signal.SIGCONT)
-            self.resumed_ms = time.time() * 1000
-            self._resumed.set()
+        with self._lock:
+            if not self._resumed.is_set():
+                self._signal(signal.SIGCONT)
+                self.resumed_ms = time.time() * 1000
+                self._resumed.set()
 
     def _signal(self, which: signal.Signals) -> None:
         for worker in self.workers:
