@@ -50,6 +50,7 @@ __all__ = [
     "CAUGHT_UP_FLOOR_MS",
     "CUT_DEFAULTS",
     "CutLinkRun",
+    "UNAVAILABLE",
     "catch_up",
     "cut_link",
     "cut_link_run",
@@ -62,6 +63,11 @@ CUT_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "before_s": 3.0, "cut_s": 5.0, 
 CATCH_UP_LIMIT_S = 120.0
 #: The smallest lag counted as "caught up" (ms): a flow's normal lag on an idle stack is a few ms.
 CAUGHT_UP_FLOOR_MS = 100.0
+#: Why a stack's link is not cut: it runs no MirrorMaker worker the workbench started.
+UNAVAILABLE = (
+    "the workbench cuts only a link it started, and this stack runs no MirrorMaker worker of its own "
+    "(a cluster profile's MirrorMaker is its operator's to stop)"
+)
 
 
 @dataclass(frozen=True)
@@ -94,10 +100,9 @@ def cut_link_run(
             the load are counted as `missing` in the row.
     """
     _check(rate, before_s, cut_s, after_s, partitions, record_bytes)
-    unavailable = cut_link_unavailable(stack)
-    if unavailable:
-        raise BenchError(unavailable)
     workers = _workers(stack)
+    if not workers:
+        raise BenchError(UNAVAILABLE)
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     target = remote_topic(stack.profile, source)
     stack.create_topics({source: partitions}, config=APPEND_TIME)
@@ -129,7 +134,8 @@ def catch_up(records: pd.DataFrame, stopped_ms: float, resumed_ms: float) -> dic
     figure cannot be read (no record after the resume, none before the cut)."""
     arrived = records.dropna(subset=["b_ms"])
     before = arrived.loc[arrived["a_ms"] < stopped_ms, "lag_ms"]
-    threshold = max(2 * float(np.percentile(before, 99)) if len(before) else 0.0, CAUGHT_UP_FLOOR_MS)
+    before_p99 = float(np.percentile(before, 99)) if len(before) else float("nan")
+    threshold = max(2 * before_p99 if len(before) else 0.0, CAUGHT_UP_FLOOR_MS)
     after = arrived[arrived["a_ms"] >= resumed_ms].sort_values("a_ms")
     current = after[after["lag_ms"] <= threshold]
     caught_ms = float(current["b_ms"].iloc[0]) if len(current) else float("nan")  # when b was current again
@@ -139,7 +145,7 @@ def catch_up(records: pd.DataFrame, stopped_ms: float, resumed_ms: float) -> dic
     catch_up_s = (caught_ms - resumed_ms) / 1000
     return {
         "backlog": int(((records["a_ms"] <= resumed_ms) & ~(records["b_ms"] <= resumed_ms)).sum()),
-        "lag_before_p99_ms": float(np.percentile(before, 99)) if len(before) else float("nan"),
+        "lag_before_p99_ms": before_p99,
         "first_copy_s": (first_copy_ms - resumed_ms) / 1000,
         "catch_up_s": catch_up_s,
         "catch_up_msg_s": in_catch_up / catch_up_s if catch_up_s > 0 else float("nan"),
@@ -163,12 +169,7 @@ def _check(rate: float, before_s: float, cut_s: float, after_s: float, partition
 
 def cut_link_unavailable(stack: Stack) -> str | None:
     """Why this stack's link cannot be cut (one line), or None: only workers the workbench started are stopped."""
-    if _workers(stack):
-        return None
-    return (
-        "the workbench cuts only a link it started, and this stack runs no MirrorMaker worker of its own "
-        "(a cluster profile's MirrorMaker is its operator's to stop)"
-    )
+    return None if _workers(stack) else UNAVAILABLE
 
 
 def _workers(stack: Stack) -> list[ServiceRecord]:

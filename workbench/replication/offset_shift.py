@@ -32,6 +32,7 @@ from confluent_kafka import Producer, TopicPartition
 
 from workbench import kafka
 from workbench.errors import BenchError, KafkaError
+from workbench.kafka.producing import Outgoing, send
 from workbench.replication.internal_topics import Checkpoint, checkpoints, offset_syncs, translate
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import numbered, seq_of, topic_total, wait_until
@@ -173,17 +174,15 @@ def _write_phases(stack: Stack, topic: str, records: int, deleted: int, aborted:
 
 
 def _send(producer: Producer, topic: str, seqs: range, phase: str) -> list[tuple[int, str, int]]:
-    """Write `seqs` to partition 0 and wait for each one's offset."""
+    """Write `seqs` to partition 0 (`kafka.producing.send`: it waits when librdkafka's queue is
+    full) and wait for each one's offset."""
     offsets: dict[int, int] = {}
 
     def acked(error: Any, message: Any) -> None:
         if error is None:
             offsets[seq_of(message.value())] = message.offset()
 
-    for seq in seqs:
-        producer.produce(topic, numbered(seq), partition=0, on_delivery=acked)
-        producer.poll(0)
-    producer.flush(30)
+    send(producer, (Outgoing(topic, numbered(seq), partition=0) for seq in seqs), on_delivery=acked, flush_timeout_s=30)
     if len(offsets) != len(seqs):
         raise BenchError(f"{len(seqs) - len(offsets)} of {len(seqs)} {phase} records to {topic} were not acknowledged")
     return [(seq, phase, offsets[seq]) for seq in seqs]
