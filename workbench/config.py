@@ -69,7 +69,7 @@ ENV_VARIABLES = {
     "WORKBENCH_CONF_DIR": "the folder profiles are read from",
     "WORKBENCH_RUN_ID": "the run id a report gives the notebooks it runs",
     "WORKBENCH_CELL_TIMEOUT": "seconds a report lets one notebook cell run",
-    "WORKBENCH_END_PROBE": "clusters whose end offsets are read from the log (set by the stack for Tansu)",
+    "WORKBENCH_END_PROBE": "clusters whose end offsets are read from the log (given to the services the stack starts)",
     "WORKBENCH_CACHE_DIR": "where resolved jars are kept (default: ~/.cache/workbench)",
     "WORKBENCH_MAVEN_REPOSITORY": "a Maven repository to resolve jars from instead of Maven Central",
 }

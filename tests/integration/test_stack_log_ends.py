@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ import yaml
 
 from workbench import kafka
 from workbench.config import Profile, load_profile
-from workbench.kafka.offsets import END_PROBE_ENV, needs_end_probe
+from workbench.kafka import offsets
+from workbench.kafka.offsets import END_PROBE_ENV, end_probe_env, needs_end_probe
 from workbench.stack import Stack, log_ends, up
 from workbench.stack.log_ends import MEMORY_FILE, EndsCheck, warning_line
 
@@ -38,7 +38,8 @@ def _unnamed(servers: str, tmp_path: Path) -> Profile:
 def _unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
     """No cluster declared or settled in this process yet: another test of the worker may have
     made a stack of the same cluster (`foreign_cluster`'s profile declares Tansu)."""
-    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    monkeypatch.delenv(END_PROBE_ENV, raising=False)
+    monkeypatch.setattr(offsets, "_declared_here", set())
     monkeypatch.setattr(log_ends, "_settled", {})
 
 
@@ -53,7 +54,7 @@ def test_tansu_is_found_short_declared_and_remembered(
         up(profile)  # settled in this process: not checked again
     short = EndsCheck(acknowledged=6, reported_end=4)  # two batches of three: the last one's base + 1
     assert [r.getMessage() for r in caplog.records] == [warning_line(servers, short)]
-    assert needs_end_probe(found.kafka_config()) and json.loads(os.environ[END_PROBE_ENV]) == [servers]
+    assert needs_end_probe(found.kafka_config()) and end_probe_env() == {END_PROBE_ENV: json.dumps([servers])}
     remembered = json.loads((tmp_path / "run" / MEMORY_FILE).read_text())
     assert {k: v for k, v in remembered[servers].items() if k != "checked_at"} == {
         "acknowledged": 6,

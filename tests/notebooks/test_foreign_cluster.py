@@ -126,7 +126,7 @@ def test_a_profile_that_does_not_name_its_short_reporting_broker_still_runs(
     del raw["broker"]
     path = tmp_path / "unnamed.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
-    monkeypatch.setenv(END_PROBE_ENV, "[]")  # nothing declared by this process for the kernel to inherit
+    monkeypatch.delenv(END_PROBE_ENV, raising=False)  # nothing declared to the kernel from outside
     monkeypatch.setenv("WORKBENCH_RUN_DIR", str(tmp_path / "run"))  # nothing remembered: the kernel checks
     profile = load_profile(str(path))
     assert "kind" not in profile.broker.model_fields_set

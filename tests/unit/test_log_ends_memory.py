@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from workbench.config import Profile, load_profile
-from workbench.kafka.offsets import END_PROBE_ENV, needs_end_probe
+from workbench.kafka import offsets
+from workbench.kafka.offsets import END_PROBE_ENV, declare_end_probe, end_probe_env, needs_end_probe
 from workbench.stack import Stack, log_ends
 from workbench.stack.log_ends import MEMORY_FILE, EndsCheck, check_log_ends, checked, needs_check, warning_line
 
@@ -44,7 +45,8 @@ def _cluster(servers: str, run_dir: Path, **broker: object) -> Profile:
 @pytest.fixture(autouse=True)
 def _no_declared_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no cluster declared, and what it declares is undone after it."""
-    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    monkeypatch.delenv(END_PROBE_ENV, raising=False)
+    monkeypatch.setattr(offsets, "_declared_here", set())
 
 
 def test_only_a_cluster_profile_that_does_not_name_its_broker_is_checked(
@@ -85,7 +87,7 @@ def test_a_cluster_remembered_short_is_declared_without_asking_it(
     with caplog.at_level(logging.INFO, logger="workbench"):
         check_log_ends(Stack(_cluster(servers, tmp_path)))
     assert needs_end_probe({"bootstrap.servers": servers})
-    assert json.loads(os.environ[END_PROBE_ENV]) == [servers]
+    assert end_probe_env() == {END_PROBE_ENV: json.dumps([servers])}  # what the services it starts are given
     assert checked(servers) == EndsCheck(6, 4)
     assert caplog.records == []  # announced once, by the process that found it; nobody was asked
 
@@ -123,3 +125,25 @@ def test_a_check_that_cannot_run_says_so_once_and_changes_nothing(
     ]
     assert not needs_end_probe({"bootstrap.servers": servers}) and checked(servers) is None
     assert (tmp_path / MEMORY_FILE).read_text() == "{not json"  # nothing written down: a later process tries again
+
+
+def test_a_declaration_holds_in_this_process_and_is_handed_to_children_explicitly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.streaming import source_options
+    from workbench.streaming.options import parse_options
+
+    environment = dict(os.environ)
+    servers = _closed_address()
+    declare_end_probe(servers)
+    assert needs_end_probe({"bootstrap.servers": servers})
+    assert dict(os.environ) == environment  # nothing passes through this process's environment
+    assert end_probe_env() == {END_PROBE_ENV: json.dumps([servers])}  # what the stack's services are started with
+    monkeypatch.setenv(END_PROBE_ENV, json.dumps(["operator.example:9092"]))  # an operator's own setting
+    assert end_probe_env() == {END_PROBE_ENV: json.dumps(sorted([servers, "operator.example:9092"]))}
+
+    # Spark's Python workers know only the query's options.
+    options = source_options(Stack(_cluster(servers, tmp_path)), subscribe="t")
+    assert options["readEndsFromLog"] == "true"
+    assert parse_options(options, streaming=True).read_ends_from_log
+    assert "readEndsFromLog" not in source_options(Stack(_cluster(_closed_address(), tmp_path)), subscribe="t")

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from workbench.config import Profile, load_profile
+from workbench.kafka import offsets
 from workbench.kafka.offsets import END_PROBE_ENV, declare_end_probe
 from workbench.measure.failures import (
     DeliveryError,
@@ -128,10 +129,16 @@ def _cluster(tmp_path: Path, servers: str, **broker: object) -> Stack:
     return Stack(profile)
 
 
+def _nothing_declared(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No cluster declared to read its ends from the log, in this process or from outside it."""
+    monkeypatch.delenv(END_PROBE_ENV, raising=False)
+    monkeypatch.setattr(offsets, "_declared_here", set())
+
+
 def test_a_shortfall_on_a_broker_not_known_to_be_kafka_names_the_likely_cause(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    _nothing_declared(monkeypatch)
     unknown = _cluster(tmp_path, "theirs.example:9092")
     cause = (
         "; on a broker that is not Apache Kafka the likely cause is log ends reported short of what it acknowledged: "
@@ -156,7 +163,7 @@ def test_a_shortfall_on_a_broker_not_known_to_be_kafka_names_the_likely_cause(
 def test_no_cause_is_guessed_where_the_ends_are_known_to_be_right(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(END_PROBE_ENV, "[]")
+    _nothing_declared(monkeypatch)
     assert likely_cause(None) == ""
     assert likely_cause(_cluster(tmp_path, "theirs.example:9092", kind="kafka")) == ""  # said to be Kafka
     assert likely_cause(Stack(load_profile("local"))) == ""  # the embedded Kafka

@@ -10,13 +10,18 @@ offset range must use the real end, so for a cluster declared to need it
 the end from the log itself: it fetches from (reported end - 1), the start of the last
 batch there, and takes the offset after the last record it sees. Everywhere else the
 reported end is used as it is.
+
+A declaration holds in the process that made it. Another process is told explicitly,
+never through this process's environment: the stack's services get `end_probe_env()` in
+the environment they are started with, Spark's Python workers a source option
+(`streaming.kafka_reader.source_options`), and a notebook's kernel finds its stack again
+(`stack.attach`), which declares what the stack knows.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
@@ -41,6 +46,7 @@ __all__ = [
     "READER_TIMEOUT_S",
     "declare_end_probe",
     "end_offsets",
+    "end_probe_env",
     "needs_end_probe",
     "position",
     "record_ranges",
@@ -52,9 +58,12 @@ log = logging.getLogger("workbench.kafka")
 
 
 #: The environment variable listing, as a JSON array of `bootstrap.servers` strings, the
-#: clusters whose ListOffsets(latest) is not the log's end; child processes (proxies,
-#: kernels, Spark's Python workers) inherit it.
+#: clusters whose ListOffsets(latest) is not the log's end: an operator's setting, and what
+#: the stack gives the services it starts (`end_probe_env`).
 END_PROBE_ENV = "WORKBENCH_END_PROBE"
+
+#: Clusters declared in this process (`declare_end_probe`).
+_declared_here: set[str] = set()
 
 
 #: Seconds an `OffsetReader` waits for an answer: a bound on a failure, never a wait on success.
@@ -64,10 +73,16 @@ READER_TIMEOUT_S = 30.0
 
 
 def declare_end_probe(bootstrap_servers: str) -> None:
-    """Read this cluster's end offsets from its logs, in this process and the ones it starts."""
+    """Read this cluster's end offsets from its logs in this process (see the module's docstring
+    for how the processes it starts are told)."""
+    _declared_here.add(bootstrap_servers)
+
+
+def end_probe_env() -> dict[str, str]:
+    """The environment that tells a process about to be started which clusters' ends to read
+    from their logs: every cluster this process does, or nothing when there is none."""
     declared = _declared()
-    if bootstrap_servers not in declared:
-        os.environ[END_PROBE_ENV] = json.dumps(sorted({*declared, bootstrap_servers}))
+    return {END_PROBE_ENV: json.dumps(sorted(declared))} if declared else {}
 
 
 def needs_end_probe(conf: KafkaConf) -> bool:
@@ -78,7 +93,7 @@ def needs_end_probe(conf: KafkaConf) -> bool:
 def _declared() -> frozenset[str]:
     from workbench.config import end_probe  # pydantic and yaml only where a reader is made
 
-    return end_probe()
+    return end_probe() | _declared_here
 
 
 def position(message: Message) -> tuple[Partition, int]:
@@ -150,11 +165,12 @@ class OffsetReader:
     between calls.
     """
 
-    def __init__(self, conf: KafkaConf, *, timeout: float = READER_TIMEOUT_S) -> None:
+    def __init__(self, conf: KafkaConf, *, timeout: float = READER_TIMEOUT_S, probe: bool | None = None) -> None:
         self.conf = conf
         self.timeout = timeout
-        #: Read ends from the logs (a cluster declared by `declare_end_probe`), else take ListOffsets'.
-        self.probe = needs_end_probe(conf)
+        #: Read ends from the logs (`probe=True`, or a cluster declared by `declare_end_probe`),
+        #: else take ListOffsets'.
+        self.probe = needs_end_probe(conf) if probe is None else probe
         self._admin: AdminClient | None = None
         #: (earliest, reported latest, true end) of each partition when its log was last read.
         self._seen: dict[Partition, tuple[int, int, int]] = {}

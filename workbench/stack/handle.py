@@ -35,7 +35,7 @@ class Stack:
 
     def __post_init__(self) -> None:
         """Tansu reports a log's end wrongly: its clients read ends from the logs (see
-        `kafka.offsets`), in this process and every one it starts."""
+        `kafka.offsets`), in this process and, told explicitly, in the ones it starts."""
         embedded_tansu = any(r.extra.get("broker") == "tansu" for r in self.services.values())
         cluster_tansu = not self.profile.embedded and self.profile.broker.kind == "tansu"
         if embedded_tansu or cluster_tansu:

@@ -87,6 +87,8 @@ class Service(ABC):
 
     def start(self, run_dir: Path, started: Mapping[str, ServiceRecord]) -> ServiceRecord:
         """Spawn the process and wait until it answers; the record is returned either way."""
+        from workbench.kafka.offsets import end_probe_env  # not at import: supervisors import this module
+
         host, port = self.listen_on()
         if port == 0:
             port = process.free_port(host)
@@ -103,7 +105,7 @@ class Service(ABC):
             argv = supervisor.supervised_command(self.name, state, argv)
             extra["supervisor_state"] = str(state)
         log_path = run_dir / "logs" / f"{self.name}.log"
-        proc = process.spawn(argv, log_path, self.env())
+        proc = process.spawn(argv, log_path, {**end_probe_env(), **self.env()})
         record = ServiceRecord(
             name=self.name,
             kind=self.kind,
@@ -159,7 +161,7 @@ class TansuBroker(Service):
 
         record = super().start(run_dir, started)
         record.extra.update({"broker": "tansu", "version": tansu_version()})
-        declare_end_probe(record.address)  # the proxies and the registry started after it inherit it
+        declare_end_probe(record.address)  # the proxies and the registry started after it are told (`end_probe_env`)
         return record
 
     def is_healthy(self, address: str) -> bool:

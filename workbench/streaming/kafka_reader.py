@@ -105,11 +105,18 @@ def source_options(target: Profile | Stack, **options: Any) -> dict[str, str]:
     """Source options for a stack: its `kafka.bootstrap.servers` and client settings, then yours.
 
     Values are turned into the strings Spark wants: booleans as true/false, dicts (for
-    `assign`, `startingOffsets`) as JSON.
+    `assign`, `startingOffsets`) as JSON. A cluster whose log ends are read from the logs
+    (Tansu) gets `readEndsFromLog`: the workbench source's reader runs in a Python worker
+    Spark starts, which knows only what its options say (Spark's own connector ignores it).
     """
+    from workbench.kafka.offsets import needs_end_probe
+
     stack = _stack(target)
     client = {f"kafka.{k}": v for k, v in stack.profile.kafka.common.items()}
-    merged: dict[str, Any] = {"kafka.bootstrap.servers": stack.bootstrap_servers, **client, **options}
+    merged: dict[str, Any] = {"kafka.bootstrap.servers": stack.bootstrap_servers, **client}
+    if needs_end_probe({"bootstrap.servers": stack.bootstrap_servers}):
+        merged["readEndsFromLog"] = True
+    merged.update(options)
     return {k: option_text(v) for k, v in merged.items()}
 
 

@@ -135,6 +135,9 @@ class SourceOptions:
     poll_timeout_ms: int = 120_000
     offset_fetch_retries: int = 3
     offset_retry_interval_ms: int = 1000
+    #: `readEndsFromLog`, the workbench's own option: the cluster reports log ends short (Tansu),
+    #: so they are read from the logs (`kafka.offsets`). `source_options` sets it for such a stack.
+    read_ends_from_log: bool = False
 
     @property
     def topic_description(self) -> str:
@@ -222,6 +225,7 @@ def parse_options(options: Mapping[str, Any], *, streaming: bool | None) -> Sour
         poll_timeout_ms=_positive(params, "kafkaconsumer.polltimeoutms") or 120_000,
         offset_fetch_retries=_non_negative(params, "fetchoffset.numretries", 3),
         offset_retry_interval_ms=_non_negative(params, "fetchoffset.retryintervalms", 1000),
+        read_ends_from_log=_boolean(params, "readendsfromlog", False),
     )
 
 

@@ -189,7 +189,7 @@ class _Broker:
 
     def __init__(self, options: SourceOptions) -> None:
         self.options = options
-        self.offsets = OffsetReader(options.kafka)
+        self.offsets = OffsetReader(options.kafka, probe=options.read_ends_from_log or None)
 
     def close(self) -> None:
         self.offsets.close()
