@@ -18,7 +18,8 @@ from workbench.config import KafkaConf
 from workbench.errors import BenchError, StackError
 from workbench.kafka.admin import admin_client
 from workbench.replication import cut_link_run, flow_states, offset_shift_run, remote_topic
-from workbench.stack import Stack, process, status
+from workbench.replication.worker_kill import CONNECT_SESSION_TIMEOUT_S, source_task_worker
+from workbench.stack import Stack, attach, process, status
 from workbench.stack.mirror import MirrorWorker
 
 pytestmark = pytest.mark.timeout(600)
@@ -107,6 +108,22 @@ def test_a_cut_link_loses_nothing_and_the_flow_catches_up_after_it(geo: Stack) -
     check_contract(
         "cut_link", sweep("cut_link", [CHEAP["cut_link"]], repeat=2, stack=geo, record=False, progress=False)
     )
+
+
+def test_a_killed_worker_s_task_moves_on_nothing_is_lost_and_the_worker_comes_back(geo: Stack) -> None:
+    rows = sweep("worker_kill", [CHEAP["worker_kill"]], repeat=2, stack=geo, record=False, progress=False)
+    check_contract("worker_kill", rows)
+    for row in rows.to_dict("records"):
+        assert row["missing"] == 0 and row["replicated"] == row["records"] == 900, "every record offered is on b"
+        assert row["task_moved"], "the dead worker's task runs on the other worker"
+        # Nothing tells the group a SIGKILLed worker is gone before its session times out.
+        assert row["copying_again_s"] >= CONNECT_SESSION_TIMEOUT_S / 2
+        assert row["duplicates"] >= 0 and row["killed"] in {"mirror-1", "mirror-2"}
+    now = attach(geo.profile)
+    assert now is not None
+    workers = [r for r in now.services.values() if r.kind == "mirror-maker"]
+    assert len(workers) == 2 and all(process.is_ours(r.pid, r.create_time) for r in workers), "started again"
+    assert source_task_worker(now) in {r.address for r in workers}
 
 
 def test_only_a_link_the_workbench_started_is_cut() -> None:

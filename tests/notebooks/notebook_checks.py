@@ -279,6 +279,10 @@ def _geo_replication(report: Report, profile: Profile) -> None:
     html = _html(report, "13_geo_replication")
     assert "What the run says" in html and "MirrorMaker 2 (" in html and "records offered reached b" in html
     assert "skipped no record" in html
+    killed = results.load("worker_kill", run_id=report.run_id, profile=profile)
+    if profile.embedded:  # the workbench kills only a worker it started
+        assert len(killed) == 1 and killed["missing"].iloc[0] == 0 and killed["task_moved"].iloc[0]
+        assert "the worker running the flow's task" in html
 
 
 CHECKS: dict[str, Check] = {

@@ -3,6 +3,7 @@ its translation rule, and the offset-shift run's input checks and phase table.""
 
 from __future__ import annotations
 
+import math
 import struct
 import subprocess
 import time
@@ -218,3 +219,93 @@ def test_a_run_that_ends_before_its_cut_begins_freezes_nothing() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize(
+    ("params", "says"),
+    [
+        ({"after_s": float("nan")}, "after_s must be"),
+        ({"rate": 0}, "rate must be"),
+        ({"partitions": 65}, "partitions must be"),
+        ({}, "kills only a MirrorMaker worker it started"),  # the stack of an unstarted profile runs none
+    ],
+)
+def test_a_worker_kill_refuses_bad_input_and_foreign_workers_before_touching_a_process(
+    params: dict[str, Any], says: str
+) -> None:
+    from workbench.replication import worker_kill_run
+    from workbench.stack import Stack
+
+    with pytest.raises(BenchError, match=says):
+        worker_kill_run(Stack(load_profile("local-geo")), **params)
+
+
+def test_a_kill_cancelled_before_its_moment_kills_nothing() -> None:
+    from workbench.replication.worker_kill import _Kill
+
+    child, record = _sleeper()
+    try:
+        kill = _Kill(record, at_s=0.3)
+        kill.start()
+        kill.cancel()  # what the run's `finally` does when the load fails first
+        kill.join(5)
+        assert child.poll() is None and not kill.killed
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_kill_ends_the_worker_at_its_moment() -> None:
+    from workbench.replication.worker_kill import _Kill
+
+    child, record = _sleeper()
+    try:
+        kill = _Kill(record, at_s=0.1)
+        kill.start()
+        kill.join(5)
+        assert child.wait(5) == -9 and kill.killed
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_the_worker_kill_sentence_is_computed_from_the_row() -> None:
+    from workbench.replication import worker_kill_sentence
+
+    row = {
+        "killed": "mirror-2",
+        "rate": 1000.0,
+        "after_s": 25.0,
+        "silence_s": 16.9,
+        "copying_again_s": 17.2,
+        "catch_up_s": 0.6,
+        "task_moved": True,
+        "missing": 0,
+        "duplicates": 2986,
+        "session_timeout_s": 10.0,
+        "rebalance_delay_s": 5.0,
+    }
+    said = worker_kill_sentence(row)
+    assert "without a new record for 16.9 s; the task copied again 17.2 s after the kill" in said
+    assert "10 s session timeout plus a 5 s rebalance delay, 15 s), on the other worker" in said
+    assert "b was current again 17.8 s after the kill. 0 records were lost and 2,986 copied twice" in said
+    lost = worker_kill_sentence({**row, "copying_again_s": float("nan")})
+    assert "did not move to another worker within 25 s" in lost
+    assert "rebalance delay" not in worker_kill_sentence({**row, "rebalance_delay_s": float("nan")})
+
+
+def test_a_kill_s_silence_is_the_longest_time_b_appended_nothing_after_it() -> None:
+    from workbench.replication.worker_kill import silence
+
+    # 1 record per 100 ms on a from 0 to 3,900 ms, killed at 1,000 ms: the records of 1,000 and
+    # 1,100 ms were already sent and land at 1,005 and 1,105; the rest wait for 2,500 ms.
+    a_ms = [float(t) for t in range(0, 4000, 100)]
+    b_ms = [t + 5 if t <= 1100 else max(t + 5, 2500 + (t - 1200) / 10) for t in a_ms]
+    records = pd.DataFrame({"a_ms": a_ms, "b_ms": b_ms})
+    records["lag_ms"] = records["b_ms"] - records["a_ms"]
+    found = silence(records, 1000.0)
+    assert found["silence_s"] == pytest.approx(1.395)  # 1,105 to 2,500 ms
+    assert found["copying_again_s"] == pytest.approx(1.5)
+    assert found["backlog"] == 13  # appended from 1,300 to 2,500 ms (1,200's copy ends the silence)
+    assert "first_copy_s" not in found
+    assert math.isnan(silence(records.assign(b_ms=float("nan")), 1000.0)["copying_again_s"])

@@ -9,7 +9,7 @@ import pytest
 from workbench.config import load_profile
 from workbench.errors import ConfigError
 from workbench.java import java_cause
-from workbench.replication import NOTEBOOK_INTERVALS, flows, mirror_properties, remote_topic
+from workbench.replication import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, flows, mirror_properties, remote_topic
 from workbench.stack import Stack
 from workbench.stack.kafka import KafkaCluster, PeerKafkaNode, peer_nodes
 from workbench.stack.mirror import mirror_cause
@@ -23,6 +23,7 @@ def test_the_geo_profile_replicates_a_to_b_with_short_intervals() -> None:
     assert (values["a->b.enabled"], values["b->a.enabled"]) == ("true", "false")
     assert values["dedicated.mode.enable.internal.rest"] == "true" and values["listeners"] == "http://127.0.0.1:9"
     assert all(values[key] == value for key, value in NOTEBOOK_INTERVALS.items())
+    assert values["b.scheduled.rebalance.max.delay.ms"] == str(REBALANCE_DELAY_MS)  # a worker setting: the target's
     assert values["replication.factor"] == "1" and values["offset-syncs.topic.replication.factor"] == "1"
     assert flows(values) == ["a->b"]
 

@@ -39,6 +39,8 @@ from workbench.replication import (
     offset_shift_run,
     replication_lag,
     replication_lag_run,
+    worker_kill,
+    worker_kill_run,
 )
 from workbench.retention import (
     COMPACTION_DEFAULTS,
@@ -394,6 +396,25 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "duplicates",
             ),
             spread_of=("catch_up_s",),
+        ),
+        Experiment(
+            "worker_kill",
+            worker_kill,
+            "the MirrorMaker worker running the flow's task killed under load: the gap on b, catch-up, copies twice",
+            parameters=worker_kill_run,
+            needs="replication",
+            shown=(
+                "rate",
+                "killed",
+                "silence_s",
+                "copying_again_s",
+                "catch_up_s",
+                "lag_max_ms",
+                "task_moved",
+                "missing",
+                "duplicates",
+            ),
+            spread_of=("copying_again_s",),
         ),
         Experiment(
             "retention_deletes",

@@ -19,6 +19,7 @@ Modules:
     failover    a consumer group moved from a to b: records re-read, records skipped
     offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
     cut_link    the flow stopped under load, then resumed: backlog, catch-up time and rate
+    worker_kill  the worker running the flow's task killed under load: the gap, catch-up, copies twice
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
     flows       a flow's connectors and tasks as a table
@@ -35,6 +36,7 @@ from workbench.replication.conclusions import (
     pickup_sentence,
     refresh_seconds,
     setup_sentence,
+    worker_kill_sentence,
 )
 from workbench.replication.cut_link import (
     CUT_DEFAULTS,
@@ -57,17 +59,20 @@ from workbench.replication.offset_shift import (
     offset_shift_run,
     phase_table,
 )
-from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, flows, mirror_properties
+from workbench.replication.worker_kill import KILL_DEFAULTS, worker_kill, worker_kill_run, worker_kill_unavailable
+from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, flows, mirror_properties
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
 
 __all__ = [
     "CONNECTORS", "CUT_DEFAULTS", "Checkpoint", "ConnectorState", "CutLinkRun", "FAILOVER_DEFAULTS",
-    "FailoverRun", "GEO_PROFILE", "LAG_DEFAULTS", "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS",
-    "OffsetShiftRun", "OffsetSync", "ReplicationLagRun", "catch_up", "checkpoints",
-    "consumer_failover", "consumer_failover_run", "copies_sentence", "cut_link", "cut_link_run",
-    "cut_link_sentence", "cut_link_unavailable", "failover_sentence", "flow_states", "flow_table",
-    "flows", "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run",
-    "offset_shift_sentence", "offset_syncs", "offsets_claim_sentence", "phase_table",
-    "pickup_sentence", "refresh_seconds", "release", "remote_topic", "replicating_stack",
-    "replication_lag", "replication_lag_run", "setup_sentence", "status_topic", "translate"
+    "FailoverRun", "GEO_PROFILE", "KILL_DEFAULTS", "LAG_DEFAULTS", "NOTEBOOK_INTERVALS",
+    "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS", "ReplicationLagRun",
+    "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run",
+    "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable",
+    "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence", "mirror_properties",
+    "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
+    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
+    "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence",
+    "status_topic", "translate", "worker_kill", "worker_kill_run",
+    "worker_kill_sentence", "worker_kill_unavailable"
 ]  # fmt: skip

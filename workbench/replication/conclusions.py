@@ -25,6 +25,7 @@ __all__ = [
     "pickup_sentence",
     "refresh_seconds",
     "setup_sentence",
+    "worker_kill_sentence",
 ]
 
 
@@ -150,6 +151,35 @@ def failover_sentence(row: Mapping[str, Any]) -> str:
     return (
         said
         + f", {within} offset.lag.max = {format_number(lag_max)}, the gap MirrorMaker lets its offset syncs leave)."
+    )
+
+
+def worker_kill_sentence(row: Mapping[str, Any]) -> str:
+    """What a killed worker cost: how long b received nothing, when it was current again, what came twice."""
+    if not math.isfinite(row["copying_again_s"]):
+        return (
+            f"After {row['killed']} was killed, b received nothing more while the load lasted: its task did not "
+            f"move to another worker within {row['after_s']:.0f} s."
+        )
+    waited = row["session_timeout_s"] + row["rebalance_delay_s"]
+    expected = (
+        f" (the workers are set to wait the {row['session_timeout_s']:.0f} s session timeout plus a "
+        f"{row['rebalance_delay_s']:.0f} s rebalance delay, {waited:.0f} s)"
+        if math.isfinite(waited)
+        else ""
+    )
+    current = (
+        f" and b was current again {row['copying_again_s'] + row['catch_up_s']:.1f} s after the kill"
+        if math.isfinite(row["catch_up_s"])
+        else " but b was not current again before the load ended"
+    )
+    return (
+        f"Killing {row['killed']}, the worker running the flow's task, at {format_number(row['rate'])} records/s "
+        f"left b without a new record for {row['silence_s']:.1f} s; the task copied again "
+        f"{row['copying_again_s']:.1f} s after the kill{expected}, "
+        + ("on the other worker" if row["task_moved"] else "on the same worker")
+        + f"{current}. {format_number(row['missing'])} records were lost and {format_number(row['duplicates'])} "
+        "copied twice: the task restarted from the source offsets its worker had last committed."
     )
 
 

@@ -37,7 +37,7 @@ import pandas as pd
 
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import APPEND_TIME, joined_appends, offer, pick_up, settle
+from workbench.replication.lag import APPEND_TIME, copy_counts, joined_appends, offer, pick_up, settle
 from workbench.replication.naming import remote_topic
 from workbench.stack import process
 
@@ -55,6 +55,7 @@ __all__ = [
     "cut_link",
     "cut_link_run",
     "cut_link_unavailable",
+    "own_workers",
 ]
 
 #: The run's defaults: 3 s of load before the cut, a 5 s cut, 4 s of load after it.
@@ -100,7 +101,7 @@ def cut_link_run(
             the load are counted as `missing` in the row.
     """
     _check(rate, before_s, cut_s, after_s, partitions, record_bytes)
-    workers = _workers(stack)
+    workers = own_workers(stack)
     if not workers:
         raise BenchError(UNAVAILABLE)
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
@@ -169,11 +170,13 @@ def _check(rate: float, before_s: float, cut_s: float, after_s: float, partition
 
 def cut_link_unavailable(stack: Stack) -> str | None:
     """Why this stack's link cannot be cut (one line), or None: only workers the workbench started are stopped."""
-    return None if _workers(stack) else UNAVAILABLE
+    return None if own_workers(stack) else UNAVAILABLE
 
 
-def _workers(stack: Stack) -> list[ServiceRecord]:
-    workers = [r for r in stack.services.values() if r.kind == "mirror-maker"]
+def own_workers(stack: Stack) -> list[ServiceRecord]:
+    """The stack's MirrorMaker workers that the workbench started and that run now (as the
+    state file has them: a worker a kill restarted since `stack` was made has a new PID)."""
+    workers = [r for r in stack.refreshed().services.values() if r.kind == "mirror-maker"]
     return [r for r in workers if process.is_ours(r.pid, r.create_time)]
 
 
@@ -205,8 +208,10 @@ class _Cut(threading.Thread):
     def resume(self) -> None:
         with self._lock:
             if not self._resumed.is_set():
-                self._signal(signal.SIGCONT)
+                # Read before the signal: a thread descheduled after it would date the resume
+                # after copies the workers already made (stopped_ms is read after SIGSTOP, likewise).
                 self.resumed_ms = time.time() * 1000
+                self._signal(signal.SIGCONT)
                 self._resumed.set()
 
     def _signal(self, which: signal.Signals) -> None:
@@ -240,9 +245,7 @@ def _row(
         extra={
             **catch_up(records, cut.stopped_ms, cut.resumed_ms),
             "cut_measured_s": (cut.resumed_ms - cut.stopped_ms) / 1000,
-            "replicated": len(arrived),
-            "missing": len(records) - len(arrived),
-            "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
+            **copy_counts(records),
             "workers_stopped": len(cut.workers),
             "pickup_s": pickup_s,
             "settle_s": settle_s,

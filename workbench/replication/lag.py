@@ -39,6 +39,7 @@ __all__ = [
     "PICKUP_LIMIT_S",
     "ReplicationLagRun",
     "SETTLE_LIMIT_S",
+    "copy_counts",
     "joined_appends",
     "offer",
     "pick_up",
@@ -187,6 +188,17 @@ def joined_appends(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], 
     return joined.drop_duplicates("seq").drop(columns=["partition_b"]).reset_index(drop=True)
 
 
+def copy_counts(records: pd.DataFrame) -> dict[str, int]:
+    """Of the records `joined_appends` found on a: how many b holds, how many it lacks, and
+    how many extra copies it holds."""
+    replicated = int(records["b_ms"].notna().sum())
+    return {
+        "replicated": replicated,
+        "missing": len(records) - replicated,
+        "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
+    }
+
+
 def _appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
     rows = [
         (int(r.value[:SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
@@ -223,9 +235,7 @@ def _row(
         latencies=lags,
         latency_of="append on a → append on b",
         extra={
-            "replicated": len(arrived),
-            "missing": len(records) - len(arrived),
-            "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
+            **copy_counts(records),
             "offset_shift_max": int((arrived["b_offset"] - arrived["a_offset"]).abs().max()) if len(arrived) else 0,
             "pickup_s": pickup_s,
             "settle_s": settle_s,

@@ -36,7 +36,16 @@ Modules:
 
 from workbench.stack.handle import CREATE_BATCH, Stack, TemporaryTopics
 from workbench.stack.health import broker_description, data_fate, status
-from workbench.stack.lifecycle import ServiceRestart, attach, down, restart_broker, restart_service, running, up
+from workbench.stack.lifecycle import (
+    ServiceRestart,
+    attach,
+    down,
+    restart_broker,
+    restart_mirror_worker,
+    restart_service,
+    running,
+    up,
+)
 from workbench.stack.state import ServiceRecord
 
 __all__ = [
@@ -50,6 +59,7 @@ __all__ = [
     "data_fate",
     "down",
     "restart_broker",
+    "restart_mirror_worker",
     "restart_service",
     "running",
     "status",

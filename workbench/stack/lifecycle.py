@@ -24,7 +24,7 @@ from workbench.stack.handle import Stack
 from workbench.stack.health import health_check
 from workbench.stack.kafka import kafka_nodes, peer_nodes, restart_node
 from workbench.stack.log_ends import check_log_ends
-from workbench.stack.mirror import mirror_workers
+from workbench.stack.mirror import MirrorWorker, mirror_workers
 from workbench.stack.nginx import INSTALL_HINT, find_nginx
 from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Service, TansuBroker
 from workbench.stack.spark import spark_services
@@ -35,6 +35,7 @@ __all__ = [
     "attach",
     "down",
     "restart_broker",
+    "restart_mirror_worker",
     "restart_service",
     "running",
     "services_for",
@@ -118,6 +119,27 @@ def restart_broker(stack: Stack, name: str) -> Stack:
             raise StackError(f"{name!r} is not a broker of the running {stack.profile.name!r} stack")
         state.services[name] = restart_node(state.services[name])
         state.save(run_dir)
+    return Stack(stack.profile, state.services, stack.started_here)
+
+
+def restart_mirror_worker(stack: Stack, name: str) -> Stack:
+    """Start again a MirrorMaker worker of this embedded stack that died or was killed, with
+    the profile's properties, and record it: an experiment that kills a worker restores the
+    flow's workers. Returns once it says it started (and, for the last worker, once the flow runs).
+
+    Raises:
+        StackError: no such worker, it still runs, or it did not start (MirrorMaker's cause).
+    """
+    run_dir = stack.profile.path(stack.profile.run_dir)
+    with locked(run_dir):
+        state = StackState.load(run_dir)
+        old = state.services.get(name) if state is not None else None
+        if state is None or old is None or old.kind != MirrorWorker.kind:
+            raise StackError(f"{name!r} is not a MirrorMaker worker of the running {stack.profile.name!r} stack")
+        if process.is_ours(old.pid, old.create_time):
+            raise StackError(f"{name} is still running (pid {old.pid})")
+        process.stop(old.pid, old.create_time)  # reaps it, when it was this process's child
+        _start(MirrorWorker(stack.profile, name), run_dir, state)
     return Stack(stack.profile, state.services, stack.started_here)
 
 

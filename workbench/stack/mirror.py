@@ -150,19 +150,27 @@ class MirrorWorker(Service):
             time.sleep(0.2)
 
     def _wait_flows(self, record: ServiceRecord, deadline: float) -> None:
+        """Every flow's source connector and task run, and have stayed where they run for
+        `mirror_status.SETTLED_S`: the workers started last join the group and take over
+        work a few seconds after they say they started, and a flow measured meanwhile stops."""
         from workbench.stack.mirror_plan import flows
-        from workbench.stack.mirror_status import flow_states
+        from workbench.stack.mirror_status import SETTLED_S, flow_states, source_task
 
         for flow in flows(self._properties):
             source, target = flow.split("->")
             conf = {"bootstrap.servers": self._properties[f"{target}.bootstrap.servers"]}
+            seen, since = None, time.monotonic()
             while True:
-                state = flow_states(conf, source).get("MirrorSourceConnector")
-                if state is not None and state.state == "RUNNING":
-                    break
-                if state is not None and state.state == "FAILED":
-                    first = (state.trace or "no trace").splitlines()[0]
+                states = flow_states(conf, source)
+                failed = next((s for s in states.values() if s.state == "FAILED"), None)
+                if failed is not None:
+                    first = (failed.trace or "no trace").splitlines()[0]
                     raise StackError(f"MirrorMaker's flow {flow} failed: {first}")
+                now = source_task(states)
+                if now != seen:
+                    seen, since = now, time.monotonic()
+                elif now[0] is not None and time.monotonic() - since >= SETTLED_S:
+                    break
                 if not process.is_ours(record.pid, record.create_time):
                     raise StackError(f"{self.name} exited")  # the caller names MirrorMaker's cause
                 if time.monotonic() > deadline:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from workbench.config import Profile
 
-__all__ = ["NOTEBOOK_INTERVALS", "flows", "mirror_properties"]
+__all__ = ["NOTEBOOK_INTERVALS", "REBALANCE_DELAY_MS", "flows", "mirror_properties"]
 
 #: MirrorMaker settings the embedded stack shortens (MirrorMaker's defaults in the comments).
 NOTEBOOK_INTERVALS: dict[str, str] = {
@@ -27,6 +27,10 @@ NOTEBOOK_INTERVALS: dict[str, str] = {
     "sync.topic.configs.interval.seconds": "5",  # 600
     "sync.topic.acls.enabled": "false",  # true: the embedded clusters have no authorizer
 }
+
+#: Milliseconds a flow's workers wait for a dead worker to return before its tasks move
+#: (`scheduled.rebalance.max.delay.ms`; Connect's default is 300000).
+REBALANCE_DELAY_MS = 5_000
 
 
 def mirror_properties(
@@ -58,6 +62,11 @@ def mirror_properties(
         "status.storage.replication.factor": target_rf,
         "config.storage.replication.factor": target_rf,
         **NOTEBOOK_INTERVALS,
+        # A worker that dies is out of the group after its session timeout (10 s); Connect
+        # then waits this long for it to come back before giving its tasks to the others
+        # (Connect's default 300000: five minutes without replication). Worker settings take
+        # the target's alias: MirrorMaker builds each flow's worker from `<target>.` keys.
+        f"{b}.scheduled.rebalance.max.delay.ms": str(REBALANCE_DELAY_MS),
         # Find the connectors by their ServiceLoader manifests instead of scanning every jar
         # (Connect's default, `hybrid_warn`, says they all have one): MirrorMaker's own
         # plugins, and each flow's worker (configured by the target's alias) its own.

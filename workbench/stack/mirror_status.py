@@ -11,13 +11,14 @@ mode serves no such endpoint, so the topic is what there is to read, on any clus
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from workbench import kafka
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 
-__all__ = ["CONNECTORS", "ConnectorState", "flow_states", "status_topic"]
+__all__ = ["CONNECTORS", "ConnectorState", "SETTLED_S", "flow_states", "source_task", "status_topic"]
 
 #: The connectors MirrorMaker runs for each flow.
 CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeartbeatConnector")
@@ -25,15 +26,36 @@ CONNECTORS = ("MirrorSourceConnector", "MirrorCheckpointConnector", "MirrorHeart
 
 @dataclass(frozen=True)
 class ConnectorState:
-    """One connector's or task's latest state: `name` is `MirrorSourceConnector` or `MirrorSourceConnector-0`."""
+    """One connector's or task's latest state: `name` is `MirrorSourceConnector` or `MirrorSourceConnector-0`;
+    `worker` the worker that wrote it, as MirrorMaker names it: its internal REST listener's
+    `host:port` (KIP-710) and the flow, `127.0.0.1:32009/a->b`; `generation` the workers' group
+    generation it was written in (each rebalance starts a new one)."""
 
     name: str
     state: str
     trace: str | None = None
+    worker: str | None = None
+    generation: int = -1
 
     @property
     def is_task(self) -> bool:
         return self.name.rsplit("-", 1)[-1].isdigit()
+
+
+#: Seconds a flow's status must stay the same to count as settled. A worker joins its group,
+#: and takes over tasks, a few seconds after it says it started: the leader waits up to
+#: `scheduled.rebalance.max.delay.ms` (5 s here) before it moves work to a newcomer.
+SETTLED_S = 8.0
+
+
+def source_task(states: Mapping[str, ConnectorState]) -> tuple[str | None, int]:
+    """Where the flow's copier runs, `host:port` of its worker (None: not running, or nowhere
+    said), and the newest group generation in the status: what changes when work moves."""
+    generation = max((s.generation for s in states.values()), default=-1)
+    connector, task = states.get("MirrorSourceConnector"), states.get("MirrorSourceConnector-0")
+    if connector is None or task is None or connector.state != "RUNNING" or task.state != "RUNNING":
+        return None, generation
+    return (task.worker or "").split("/", 1)[0] or None, generation  # MirrorMaker names a worker `host:port/a->b`
 
 
 def status_topic(source_alias: str) -> str:
@@ -80,6 +102,13 @@ def _state(name: str, value: bytes | None) -> tuple[int, ConnectorState | None]:
         body = json.loads(value)
     except ValueError:
         raise KafkaError(f"the MirrorMaker status of {name} is not Connect's JSON: {value[:80]!r}") from None
-    generation = body.get("generation")
-    state = ConnectorState(name, str(body.get("state", "UNKNOWN")), body.get("trace"))
-    return (generation if isinstance(generation, int) else -1), state
+    found, worker = body.get("generation"), body.get("worker_id")
+    generation = found if isinstance(found, int) else -1
+    state = ConnectorState(
+        name,
+        str(body.get("state", "UNKNOWN")),
+        body.get("trace"),
+        worker if isinstance(worker, str) else None,
+        generation,
+    )
+    return generation, state

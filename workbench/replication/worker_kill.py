@@ -1,0 +1,303 @@
+"""A MirrorMaker worker killed under load: how long the flow stops, and what is copied twice.
+
+MirrorMaker's workers form a Kafka Connect cluster; a flow's source task runs on one of
+them. When that process dies without a word (SIGKILL: a crashed host), nothing tells the
+others at once. The Connect group on b notices when the worker's session times out (10 s,
+Connect's `session.timeout.ms`), and the group's leader then waits
+`scheduled.rebalance.max.delay.ms` for it to come back before it gives its tasks to the
+survivors (five minutes by Connect's default; the embedded stack's
+`mirror_plan.REBALANCE_DELAY_MS`). The task restarts on a survivor from the source
+offsets its worker last committed (every `offset.flush.interval.ms`, 60 s by default),
+so every record it copied after that commit is copied again: at least once, not once.
+
+The run offers records open-loop on a (as `replication_lag` does, both appends stamped by
+the brokers), `before_s` into the load kills the worker that runs the flow's source task
+(only a worker the workbench started), and the load goes on `after_s` more. Each record's
+two appends then say how long b received nothing (`silence`), when the task copied again
+and when b was current again after that (`catch_up_s`, the rule of `cut_link.catch_up`),
+and how many records b holds twice.
+The killed worker is started again at the end, whatever happened.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from workbench.errors import BenchError
+from workbench.measure.schedule import Phase, RateSchedule
+from workbench.replication.cut_link import CATCH_UP_LIMIT_S, catch_up, own_workers
+from workbench.replication.lag import APPEND_TIME, copy_counts, joined_appends, offer, pick_up, settle
+from workbench.replication.naming import remote_topic
+from workbench.stack import process
+
+if TYPE_CHECKING:
+    from workbench.stack import Stack
+    from workbench.stack.state import ServiceRecord
+
+__all__ = [
+    "CONNECT_SESSION_TIMEOUT_S",
+    "KILL_DEFAULTS",
+    "SOURCE_TASK",
+    "VICTIM_WAIT_S",
+    "WorkerKillRun",
+    "silence",
+    "source_task_worker",
+    "worker_kill",
+    "worker_kill_run",
+    "worker_kill_unavailable",
+]
+
+#: The run's defaults: 3 s of load before the kill, 25 s after it (the session timeout and
+#: the rebalance delay must pass within it for the flow to move on while records still come).
+KILL_DEFAULTS: dict[str, Any] = {"rate": 1_000.0, "before_s": 3.0, "after_s": 25.0, "partitions": 3}
+#: Connect's worker `session.timeout.ms` (MirrorMaker leaves it at Connect's default), in seconds.
+CONNECT_SESSION_TIMEOUT_S = 10.0
+#: The flow's task whose worker is killed: MirrorMaker's copier of records.
+SOURCE_TASK = "MirrorSourceConnector-0"
+#: Seconds to wait for a worker to say it runs the source task (a rebalance may be under way).
+VICTIM_WAIT_S = 90.0
+
+
+@dataclass(frozen=True)
+class WorkerKillRun:
+    """A run's contract row; each record's appends (`seq`, `a_ms`, `b_ms`, `lag_ms`, `copies`);
+    the kill's moment in epoch ms; and which worker ran the source task before and after."""
+
+    row: dict[str, Any]
+    records: pd.DataFrame
+    killed_ms: float
+    killed: str
+    task_worker_after: str | None
+
+
+def worker_kill_run(
+    stack: Stack,
+    *,
+    rate: float = KILL_DEFAULTS["rate"],
+    before_s: float = KILL_DEFAULTS["before_s"],
+    after_s: float = KILL_DEFAULTS["after_s"],
+    partitions: int = KILL_DEFAULTS["partitions"],
+    record_bytes: int = 100,
+    topic_prefix: str = "wb-geo-kill",
+) -> WorkerKillRun:
+    """Offer `rate` records/s on a for `before_s + after_s`; kill the source task's worker `before_s` in.
+
+    Raises:
+        BenchError: a parameter out of range, a stack without two MirrorMaker workers the
+            workbench started, or a source task no worker of the stack runs. Records b lacks
+            `CATCH_UP_LIMIT_S` after the load are counted as `missing` in the row.
+    """
+    _check(rate, before_s, after_s, partitions, record_bytes)
+    reason = worker_kill_unavailable(stack)
+    if reason is not None:
+        raise BenchError(reason)
+    kill = _Kill(_victim(stack), before_s)
+    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
+    target = remote_topic(stack.profile, source)
+    stack.create_topics({source: partitions}, config=APPEND_TIME)
+    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
+    try:
+        pickup_s = pick_up(stack, source, target)
+        kill.start()
+        run = offer(stack, source, RateSchedule([Phase("offered", before_s + after_s, rate)]), record_bytes)
+        kill.join()
+        settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
+        records = _every_copy(stack, source, target)
+        after = source_task_worker(stack)
+    finally:
+        kill.cancel()
+        _restart(stack, kill)
+        stack.delete_topics([source])
+        stack.delete_topics([target], peer=True)
+    params = {"rate": rate, "before_s": before_s, "after_s": after_s, "partitions": partitions}
+    row = _row(stack, params, records, kill, after, run.slips, pickup_s, settle_s, record_bytes)
+    return WorkerKillRun(row, records, kill.killed_ms, kill.worker.name, after)
+
+
+def worker_kill(stack: Stack, *, topic_prefix: str = "wb-geo-kill", **params: Any) -> dict[str, Any]:
+    """One run's row (the registered experiment `worker_kill`). See `worker_kill_run`."""
+    return worker_kill_run(stack, topic_prefix=topic_prefix, **params).row
+
+
+def worker_kill_unavailable(stack: Stack) -> str | None:
+    """Why no worker of this stack can be killed (one line), or None."""
+    workers = own_workers(stack)
+    if not workers:
+        return (
+            "the workbench kills only a MirrorMaker worker it started, and this stack runs none of its own "
+            "(a cluster profile's MirrorMaker is its operator's)"
+        )
+    if len(workers) < 2:
+        return f"a killed worker's tasks need another worker to move to; this stack runs {len(workers)}"
+    return None
+
+
+def source_task_worker(stack: Stack) -> str | None:
+    """The worker (`host:port` of its REST listener) that last said it runs the flow's source task."""
+    return _task_and_generation(stack)[0]
+
+
+def _task_and_generation(stack: Stack) -> tuple[str | None, int]:
+    from workbench.stack.mirror_status import flow_states, source_task
+
+    return source_task(flow_states(stack.peer_config(), stack.profile.replication.source))
+
+
+def silence(records: pd.DataFrame, killed_ms: float) -> dict[str, float]:
+    """What a kill cost, from each record's appends: `silence_s`, the longest time from the kill
+    on in which b appended no record (records the worker had already sent still land just after
+    it); `copying_again_s`, from the kill to the end of that silence (the task running again
+    elsewhere); then `cut_link.catch_up`'s figures from that moment (`backlog` then,
+    `catch_up_s` to current again). NaN where nothing was copied after the kill."""
+    copied = np.sort(records["b_ms"].dropna().to_numpy(dtype=float))
+    stamps = np.concatenate([[killed_ms], copied[copied >= killed_ms]])
+    if len(stamps) < 2 or not math.isfinite(killed_ms):
+        nan = float("nan")
+        return {"silence_s": nan, "copying_again_s": nan, **catch_up(records, killed_ms, nan)}
+    longest = int(np.argmax(np.diff(stamps)))
+    resumed_ms = float(stamps[longest + 1])
+    found = catch_up(records, killed_ms, resumed_ms)
+    del found["first_copy_s"]  # 0 by construction: the silence ends with a copy
+    return {
+        "silence_s": (resumed_ms - float(stamps[longest])) / 1000,
+        "copying_again_s": (resumed_ms - killed_ms) / 1000,
+        **found,
+    }
+
+
+def _check(rate: float, before_s: float, after_s: float, partitions: int, record_bytes: int) -> None:
+    checks = [
+        ("rate", rate, 1, 20_000),
+        ("before_s", before_s, 0.5, 300),
+        ("after_s", after_s, 1, 900),
+        ("partitions", partitions, 1, 64),
+        ("record_bytes", record_bytes, 10, 1_000_000),
+    ]
+    for name, value, low, high in checks:
+        if not low <= value <= high:  # NaN fails too
+            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+
+
+def _victim(stack: Stack, timeout_s: float = VICTIM_WAIT_S) -> ServiceRecord:
+    """The worker the flow's source task runs on, once the workers' group is settled: the
+    task's worker and the group's generation unchanged for `SETTLED_S` (a worker started
+    again joins the group and takes tasks over a few seconds after it says it started;
+    killing the task's worker meanwhile would kill one that is handing it over)."""
+    from workbench.stack.mirror_status import SETTLED_S
+
+    deadline = time.monotonic() + timeout_s
+    seen, since = _task_and_generation(stack), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = _task_and_generation(stack)
+        if now != seen:
+            seen, since = now, time.monotonic()
+            continue
+        worker = next((w for w in own_workers(stack) if w.address == now[0]), None)
+        if worker is not None and time.monotonic() - since >= SETTLED_S:
+            return worker
+    raise BenchError(
+        f"MirrorMaker's workers did not settle with {SOURCE_TASK} on one of this stack's workers within "
+        f"{timeout_s:.0f} s (Connect's status names {seen[0]}); see `workbench status`"
+    )
+
+
+class _Kill(threading.Thread):
+    """Kills one worker `at_s` after it starts, unless cancelled first (a run that fails before)."""
+
+    def __init__(self, worker: ServiceRecord, at_s: float) -> None:
+        super().__init__(name="worker-kill", daemon=True)
+        self.worker, self.at_s = worker, at_s
+        self.killed_ms = float("nan")
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        if self._cancelled.wait(self.at_s):
+            return
+        with self._lock:
+            if not self._cancelled.is_set() and process.is_ours(self.worker.pid, self.worker.create_time):
+                os.kill(self.worker.pid, signal.SIGKILL)
+                self.killed_ms = time.time() * 1000
+
+    def cancel(self) -> None:
+        with self._lock:
+            self._cancelled.set()
+
+    @property
+    def killed(self) -> bool:
+        return math.isfinite(self.killed_ms)
+
+
+def _rebalance_delay_s(stack: Stack) -> float:
+    """`scheduled.rebalance.max.delay.ms` of the flow's workers, in seconds: the profile's, else the stack's."""
+    from workbench.stack.mirror_plan import REBALANCE_DELAY_MS
+
+    key = f"{stack.profile.replication.target}.scheduled.rebalance.max.delay.ms"
+    return float(stack.profile.replication.properties.get(key, REBALANCE_DELAY_MS)) / 1000
+
+
+def _every_copy(stack: Stack, source: str, target: str) -> pd.DataFrame:
+    """Each record's appends, read again until b holds every one or `CATCH_UP_LIMIT_S` passed:
+    b's count reaches the records offered early when some are there twice."""
+    deadline = time.monotonic() + CATCH_UP_LIMIT_S
+    while True:
+        records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+        if records["b_ms"].notna().all() or time.monotonic() > deadline:
+            return records
+        time.sleep(1.0)
+
+
+def _restart(stack: Stack, kill: _Kill) -> None:
+    """Start the killed worker again, so the stack is whole for what runs next."""
+    from workbench.stack import restart_mirror_worker
+
+    if kill.killed:
+        restart_mirror_worker(stack, kill.worker.name)
+
+
+def _row(
+    stack: Stack,
+    params: dict[str, Any],
+    records: pd.DataFrame,
+    kill: _Kill,
+    after: str | None,
+    slips: int,
+    pickup_s: float,
+    settle_s: float,
+    record_bytes: int,
+) -> dict[str, Any]:
+    from workbench.measure.contract import result_row
+
+    arrived = records.dropna(subset=["b_ms"])
+    return result_row(
+        stack,
+        experiment="worker_kill",
+        params=params,
+        records=len(records),
+        payload_bytes=len(records) * record_bytes,
+        seconds=float(params["before_s"] + params["after_s"]),
+        latencies=arrived["lag_ms"].to_numpy(dtype=float) / 1000.0,
+        latency_of="append on a → append on b, the kill included",
+        extra={
+            **silence(records, kill.killed_ms),
+            "killed": kill.worker.name,
+            "task_moved": after is not None and after != kill.worker.address,
+            **copy_counts(records),
+            "session_timeout_s": CONNECT_SESSION_TIMEOUT_S,
+            "rebalance_delay_s": _rebalance_delay_s(stack),
+            "pickup_s": pickup_s,
+            "settle_s": settle_s,
+            "slips": slips,
+        },
+    )
