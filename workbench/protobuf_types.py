@@ -53,7 +53,8 @@ _COMMON = (
     "google.type.quaternion_pb2",
     "google.type.timeofday_pb2",
     "confluent_kafka.schema_registry.confluent.meta_pb2",
-    "confluent_kafka.schema_registry.confluent.types.decimal_pb2",
+    "confluent_kafka.schema_registry.confluent.type.decimal_pb2",  # confluent/type/decimal.proto, Confluent's
+    "confluent_kafka.schema_registry.confluent.types.decimal_pb2",  # confluent/types/..., which imports it publicly
 )
 
 

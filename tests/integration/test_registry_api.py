@@ -332,3 +332,38 @@ def test_a_registration_that_loses_a_race_adopts_the_winners_outcome(
         assert [(v.get("id"), v.get("schema")) for v in versions] == expected
     finally:
         store.close()
+
+
+def test_a_version_stored_in_an_older_canonical_form_is_found_again(
+    stack: Stack, schemas_topic: str, registry: RegistryProcess
+) -> None:
+    """A `_schemas` record written before the registry printed Avro as Avro Java does (names
+    fully qualified, a nested record with its own namespace): the same schema registered or
+    looked up again under its subject is that version, as Confluent's lookup parses each
+    version of the subject; no new version, no new id."""
+    from workbench.registry.store import SchemaStore, SchemaVersion
+
+    subject, namespace = _subject(), f"old.n{uuid.uuid4().hex[:8]}"
+    inner = {"type": "record", "name": "Inner", "namespace": namespace, "fields": []}
+    old_form = {
+        "type": "record",
+        "name": "Outer",
+        "namespace": namespace,
+        "fields": [{"name": "inner", "type": inner}, {"name": "again", "type": f"{namespace}.Inner"}],
+    }
+    store = SchemaStore(
+        {"bootstrap.servers": stack.bootstrap_servers, "allow.auto.create.topics": False},
+        topic=schemas_topic,
+        timeout_s=30,
+    )
+    store.start()
+    try:
+        schema_id = store.state.max_id + 1
+        store._write(*SchemaVersion(subject, 1, schema_id, _compact(old_form)).record())
+    finally:
+        store.close()
+    given = json.dumps({**old_form, "fields": [{"name": "inner", "type": inner}, {"name": "again", "type": "Inner"}]})
+    assert _post(f"{registry.url}/subjects/{subject}/versions", {"schema": given}).json() == {"id": schema_id}
+    found = _post(f"{registry.url}/subjects/{subject}", {"schema": given}).json()
+    assert (found["id"], found["version"]) == (schema_id, 1)
+    assert requests.get(f"{registry.url}/subjects/{subject}/versions", timeout=30).json() == [1]

@@ -1,7 +1,9 @@
 """The Schema Registry against Confluent's answers (issue 29's table, one test a row), over
 HTTP on the stack's registry and broker: references resolved transitively in each format,
 Protobuf imports of Google's bundled types, canonical identity and `normalize=true`,
-JSON Schema drafts and compatibility, and the error codes Confluent gives.
+JSON Schema drafts and compatibility, and the error codes Confluent gives. Issue 39's
+behaviours close the module: Protobuf compatibility across imports and by scalar groups,
+Avro's and Protobuf's canonical texts as Confluent prints them, and Confluent's messages.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 import requests
 from proxy_http import REGISTRY_V1
 
+from workbench import kafka
 from workbench.stack import Stack
 
 
@@ -181,7 +184,11 @@ def test_compatibility_sees_a_change_in_a_referenced_protobuf_message(url: str) 
     )
     assert check.status_code == 200, check.text
     assert check.json()["is_compatible"] is False
-    assert any("geo.Address" in m and "street" in m for m in check.json()["messages"])
+    # Confluent's differences: inside geo.Address (reached through Person's field 2), and that field.
+    assert check.json()["messages"] == [
+        "BACKWARD: FIELD_SCALAR_KIND_CHANGED at #/Address/1",
+        "BACKWARD: FIELD_NAMED_TYPE_CHANGED at #/Person/2",
+    ]
 
 
 def test_reference_cycles_are_refused(url: str) -> None:
@@ -250,3 +257,227 @@ def test_a_schema_id_that_is_no_number_is_404_404(url: str) -> None:
 def test_a_body_that_is_json_but_no_object_is_422(url: str, body: bytes) -> None:
     assert _code(_post(f"{url}/subjects/{_name('s')}/versions", body)) == (422, 422)
     assert _code(_post(f"{url}/subjects/{_name('s')}/versions", b"{not json")) == (400, 400)
+
+
+# -- issue 39: the last deviations from Confluent ------------------------------------------
+def _protobuf_classes(files: list[Any], message: str) -> Any:
+    """A message class built in a pool of its own from these `FileDescriptorProto`s, as
+    protoc-generated code holds them (two versions of one message can then coexist)."""
+    from google.protobuf import descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    for file in files:
+        pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(message))
+
+
+def test_protobuf_dropping_an_imported_message_with_its_field_is_compatible(
+    url: str, stack: Stack, registry_client: Any, topic: Any
+) -> None:
+    """Confluent compares the file's own messages and reaches NoReference only through field 2:
+    dropping the field and the import is FIELD_REMOVED, compatible under BACKWARD (200)."""
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+    from google.protobuf import descriptor_pb2
+
+    package = f"refs.p{uuid.uuid4().hex[:8]}"
+    no_reference = f'syntax = "proto3";\npackage {package};\nmessage NoReference {{ string x = 1; }}\n'
+    with_reference = (
+        f'syntax = "proto3";\npackage {package};\nimport "NoReference.proto";\n'
+        "message WithReference { string name = 1; NoReference ref = 2; }\n"
+    )
+    without = f'syntax = "proto3";\npackage {package};\nmessage WithReference {{ string name = 1; }}\n'
+    referenced, subject = _name("pb-noref"), _name("pb-withref")
+    _ok_id(_register(url, referenced, no_reference, "PROTOBUF"))
+    _ok_id(_register(url, subject, with_reference, "PROTOBUF", [_ref("NoReference.proto", referenced)]))
+    assert _ok_id(_register(url, subject, without, "PROTOBUF"))
+    assert requests.get(f"{url}/subjects/{subject}/versions", timeout=30).json() == [1, 2]
+
+    # The same through confluent-kafka's serializer: version 1 imports NoReference (registered
+    # as a reference by the serializer), version 2 drops it; both deserialize as version 2.
+    dependency = descriptor_pb2.FileDescriptorProto(
+        name=f"{package}/no_reference.proto", package=package, syntax="proto3"
+    )
+    dependency.message_type.add(name="NoReference").field.add(name="x", number=1, type=9, label=1)
+    first = descriptor_pb2.FileDescriptorProto(
+        name=f"{package}/with_reference.proto", package=package, syntax="proto3", dependency=[dependency.name]
+    )
+    message = first.message_type.add(name="WithReference")
+    message.field.add(name="name", number=1, type=9, label=1)
+    message.field.add(name="ref", number=2, type=11, label=1, type_name=f".{package}.NoReference")
+    second = descriptor_pb2.FileDescriptorProto(name=first.name, package=package, syntax="proto3")
+    second.message_type.add(name="WithReference").field.add(name="name", number=1, type=9, label=1)
+    old = _protobuf_classes([dependency, first], f"{package}.WithReference")
+    new = _protobuf_classes([second], f"{package}.WithReference")
+    name = topic()
+    ctx = SerializationContext(name, MessageField.VALUE)
+    conf = {"use.deprecated.format": False}
+    written = [
+        ProtobufSerializer(old, registry_client, conf)(old(name="a", ref={"x": "kept"}), ctx),
+        ProtobufSerializer(new, registry_client, conf)(new(name="b"), ctx),
+    ]
+    versions = registry_client.get_versions(f"{name}-value")
+    assert versions == [1, 2]
+    assert [int.from_bytes((p or b"")[1:5], "big") for p in written] == [
+        registry_client.get_version(f"{name}-value", v).schema_id for v in versions
+    ]
+    kafka.produce(stack.kafka_config("producer"), name, [(None, p) for p in written])
+    read = [r.value for r in kafka.read_records(stack.kafka_config("consumer"), name)]
+    decoded = [ProtobufDeserializer(new, conf)(value, ctx) for value in read]
+    assert [d.name for d in decoded] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("new", "compatible"),
+    [("int64", True), ("uint64", True), ("bool", True), ("Kind", True), ("sint32", False), ("string", False)],
+)
+def test_protobuf_scalar_types_compare_by_confluents_groups(url: str, new: str, compatible: bool) -> None:
+    """int32, int64, uint32, uint64, bool and enums are one group; another group is refused."""
+    package = f"scalars.p{uuid.uuid4().hex[:8]}"
+    schema = 'syntax = "proto3";\npackage {p};\nmessage M {{ string name = 1; {t} x = 2; }}\nenum Kind {{ A = 0; }}\n'
+    subject = _name("pb-scalar")
+    _ok_id(_register(url, subject, schema.format(p=package, t="int32"), "PROTOBUF"))
+    body = {"schema": schema.format(p=package, t=new), "schemaType": "PROTOBUF"}
+    check = _post(f"{url}/compatibility/subjects/{subject}/versions/latest", body, verbose="true")
+    expected = [] if compatible else ["BACKWARD: FIELD_SCALAR_KIND_CHANGED at #/M/2"]
+    assert check.json() == {"is_compatible": compatible, "messages": expected}
+    answer = _register(url, subject, body["schema"], "PROTOBUF")
+    assert answer.status_code == (200 if compatible else 409), answer.text
+    if not compatible:
+        assert "FIELD_SCALAR_KIND_CHANGED at #/M/2" in answer.json()["message"]
+
+
+def test_avro_names_are_relative_to_the_namespace_and_reregistration_keeps_the_id(
+    url: str, stack: Stack, registry_client: Any, topic: Any
+) -> None:
+    """As Avro Java's `Schema.toString`: `Address` inside `com.netapp...`, the nested `Phone`
+    without a namespace of its own; that text, registered again, is the same schema."""
+    from confluent_kafka.schema_registry import Schema, SchemaReference
+    from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    namespace = f"com.netapp.t{uuid.uuid4().hex[:8]}"
+    address = {
+        "type": "record",
+        "name": "Address",
+        "namespace": namespace,
+        "fields": [{"name": "street", "type": "string"}],
+    }
+    phone = {
+        "type": "record",
+        "name": "Phone",
+        "namespace": namespace,
+        "fields": [{"name": "number", "type": "string"}],
+    }
+    person = {
+        "type": "record",
+        "name": "Person",
+        "namespace": namespace,
+        "fields": [{"name": "home", "type": f"{namespace}.Address"}, {"name": "phone", "type": phone}],
+    }
+    address_subject = _name("avro-address")
+    _ok_id(_register(url, address_subject, json.dumps(address)))
+    references = [SchemaReference(f"{namespace}.Address", address_subject, 1)]
+    schema_id = registry_client.register_schema(_name("avro-person"), Schema(json.dumps(person), "AVRO", references))
+    stored = registry_client.get_schema(schema_id).schema_str
+    assert stored == (
+        f'{{"type":"record","name":"Person","namespace":"{namespace}","fields":[{{"name":"home","type":"Address"}},'
+        '{"name":"phone","type":{"type":"record","name":"Phone","fields":[{"name":"number","type":"string"}]}}]}'
+    )
+    # The stored text (what Confluent stores for it too), registered again elsewhere: one id.
+    assert registry_client.register_schema(_name("avro-person"), Schema(stored, "AVRO", references)) == schema_id
+    name = topic()
+    ctx = SerializationContext(name, MessageField.VALUE)
+    serializer = AvroSerializer(registry_client, Schema(json.dumps(person), "AVRO", references))
+    value = {"home": {"street": "Main St"}, "phone": {"number": "555"}}
+    payload = serializer(value, ctx)
+    assert payload is not None and int.from_bytes(payload[1:5], "big") == schema_id
+    kafka.produce(stack.kafka_config("producer"), name, [(None, payload)])
+    read = [r.value for r in kafka.read_records(stack.kafka_config("consumer"), name)]
+    assert [AvroDeserializer(registry_client)(v, ctx) for v in read] == [value]
+
+
+PROTO_LAYOUT = (
+    'syntax = "proto3"; package geo.p{tag};  import "google/protobuf/timestamp.proto";\n'
+    "option java_multiple_files = true; message Site {{ string name = 1; // a comment\n"
+    "  map<string,Reading> last = 2; google.protobuf.Timestamp at = 3;\n"
+    "  message Point {{ double lat = 1; }} }}\nmessage Reading {{ Site.Point at = 1; }}\n"
+)
+PROTO_LAYOUT_CANONICAL = """syntax = "proto3";
+package geo.p{tag};
+
+import "google/protobuf/timestamp.proto";
+
+option java_multiple_files = true;
+
+message Site {{
+  string name = 1;
+  map<string, Reading> last = 2;
+  google.protobuf.Timestamp at = 3;
+
+  message Point {{
+    double lat = 1;
+  }}
+}}
+message Reading {{
+  Site.Point at = 1;
+}}
+"""
+
+
+def test_protobuf_canonical_text_is_laid_out_as_confluent_prints_it(url: str) -> None:
+    tag = uuid.uuid4().hex[:8]
+    text, canonical = PROTO_LAYOUT.format(tag=tag), PROTO_LAYOUT_CANONICAL.format(tag=tag)
+    schema_id = _ok_id(_register(url, _name("pb-layout"), text, "PROTOBUF"))
+    assert requests.get(f"{url}/schemas/ids/{schema_id}", timeout=30).json()["schema"] == canonical
+    assert _ok_id(_register(url, _name("pb-layout"), canonical, "PROTOBUF")) == schema_id
+    # normalize=true: every type fully qualified (a map's value too).
+    normalized_id = _ok_id(_register(url, _name("pb-layout"), text, "PROTOBUF", normalize="true"))
+    normalized = requests.get(f"{url}/schemas/ids/{normalized_id}", timeout=30).json()["schema"]
+    assert f"  map<string, .geo.p{tag}.Reading> last = 2;\n  .google.protobuf.Timestamp at = 3;\n" in normalized
+    assert f"  .geo.p{tag}.Site.Point at = 1;\n" in normalized
+
+
+def test_confluents_error_messages(url: str) -> None:
+    referenced, user = _name("msg-ref"), _name("msg-user")
+    _ok_id(_register(url, referenced, '{"type":"record","name":"Ref","fields":[]}'))
+    _ok_id(
+        _register(
+            url,
+            user,
+            '{"type":"record","name":"User","fields":[{"name":"r","type":"Ref"}]}',
+            refs=[_ref("Ref", referenced)],
+        )
+    )
+    in_use = requests.delete(f"{url}/subjects/{referenced}/versions/1", timeout=30)
+    assert _code(in_use) == (422, 42206)
+    assert in_use.json()["message"] == (
+        f"One or more references exist to the schema {{magic=1,keytype=SCHEMA,subject={referenced},version=1}}."
+    )
+    empty = _post(f"{url}/subjects/{_name('msg')}/versions", {"schema": ""})
+    assert (_code(empty), empty.json()["message"]) == ((422, 42201), "Empty schema")
+    level = requests.put(f"{url}/config/{user}", json={"compatibility": "SOMETIMES"}, timeout=30)
+    assert (_code(level), level.json()["message"]) == (
+        (422, 42203),
+        "Invalid compatibility level. Valid values are none, backward, forward, full, "
+        "backward_transitive, forward_transitive, and full_transitive",
+    )
+    media = requests.post(
+        f"{url}/subjects/{user}/versions", data=b"{}", headers={"Content-Type": "text/xml"}, timeout=30
+    )
+    assert (_code(media), media.json()["message"]) == ((415, 415), "HTTP 415 Unsupported Media Type")
+    gone = _name("msg-gone")
+    _ok_id(_register(url, gone, '"string"'))
+    assert requests.delete(f"{url}/subjects/{gone}/versions/1", timeout=30).json() == 1
+    again = requests.delete(f"{url}/subjects/{gone}/versions/1", timeout=30)
+    assert (_code(again), again.json()["message"]) == (
+        (404, 40406),
+        f"Subject '{gone}' Version 1 was soft deleted.Set permanent=true to delete permanently",
+    )
+    _ok_id(_register(url, gone, '"int"'))
+    assert requests.delete(f"{url}/subjects/{gone}", timeout=30).json() == [2]
+    subject_again = requests.delete(f"{url}/subjects/{gone}", timeout=30)
+    assert (_code(subject_again), subject_again.json()["message"]) == (
+        (404, 40404),
+        f"Subject '{gone}' was soft deleted.Set permanent=true to delete permanently",
+    )

@@ -11,7 +11,9 @@ Modules:
     schemas             parsing and identity (avro, jsonschema, protoc/descriptors)
     compatibility       levels and checks
     json_compatibility  JSON Schema compatibility as Confluent decides it, ported
-    protobuf_text       a Protobuf schema's canonical `.proto` text
+    protobuf_compatibility  Protobuf compatibility as Confluent decides it, ported
+    protobuf_text       a Protobuf schema's canonical `.proto` text, as Confluent prints it
+    avro_text           an Avro schema's canonical text, as Avro Java prints it
     errors              error codes and bodies in Confluent's shape
     settings            SCHEMA_REGISTRY_* properties
     server              one process's `serve`

@@ -112,7 +112,7 @@ def _flag(request: Request, name: str) -> bool:
 async def _body(request: Request, limit: int) -> dict[str, Any]:
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type and content_type not in _REQUEST_TYPES:
-        raise RestError(415, 415, f"HTTP 415 Unsupported Media Type: {content_type[:100]}")
+        raise RestError(415, 415, "HTTP 415 Unsupported Media Type")  # Jersey's NotSupportedException
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
@@ -132,8 +132,10 @@ async def _body(request: Request, limit: int) -> dict[str, Any]:
 def _schema_request(body: dict[str, Any]) -> tuple[str, str, tuple[Reference, ...]]:
     """(type, text, references) of a register / lookup / check body; 42201 when malformed."""
     text = body.get("schema")
-    if not isinstance(text, str) or not text.strip():
-        raise RegistryError(INVALID_SCHEMA, 'Invalid schema: the body needs "schema" as a non-empty string')
+    if text is None or (isinstance(text, str) and not text.strip()):
+        raise RegistryError(INVALID_SCHEMA, "Empty schema")  # Confluent's InvalidSchemaException
+    if not isinstance(text, str):
+        raise RegistryError(INVALID_SCHEMA, 'Invalid schema: "schema" must be a string')
     schema_type = body.get("schemaType") or "AVRO"
     if not isinstance(schema_type, str) or schema_type.upper() not in SCHEMA_TYPES:
         raise RegistryError(

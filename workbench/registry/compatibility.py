@@ -13,12 +13,11 @@
 - JSON: Confluent's JSON Schema diff, ported in `json_compatibility` (the rules, one by
   one, are in its docstring): BACKWARD compares (old, new), FORWARD (new, old); `$ref`s
   are followed into referenced schemas.
-- PROTOBUF: the wire-compatibility subset of Confluent's protobuf diff, on the
-  compiled descriptors of the schema *and the files it imports* (so a change to a
-  referenced message counts): a message the old schema has must still be there, and a
-  field number both use must keep its type (and scalar/message kind) and its cardinality.
-  Added and removed fields are compatible, as on the wire; the rule is symmetric, so
-  FORWARD and BACKWARD check the same.
+- PROTOBUF: Confluent's Protobuf schema diff, ported in `protobuf_compatibility` (the rules
+  are in its docstring), on the compiled descriptors of the schema and of the files it
+  imports: the file's own messages are compared, an imported one through the fields that
+  use it; scalar types compare by Confluent's groups. BACKWARD compares (old, new),
+  FORWARD (new, old).
 """
 
 from __future__ import annotations
@@ -28,20 +27,27 @@ from typing import Any
 
 from workbench.registry.errors import INVALID_COMPATIBILITY, RegistryError
 from workbench.registry.json_compatibility import json_incompatibilities
+from workbench.registry.protobuf_compatibility import protobuf_incompatibilities
 from workbench.registry.schemas import ParsedSchema
 
-__all__ = ["DEFAULT_LEVEL", "LEVELS", "check_level", "incompatibilities"]
+__all__ = ["DEFAULT_LEVEL", "INVALID_LEVEL_MESSAGE", "LEVELS", "check_level", "incompatibilities"]
 
 LEVELS = ("BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE", "NONE")
 DEFAULT_LEVEL = "BACKWARD"
 
 
+#: Confluent's `RestInvalidCompatibilityException` message, word for word.
+INVALID_LEVEL_MESSAGE = (
+    "Invalid compatibility level. Valid values are none, backward, forward, full, "
+    "backward_transitive, forward_transitive, and full_transitive"
+)
+
+
 def check_level(value: object) -> str:
-    """The level, upper-cased, or 42203 naming the valid ones."""
+    """The level, upper-cased, or 42203 in Confluent's words."""
     if isinstance(value, str) and value.upper() in LEVELS:
         return value.upper()
-    shown = repr(value)[:100]
-    raise RegistryError(INVALID_COMPATIBILITY, f"Invalid compatibility level {shown}; valid levels: {list(LEVELS)}")
+    raise RegistryError(INVALID_COMPATIBILITY, INVALID_LEVEL_MESSAGE)
 
 
 def incompatibilities(level: str, new: ParsedSchema, live: Sequence[ParsedSchema]) -> list[str]:
@@ -113,36 +119,4 @@ def _json_resolver(schema: ParsedSchema) -> Callable[[str], Any]:
 
 
 def _protobuf(reader: ParsedSchema, writer: ParsedSchema) -> list[str]:
-    old, new = _all_messages(writer), _all_messages(reader)
-    messages = []
-    for name, fields in old.items():
-        if name not in new:
-            messages.append(f"message {name} was removed")
-            continue
-        for number, (field_name, kind, label) in fields.items():
-            other = new[name].get(number)
-            if other is None:
-                continue
-            if other[1] != kind:
-                messages.append(f"{name}: field {number} ({field_name}) changed type {kind} -> {other[1]}")
-            elif other[2] != label:
-                messages.append(f"{name}: field {number} ({field_name}) changed cardinality")
-    return messages
-
-
-def _all_messages(schema: ParsedSchema) -> dict[str, dict[int, tuple[str, str, int]]]:
-    """The messages of the schema and of every file it imports, by full name."""
-    found: dict[str, dict[int, tuple[str, str, int]]] = {}
-    for file in (*schema.deps, schema.parsed):
-        found.update(_messages(file.message_type, file.package))
-    return found
-
-
-def _messages(types: Any, prefix: str) -> list[tuple[str, dict[int, tuple[str, str, int]]]]:
-    found = []
-    for message in types:
-        name = f"{prefix}.{message.name}" if prefix else message.name
-        fields = {f.number: (f.name, f.type_name.lstrip(".") or str(f.type), f.label) for f in message.field}
-        found.append((name, fields))
-        found += _messages(message.nested_type, name)
-    return found
+    return protobuf_incompatibilities(writer.parsed, writer.deps, reader.parsed, reader.deps)

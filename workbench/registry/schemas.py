@@ -14,12 +14,16 @@
   bundled (`workbench.protobuf_types`).
 
 **Canonical form.** As Confluent stores a schema's canonical string, a parsed schema
-carries `canonical`, the text the registry stores and compares: AVRO as Avro's own
-compact JSON (Java `Schema.toString()`'s key order, `{"type": "int"}` as `"int"`), JSON
-as compact JSON in the given key order, PROTOBUF as its descriptor printed again
-(`protobuf_text`). With `normalize` (`?normalize=true`), JSON keys are sorted and
-Protobuf imports and options too. `identity` of a canonical text plus references is
-what decides that two registrations are one schema with one id.
+carries `canonical`, the text the registry stores and compares, the same text Confluent
+stores: AVRO as Avro Java's `Schema.toString()` writes it (`avro_text`: Java's key
+order, `{"type": "int"}` as `"int"`, names relative to the enclosing namespace), JSON as
+compact JSON in the given key order, PROTOBUF as Confluent's printer lays it out
+(`protobuf_text`: types as written in the text, fully qualified for a descriptor). With
+`normalize` (`?normalize=true`), JSON keys are sorted, and Protobuf is Confluent's
+normalized text (types fully qualified; imports, options, fields sorted). `identity` of a
+canonical text plus references is what decides that two registrations are one schema
+with one id. A printed text is used only when it parses back to the same schema; else the
+text as given is kept.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import Any
 
 from workbench.json_schemas import json_validator, json_validator_class
 from workbench.protobuf_types import bundled_closure
+from workbench.registry.avro_text import avro_canonical_text, java_json
 from workbench.registry.errors import INVALID_SCHEMA, RegistryError
 
 __all__ = [
@@ -194,11 +199,13 @@ def _avro(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple
         raise
     except errors as exc:
         raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {_first_line(exc)}") from None
-    canonical = json.dumps(document, separators=(",", ":"))
+    canonical = java_json(document)
     with contextlib.suppress(*errors):
-        printed = json.dumps(_avro_order(parsed.to_json(names_of_references())), separators=(",", ":"))
+        printed = avro_canonical_text(document, [json.loads(t) for _, t in flat])
         again = avro.schema.make_avsc_object(json.loads(printed), names_of_references())
-        if again == parsed:
+        # The printer keeps every name (the parsing canonical form has them all, fully
+        # qualified) and copies the rest; what differs is only what Java's parser drops.
+        if again.to_canonical_json(names_of_references()) == parsed.to_canonical_json(names_of_references()):
             canonical = printed
     return parsed, canonical, ()
 
@@ -206,40 +213,6 @@ def _avro(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple
 def _avro_fullname(document: dict[str, Any]) -> str:
     name, namespace = str(document.get("name", "")), document.get("namespace")
     return f"{namespace}.{name}" if namespace and "." not in name else name
-
-
-#: Avro Java's `Schema.toString()` key order, per kind (other properties follow, as given).
-_AVRO_ORDER = {
-    "record": ("type", "name", "namespace", "doc", "fields"),
-    "error": ("type", "name", "namespace", "doc", "fields"),
-    "enum": ("type", "name", "namespace", "doc", "symbols", "default"),
-    "fixed": ("type", "name", "namespace", "doc", "size"),
-    "array": ("type", "items"),
-    "map": ("type", "values"),
-    "field": ("name", "type", "doc", "default", "order", "aliases"),
-}
-
-
-def _avro_order(node: Any, kind: str | None = None) -> Any:
-    if isinstance(node, list):
-        return [_avro_order(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    kind = kind or (node.get("type") if isinstance(node.get("type"), str) else None)
-    order = _AVRO_ORDER.get(kind or "", ("type",))
-    if kind not in _AVRO_ORDER and set(node) == {"type"}:
-        return node["type"]  # {"type": "int"} is "int"
-    out: dict[str, Any] = {}
-    for key in (*order, *[k for k in node if k not in order]):
-        if key not in node:
-            continue
-        value = node[key]
-        if key == "fields" and isinstance(value, list):
-            value = [_avro_order(f, "field") for f in value]
-        elif key in ("type", "items", "values") and not isinstance(value, str):
-            value = _avro_order(value)
-        out[key] = value
-    return out
 
 
 # -- JSON ---------------------------------------------------------------------------------
@@ -308,38 +281,41 @@ _BASE64 = re.compile(r"^[A-Za-z0-9+/\s]+={0,2}\s*$")
 
 
 def _protobuf(text: str, references: tuple[Resolved, ...], normalize: bool) -> tuple[Any, str, Any]:
-    from workbench.registry.protobuf_text import normalized_descriptor, print_proto
+    from workbench.registry.protobuf_text import normalized_descriptor, print_proto, served_descriptor
 
     registered = _protobuf_references(references)
-    file = _protobuf_file(text, registered)
+    file, source = _protobuf_file(text, registered)
     deps = _linked(file, registered)
     canonical = text
     with contextlib.suppress(ValueError, AttributeError, RegistryError):  # the printer's gaps keep the text
-        printed = print_proto(file, normalize=normalize)
+        printed = print_proto(file, normalize=normalize, text=source)
         again = _compile(printed, tuple(d.SerializeToString() for d in registered.values()))
         if normalized_descriptor(again) == normalized_descriptor(file):
             canonical = printed
-    return file, canonical, deps
+    return served_descriptor(file), canonical, deps
 
 
 def _protobuf_references(references: tuple[Resolved, ...]) -> dict[str, Any]:
     """The referenced files by import name, transitively, dependencies first."""
+    from workbench.registry.protobuf_text import served_descriptor
+
     registered: dict[str, Any] = {}
     for name, ref_type, ref_text in _flatten(references):
         if ref_type != "PROTOBUF":
             continue
         try:
-            file = _protobuf_file(ref_text, dict(registered))
+            file, _source = _protobuf_file(ref_text, dict(registered))
         except RegistryError as exc:
             raise RegistryError(INVALID_SCHEMA, f"Invalid schema: reference {name!r}: {exc.message}") from None
-        copy = type(file)()
-        copy.CopyFrom(file)
+        copy = served_descriptor(file)
         copy.name = name
         registered[name] = copy
     return registered
 
 
-def _protobuf_file(text: str, registered: dict[str, Any]) -> Any:
+def _protobuf_file(text: str, registered: dict[str, Any]) -> tuple[Any, str | None]:
+    """The schema's descriptor, and the `.proto` text it was compiled from (None when it came
+    as a descriptor): the printer takes types and layout as written from that text."""
     from google.protobuf import descriptor_pb2
 
     if _BASE64.match(text):
@@ -352,8 +328,8 @@ def _protobuf_file(text: str, registered: dict[str, Any]) -> Any:
             ) from None
         if file.name:
             _linked(file, registered)
-            return file
-    return _compile(text, tuple(d.SerializeToString() for d in registered.values()))
+            return file, None
+    return _compile(text, tuple(d.SerializeToString() for d in registered.values())), text
 
 
 def _linked(file: Any, registered: dict[str, Any]) -> tuple[Any, ...]:
@@ -420,6 +396,7 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
             f"-I{folder}",
             f"-I{include}",
             f"--descriptor_set_out={folder}/out.pb",
+            "--include_source_info",
         ]
         if known.file:
             with open(os.path.join(folder, "deps.pb"), "wb") as out:
@@ -431,7 +408,9 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
         except subprocess.TimeoutExpired:
             raise RegistryError(INVALID_SCHEMA, "Invalid schema: protoc did not finish parsing it") from None
         if done.returncode != 0:
-            reason = done.stderr.decode(errors="replace").replace(f"{folder}/", "").strip().splitlines()
+            lines = done.stderr.decode(errors="replace").replace(f"{folder}/", "").strip().splitlines()
+            # protoc's own log lines (a file without `syntax` is warned about) and warnings are no reason.
+            reason = [line for line in lines if not _PROTOC_NOISE.match(line)] or lines
             raise RegistryError(INVALID_SCHEMA, f"Invalid schema: {reason[0] if reason else 'protoc refused it'}")
         files = descriptor_pb2.FileDescriptorSet()
         with open(os.path.join(folder, "out.pb"), "rb") as result:
@@ -439,6 +418,7 @@ def _compile(text: str, deps: tuple[bytes, ...]) -> Any:
     return files.file[-1]
 
 
+_PROTOC_NOISE = re.compile(r"^(WARNING: All log messages|[WI]\d{4} |\S+:\d+:\d+: warning:)")
 _IMPORT = re.compile(r'\bimport\s+(?:public\s+|weak\s+)?"([^"]+)"')
 
 

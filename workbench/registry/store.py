@@ -34,6 +34,7 @@ seen, deleted ones included.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -498,8 +499,25 @@ class SchemaStore:
         versions = self.versions(subject, deleted=deleted)
         match = next((v for v in reversed(versions) if v.identity in wanted), None)
         if match is None:
+            match = self._same_schema(versions, new, references, normalize)
+        if match is None:
             raise RegistryError(SCHEMA_NOT_FOUND, "Schema not found")
         return match
+
+    def _same_schema(
+        self, versions: list[SchemaVersion], new: ParsedSchema, references: tuple[Reference, ...], normalize: bool
+    ) -> SchemaVersion | None:
+        """The latest of `versions` that is `new` once its stored text is made canonical again,
+        as Confluent's lookup parses each version of the subject (`canLookup`): a version
+        stored in an older canonical form (this registry's before it printed as Confluent
+        does) is still found. Versions whose text no longer parses are skipped."""
+        for stored in reversed(versions):
+            if stored.schema_type != new.schema_type or stored.references != references:
+                continue
+            with contextlib.suppress(RegistryError):
+                if self.parsed(stored, normalize=normalize).canonical == new.canonical:
+                    return stored
+        return None
 
     def check(self, subject: str, new: ParsedSchema, version: int | None) -> list[str]:
         """Incompatibilities of `new` under the subject's level: with `version` (None: the
@@ -548,6 +566,9 @@ class SchemaStore:
                     )
                     version = max(existing, default=0) + 1
                     level = self.state.configs.get(subject) or self.state.configs.get(None) or DEFAULT_LEVEL
+                same = self._same_schema(live, new, references, normalize)
+                if same is not None:
+                    return same.id
                 problems = incompatibilities(level, new, [self.parsed(v) for v in live])
                 if problems:
                     raise RegistryError(
@@ -584,8 +605,9 @@ class SchemaStore:
                 if stored.deleted:
                     raise RegistryError(
                         VERSION_SOFT_DELETED,
-                        f"Subject '{subject}' Version {stored.version} "
-                        "was soft deleted. Set permanent=true to delete permanently",
+                        # Confluent's text, its missing space included (Errors.java).
+                        f"Subject '{subject}' Version {stored.version} was soft deleted."
+                        "Set permanent=true to delete permanently",
                     )
                 self._write(*_replace(stored, deleted=True).record())
             self._drop_config_if_empty(subject)
@@ -611,7 +633,7 @@ class SchemaStore:
             if not live:
                 raise RegistryError(
                     SUBJECT_SOFT_DELETED,
-                    f"Subject '{subject}' was soft deleted. Set permanent=true to delete permanently",
+                    f"Subject '{subject}' was soft deleted.Set permanent=true to delete permanently",
                 )
             for stored in live:
                 self._write(*_replace(stored, deleted=True).record())
@@ -619,14 +641,15 @@ class SchemaStore:
 
     def _refuse_referenced(self, subject: str, version: int) -> None:
         with self._lock:
-            users = [
-                f"{v.subject}@{v.version}"
+            referenced = any(
+                not v.deleted and any(r.subject == subject and r.version == version for r in v.references)
                 for versions in self.state.subjects.values()
                 for v in versions.values()
-                if not v.deleted and any(r.subject == subject and r.version == version for r in v.references)
-            ]
-        if users:
-            raise RegistryError(REFERENCE_EXISTS, f"Subject '{subject}' Version {version} is referenced by {users[:5]}")
+            )
+        if referenced:
+            # Confluent's RestReferenceExistsException around its SchemaKey's toString.
+            key = f"{{magic=1,keytype=SCHEMA,subject={subject},version={version}}}"
+            raise RegistryError(REFERENCE_EXISTS, f"One or more references exist to the schema {key}.")
 
     def _drop_config_if_empty(self, subject: str) -> None:
         with self._lock:
