@@ -17,7 +17,7 @@ from workbench.bench.sweep import sweep
 from workbench.config import KafkaConf
 from workbench.errors import BenchError, StackError
 from workbench.kafka.admin import admin_client
-from workbench.replication import cut_link_run, flow_states, offset_shift_run, remote_topic
+from workbench.replication import consumer_failover_run, cut_link_run, flow_states, offset_shift_run, remote_topic
 from workbench.replication.worker_kill import CONNECT_SESSION_TIMEOUT_S, source_task_worker
 from workbench.stack import Stack, attach, process, status
 from workbench.stack.mirror import MirrorWorker
@@ -65,13 +65,19 @@ def test_replication_lag_counts_every_record_on_b_once_and_yields_contract_rows(
     assert (rows["latency_p50_ms"] > 0).all(), "b's append comes after a's"
 
 
-def test_a_group_moved_to_b_skips_nothing_and_rereads_at_most_offset_lag_max_per_partition(geo: Stack) -> None:
+def test_a_group_moved_to_b_skips_nothing_and_rereads_exactly_what_its_synced_offsets_leave(geo: Stack) -> None:
     rows = sweep("consumer_failover", [CHEAP["consumer_failover"]], repeat=2, stack=geo, record=False, progress=False)
     check_contract("consumer_failover", rows)
     assert (rows["skipped"] == 0).all(), "a group that moves to b never skips a record"
     assert (rows["read_on_a"] == 1_000).all() and (rows["twice_on_b"] == 0).all()
     assert (rows["read_on_b"] == 1_000 + rows["reread"]).all()
-    assert (rows["reread_max_partition"] <= rows["offset_lag_max"]).all(), rows[["reread", "reread_max_partition"]]
+    # A fresh topic of plain records has its copies at the same offsets on b, so a partition's
+    # group resumes at its synced offset and reads again exactly the records from there to
+    # where it stopped on a. How far the sync lags is MirrorMaker's (offset.lag.max, and syncs
+    # it holds back while it catches up), not a bound this test can hold it to.
+    table = consumer_failover_run(geo, **CHEAP["consumer_failover"]).partitions
+    assert (table["synced_on_b"] <= table["committed_on_a"]).all(), table
+    assert (table["reread"] == table["committed_on_a"] - table["synced_on_b"]).all(), table
 
 
 def test_offsets_shift_on_b_and_the_checkpoint_never_lands_past_an_unread_record(geo: Stack) -> None:
