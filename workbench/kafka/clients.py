@@ -189,6 +189,8 @@ def read_records(
             wanted = max(1, min(10_000, missing))
             with gc_paused():  # the batch's Messages are gone before the records are handed out
                 batch = _records(client.consume(num_messages=wanted, timeout=0.2), remaining)
+            if not batch:
+                _past_markers(client, remaining)
             missing -= len(batch)
             yield from batch
     finally:
@@ -235,6 +237,16 @@ def timed_read(conf: KafkaConf, topic: str, *, pause_gc: bool = False, timeout: 
     if count < missing:
         raise KafkaError(f"a plain consumer read {count} of the {missing} records in {topic!r} in {timeout:.0f} s")
     return TimedRead(count, seconds)
+
+
+def _past_markers(client: Consumer, remaining: dict[Partition, int]) -> None:
+    """Drop the partitions whose consumer has passed their end: a transactional topic's last
+    offsets can be commit or abort markers, which a consumer skips and never delivers (a
+    replica written by MirrorMaker with exactly-once on ends in one after every copy)."""
+    for tp in client.position([TopicPartition(t, p) for t, p in remaining]):
+        end = remaining.get((tp.topic, tp.partition))
+        if end is not None and tp.offset >= end:
+            del remaining[(tp.topic, tp.partition)]
 
 
 def _records(messages: list[Message], remaining: dict[Partition, int]) -> list[Record]:
