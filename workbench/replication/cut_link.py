@@ -28,7 +28,6 @@ import os
 import signal
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +36,7 @@ import pandas as pd
 
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import APPEND_TIME, copy_counts, joined_appends, offer, pick_up, settle
-from workbench.replication.naming import remote_topic
+from workbench.replication.lag import flow_row, joined_appends, offer, pick_up, settle, stamped_topics
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -104,22 +102,18 @@ def cut_link_run(
     workers = own_workers(stack)
     if not workers:
         raise BenchError(UNAVAILABLE)
-    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
-    target = remote_topic(stack.profile, source)
-    stack.create_topics({source: partitions}, config=APPEND_TIME)
-    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
     cut = _Cut(workers, before_s, cut_s)
-    try:
-        pickup_s = pick_up(stack, source, target)
-        cut.start()
-        run = offer(stack, source, RateSchedule([Phase("offered", before_s + cut_s + after_s, rate)]), record_bytes)
-        cut.join()
-        settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
-        records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
-    finally:
-        cut.resume()
-        stack.delete_topics([source])
-        stack.delete_topics([target], peer=True)
+    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
+        try:
+            pickup_s = pick_up(stack, source, target)
+            cut.start()
+            schedule = RateSchedule([Phase("offered", before_s + cut_s + after_s, rate)])
+            run = offer(stack, source, schedule, record_bytes)
+            cut.join()
+            settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
+            records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+        finally:
+            cut.resume()
     params = {"rate": rate, "before_s": before_s, "cut_s": cut_s, "after_s": after_s, "partitions": partitions}
     row = _row(stack, params, records, cut, run.slips, pickup_s, settle_s, record_bytes)
     return CutLinkRun(row, records, cut.stopped_ms, cut.resumed_ms)
@@ -230,22 +224,17 @@ def _row(
     settle_s: float,
     record_bytes: int,
 ) -> dict[str, Any]:
-    from workbench.measure.contract import result_row
-
-    arrived = records.dropna(subset=["b_ms"])
-    return result_row(
+    return flow_row(
         stack,
-        experiment="cut_link",
-        params=params,
-        records=len(records),
-        payload_bytes=len(records) * record_bytes,
+        "cut_link",
+        params,
+        records,
         seconds=float(params["before_s"] + params["cut_s"] + params["after_s"]),
-        latencies=arrived["lag_ms"].to_numpy(dtype=float) / 1000.0,
+        record_bytes=record_bytes,
         latency_of="append on a → append on b, the cut included",
         extra={
             **catch_up(records, cut.stopped_ms, cut.resumed_ms),
             "cut_measured_s": (cut.resumed_ms - cut.stopped_ms) / 1000,
-            **copy_counts(records),
             "workers_stopped": len(cut.workers),
             "pickup_s": pickup_s,
             "settle_s": settle_s,

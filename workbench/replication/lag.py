@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +42,14 @@ __all__ = [
     "ReplicationLagRun",
     "SETTLE_LIMIT_S",
     "copy_counts",
+    "flow_row",
     "joined_appends",
     "offer",
     "pick_up",
     "replication_lag",
     "replication_lag_run",
     "settle",
+    "stamped_topics",
 ]
 
 #: The run's defaults: a notebook-sized load.
@@ -90,20 +94,12 @@ def replication_lag_run(
         StackError: the profile has no second cluster.
     """
     _check(rate, seconds, partitions, record_bytes)
-    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
-    target = remote_topic(stack.profile, source)
-    b_conf = stack.peer_config("admin")
-    stack.create_topics({source: partitions}, config=APPEND_TIME)
-    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
-    try:
+    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
         pickup_s = pick_up(stack, source, target)
         schedule = RateSchedule([Phase("offered", seconds, rate)])
         run = offer(stack, source, schedule, record_bytes)
-        settle_s = settle(b_conf, target, run.sent + 1)
+        settle_s = settle(stack.peer_config("admin"), target, run.sent + 1)
         records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
-    finally:
-        stack.delete_topics([source])
-        stack.delete_topics([target], peer=True)
     params = {"rate": rate, "seconds": seconds, "partitions": partitions, "record_bytes": record_bytes}
     return ReplicationLagRun(_row(stack, params, records, run.slips, pickup_s, settle_s), records)
 
@@ -122,6 +118,21 @@ def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> N
         raise BenchError(f"partitions must be 1 to 64, got {partitions}")
     if not SEQ_DIGITS <= record_bytes <= 1_000_000:
         raise BenchError(f"record_bytes must be {SEQ_DIGITS} to 1,000,000, got {record_bytes}")
+
+
+@contextmanager
+def stamped_topics(stack: Stack, prefix: str, partitions: int) -> Iterator[tuple[str, str]]:
+    """A fresh topic on a and its copy's topic on b, made ahead of MirrorMaker so that both
+    brokers stamp each record with its append time (`APPEND_TIME`); both deleted at the end."""
+    source = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    target = remote_topic(stack.profile, source)
+    stack.create_topics({source: partitions}, config=APPEND_TIME)
+    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
+    try:
+        yield source, target
+    finally:
+        stack.delete_topics([source])
+        stack.delete_topics([target], peer=True)
 
 
 def pick_up(stack: Stack, source: str, target: str) -> float:
@@ -188,6 +199,35 @@ def joined_appends(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], 
     return joined.drop_duplicates("seq").drop(columns=["partition_b"]).reset_index(drop=True)
 
 
+def flow_row(
+    stack: Stack,
+    experiment: str,
+    params: dict[str, Any],
+    records: pd.DataFrame,
+    *,
+    seconds: float,
+    record_bytes: int,
+    latency_of: str,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """The contract row of a run whose records were offered on a and found on b (`joined_appends`):
+    each record's lag as the latency, what b holds of them (`copy_counts`), then `extra`."""
+    from workbench.measure.contract import result_row
+
+    arrived = records.dropna(subset=["b_ms"])
+    return result_row(
+        stack,
+        experiment=experiment,
+        params=params,
+        records=len(records),
+        payload_bytes=len(records) * record_bytes,
+        seconds=seconds,
+        latencies=arrived["lag_ms"].to_numpy(dtype=float) / 1000.0,
+        latency_of=latency_of,
+        extra={**copy_counts(records), **extra},
+    )
+
+
 def copy_counts(records: pd.DataFrame) -> dict[str, int]:
     """Of the records `joined_appends` found on a: how many b holds, how many it lacks, and
     how many extra copies it holds."""
@@ -216,8 +256,6 @@ def _row(
     pickup_s: float,
     settle_s: float,
 ) -> dict[str, Any]:
-    from workbench.measure.contract import result_row
-
     arrived = records.dropna(subset=["b_ms"])
     lags = arrived["lag_ms"].to_numpy(dtype=float) / 1000.0
     if len(arrived) and float(np.abs(lags).max()) == 0.0:
@@ -225,17 +263,15 @@ def _row(
             "every record has the same timestamp on both clusters: the remote topic keeps the source's "
             "(message.timestamp.type was synced to it), so the lag cannot be read"
         )
-    return result_row(
+    return flow_row(
         stack,
-        experiment="replication_lag",
-        params=params,
-        records=len(records),
-        payload_bytes=len(records) * int(params["record_bytes"]),
+        "replication_lag",
+        params,
+        records,
         seconds=float(params["seconds"]),
-        latencies=lags,
+        record_bytes=int(params["record_bytes"]),
         latency_of="append on a → append on b",
         extra={
-            **copy_counts(records),
             "offset_shift_max": int((arrived["b_offset"] - arrived["a_offset"]).abs().max()) if len(arrived) else 0,
             "pickup_s": pickup_s,
             "settle_s": settle_s,

@@ -26,7 +26,6 @@ import os
 import signal
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +35,7 @@ import pandas as pd
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
 from workbench.replication.cut_link import CATCH_UP_LIMIT_S, catch_up, own_workers
-from workbench.replication.lag import APPEND_TIME, copy_counts, joined_appends, offer, pick_up, settle
-from workbench.replication.naming import remote_topic
+from workbench.replication.lag import flow_row, joined_appends, offer, pick_up, settle, stamped_topics
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -102,23 +100,18 @@ def worker_kill_run(
     if reason is not None:
         raise BenchError(reason)
     kill = _Kill(_victim(stack), before_s)
-    source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
-    target = remote_topic(stack.profile, source)
-    stack.create_topics({source: partitions}, config=APPEND_TIME)
-    stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
-    try:
-        pickup_s = pick_up(stack, source, target)
-        kill.start()
-        run = offer(stack, source, RateSchedule([Phase("offered", before_s + after_s, rate)]), record_bytes)
-        kill.join()
-        settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
-        records = _every_copy(stack, source, target)
-        after = source_task_worker(stack)
-    finally:
-        kill.cancel()
-        _restart(stack, kill)
-        stack.delete_topics([source])
-        stack.delete_topics([target], peer=True)
+    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
+        try:
+            pickup_s = pick_up(stack, source, target)
+            kill.start()
+            run = offer(stack, source, RateSchedule([Phase("offered", before_s + after_s, rate)]), record_bytes)
+            kill.join()
+            settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
+            records = _every_copy(stack, source, target)
+            after = source_task_worker(stack)
+        finally:
+            kill.cancel()
+            _restart(stack, kill)
     params = {"rate": rate, "before_s": before_s, "after_s": after_s, "partitions": partitions}
     row = _row(stack, params, records, kill, after, run.slips, pickup_s, settle_s, record_bytes)
     return WorkerKillRun(row, records, kill.killed_ms, kill.worker.name, after)
@@ -277,23 +270,18 @@ def _row(
     settle_s: float,
     record_bytes: int,
 ) -> dict[str, Any]:
-    from workbench.measure.contract import result_row
-
-    arrived = records.dropna(subset=["b_ms"])
-    return result_row(
+    return flow_row(
         stack,
-        experiment="worker_kill",
-        params=params,
-        records=len(records),
-        payload_bytes=len(records) * record_bytes,
+        "worker_kill",
+        params,
+        records,
         seconds=float(params["before_s"] + params["after_s"]),
-        latencies=arrived["lag_ms"].to_numpy(dtype=float) / 1000.0,
+        record_bytes=record_bytes,
         latency_of="append on a → append on b, the kill included",
         extra={
             **silence(records, kill.killed_ms),
             "killed": kill.worker.name,
             "task_moved": after is not None and after != kill.worker.address,
-            **copy_counts(records),
             "session_timeout_s": CONNECT_SESSION_TIMEOUT_S,
             "rebalance_delay_s": _rebalance_delay_s(stack),
             "pickup_s": pickup_s,
