@@ -46,7 +46,13 @@ def test_retention_moves_the_log_start_and_a_reader_from_the_beginning_gets_exac
     assert moved.start_offset > 0, "retention deleted the first segments"
     read = list(read_records(stack.kafka_config("consumer"), [(name, 0)]))
     offsets = [r.offset for r in read]
-    assert read and offsets[0] >= moved.start_offset, "the newest second of records is still there"
+    if not read:
+        # The last records outlived their second before the read began (a loaded machine):
+        # Kafka then rolls the active segment and deletes it too, and nothing is left to get.
+        start, end = kafka.record_ranges(stack.kafka_config("consumer"), name)[(name, 0)]
+        assert start == end == len(written), "an empty read is an empty log, every record expired"
+        return
+    assert offsets[0] >= moved.start_offset, "the read starts at or after the log start it saw moved"
     assert offsets == list(range(offsets[0], len(written))), "contiguous to the end, none twice"
     assert [r.value for r in read] == written[offsets[0] :]
 
