@@ -479,7 +479,8 @@ def _spark_reader(
             "substring(value, 1, 8) AS seq", "partition", "offset", "timestampType", "unix_micros(timestamp) AS ts"
         ).collect()
         written = time.time_ns()
-        started_by_batch[batch_id] = started
+        if rows:  # the batches whose plan time is wanted (an empty one posts no usable progress)
+            started_by_batch[batch_id] = started
         for row in rows:
             seq = int.from_bytes(row.seq, "big", signed=True)
             appended = row.ts * 1_000 + 500_000 if row.timestampType == 1 else 0
@@ -535,7 +536,9 @@ def _watch_query(
             give_up = time.monotonic() + 10
         last = time.monotonic() > give_up or (finished.is_set() and set(sunk) <= set(planned))
         for progress in query.recentProgress:
-            if progress.batchId not in planned:
+            # An idle trigger posts progress too (no rows, every 10 s), under the id of the batch
+            # that has not run yet: its time would date that batch's plan before its records.
+            if progress.batchId not in planned and progress.numInputRows > 0:
                 trigger_ms = datetime.fromisoformat(progress.timestamp.replace("Z", "+00:00")).timestamp() * 1000
                 fixing_ms = progress.durationMs.get("latestOffset", 0)
                 # Both are whole milliseconds, cut down: the moment lies up to 2 ms after their
