@@ -36,7 +36,7 @@ import pandas as pd
 
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import flow_row, joined_appends, offer, pick_up, settle, stamped_topics
+from workbench.replication.lag import check_ranges, flow_row, joined_appends, offer, pick_up, settle, stamped_topics
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -149,17 +149,14 @@ def catch_up(records: pd.DataFrame, stopped_ms: float, resumed_ms: float) -> dic
 
 
 def _check(rate: float, before_s: float, cut_s: float, after_s: float, partitions: int, record_bytes: int) -> None:
-    checks = [
+    check_ranges(
         ("rate", rate, 1, 20_000),
         ("before_s", before_s, 0.5, 300),
         ("cut_s", cut_s, 0.5, 300),
         ("after_s", after_s, 0.5, 300),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, 10, 1_000_000),
-    ]
-    for name, value, low, high in checks:
-        if not low <= value <= high:  # NaN fails too
-            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+    )
 
 
 def cut_link_unavailable(stack: Stack) -> str | None:

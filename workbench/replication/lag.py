@@ -41,6 +41,7 @@ __all__ = [
     "PICKUP_LIMIT_S",
     "ReplicationLagRun",
     "SETTLE_LIMIT_S",
+    "check_ranges",
     "copy_counts",
     "flow_row",
     "joined_appends",
@@ -118,6 +119,13 @@ def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> N
         raise BenchError(f"partitions must be 1 to 64, got {partitions}")
     if not SEQ_DIGITS <= record_bytes <= 1_000_000:
         raise BenchError(f"record_bytes must be {SEQ_DIGITS} to 1,000,000, got {record_bytes}")
+
+
+def check_ranges(*checks: tuple[str, float, float, float]) -> None:
+    """Each `(name, value, low, high)` from low to high (NaN fails too), else a one-line `BenchError`."""
+    for name, value, low, high in checks:
+        if not low <= value <= high:
+            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
 
 
 @contextmanager

@@ -35,7 +35,7 @@ import pandas as pd
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
 from workbench.replication.cut_link import CATCH_UP_LIMIT_S, catch_up, own_workers
-from workbench.replication.lag import flow_row, joined_appends, offer, pick_up, settle, stamped_topics
+from workbench.replication.lag import check_ranges, flow_row, joined_appends, offer, pick_up, settle, stamped_topics
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -169,16 +169,13 @@ def silence(records: pd.DataFrame, killed_ms: float) -> dict[str, float]:
 
 
 def _check(rate: float, before_s: float, after_s: float, partitions: int, record_bytes: int) -> None:
-    checks = [
+    check_ranges(
         ("rate", rate, 1, 20_000),
         ("before_s", before_s, 0.5, 300),
         ("after_s", after_s, 1, 900),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, 10, 1_000_000),
-    ]
-    for name, value, low, high in checks:
-        if not low <= value <= high:  # NaN fails too
-            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+    )
 
 
 def _victim(stack: Stack, timeout_s: float = VICTIM_WAIT_S) -> ServiceRecord:
