@@ -258,9 +258,9 @@ def caveat(rows: pd.DataFrame, side: str, metric: str, thresholds: Thresholds | 
         notes.append(f"{side} ran {after}: cold")
     if "run_index" in rows and metric in rows and len(rows) >= MIN_DRIFT_REPEATS:
         ordered = rows.sort_values("run_index")
-        rho, p = drift_test(pd.to_numeric(ordered[metric], errors="coerce").tolist())
+        tau, p = drift_test(pd.to_numeric(ordered[metric], errors="coerce").tolist())
         if p == p and p < rule.alpha:
-            notes.append(f"{side}'s repeats drift with their order (rank correlation {rho:+.2f}, p = {p:.3g})")
+            notes.append(f"{side}'s repeats drift with their order (Kendall's tau {tau:+.2f}, p = {p:.3g})")
     return "; ".join(notes) or None
 
 

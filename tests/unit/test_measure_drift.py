@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import pytest
 
 from workbench.measure.drift import drift_columns, drift_test, run_order
 
@@ -24,14 +25,20 @@ def test_one_point_runs_its_repeats_in_turn() -> None:
 
 
 def test_a_steady_climb_is_drift_and_noise_is_not() -> None:
-    rho, p = drift_test([310_118, 325_157, 348_727, 403_575, 410_000, 420_000])
-    assert rho == 1.0 and p < 0.05
-    rho, p = drift_test([400, 380, 410, 390, 405, 385])
+    tau, p = drift_test([310_118, 325_157, 348_727, 403_575, 410_000, 420_000])
+    assert tau == pytest.approx(1.0) and p < 0.05
+    tau, p = drift_test([400, 380, 410, 390, 405, 385])
     assert p > 0.05
 
 
+def test_five_values_in_order_are_one_ordering_in_sixty_not_a_certainty() -> None:
+    # Exact: 2 of 120 orderings are monotone; a t approximation had called this p = 1e-24.
+    tau, p = drift_test([278_000, 279_000, 280_000, 281_000, 282_000])
+    assert tau == pytest.approx(1.0) and p == pytest.approx(2 / 120)
+
+
 def test_too_few_or_flat_values_cannot_tell() -> None:
-    assert all(math.isnan(x) for x in drift_test([1.0, 2.0, 3.0]))
+    assert all(math.isnan(x) for x in drift_test([1.0, 2.0, 3.0, 4.0]))
     assert all(math.isnan(x) for x in drift_test([5.0, 5.0, 5.0, 5.0]))
 
 

@@ -72,7 +72,7 @@ def sweep(
     The repeats run in rounds, each point once a round in a shuffled order
     (`measure.drift.run_order`), so a broker that warms up or slows down during the sweep
     biases no point; each row records its `run_index` and the `order_seed`. A point whose
-    repeats trend with their order is marked `drifting` (`drift_rho`, `drift_p`).
+    repeats trend with their order is marked `drifting` (`drift_tau`, `drift_p`).
 
     Returns:
         All rows, by point and repeat, with `point` (grid index), `repeat`, `run_index`,

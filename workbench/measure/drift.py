@@ -9,9 +9,14 @@ apply them, keep that out of a comparison:
   a shuffled order (seeded, and the seed is recorded with the rows), so a drift spreads
   over every point instead of favouring the last;
 - **detect**: `drift_columns` tests each point's repeats for a trend with the order they
-  ran in (Spearman's rank correlation of the metric with the run index): a point whose
-  value climbs or falls with time is marked `drifting`, with the p-value, and a
-  comparison does not take it at face value.
+  ran in (the Mann-Kendall test: Kendall's tau of the metric with the run index, its
+  p-value exact for a handful of repeats): a point whose value climbs or falls with time
+  is marked `drifting`, with the p-value, and a comparison does not take it at face value.
+
+Why Kendall and not Spearman: at five repeats a perfectly monotone run is one ordering
+in 60 (two-sided p = 0.017), and Kendall's exact test says so; Spearman's p-value in scipy
+comes from a t approximation that calls the same five values p = 1e-24, which turned a
+chance ordering of two identical runs into "drifting" at any threshold.
 """
 
 from __future__ import annotations
@@ -26,8 +31,9 @@ __all__ = ["DRIFT_ALPHA", "MIN_DRIFT_REPEATS", "drift_columns", "drift_test", "r
 
 #: A trend with the run order counts as drift below this p-value.
 DRIFT_ALPHA = 0.05
-#: Fewer repeats than this cannot show a trend (the smallest two-sided p of 3 is 0.33).
-MIN_DRIFT_REPEATS = 4
+#: Fewer repeats than this cannot show a trend: the smallest exact two-sided p of 4 is
+#: 2/24 = 0.083, above `DRIFT_ALPHA`; of 5 it is 2/120 = 0.017.
+MIN_DRIFT_REPEATS = 5
 
 
 def run_order(points: int, repeat: int, seed: int) -> list[tuple[int, int]]:
@@ -46,21 +52,21 @@ def run_order(points: int, repeat: int, seed: int) -> list[tuple[int, int]]:
 
 
 def drift_test(values: Sequence[float]) -> tuple[float, float]:
-    """Spearman's rho of `values` with their order, and its two-sided p-value; NaN for
-    fewer than `MIN_DRIFT_REPEATS` values or values that do not vary."""
+    """Kendall's tau of `values` with their order, and its two-sided p-value (exact when no
+    two values tie); NaN for fewer than `MIN_DRIFT_REPEATS` values or values that do not vary."""
     clean = [v for v in values if v is not None and not math.isnan(v)]
     if len(clean) < MIN_DRIFT_REPEATS or len(set(clean)) < 2:
         return math.nan, math.nan
-    from scipy.stats import spearmanr
+    from scipy.stats import kendalltau
 
-    result = spearmanr(range(len(clean)), clean)
+    result = kendalltau(range(len(clean)), clean)
     return float(result.statistic), float(result.pvalue)
 
 
 def drift_columns(
     rows: pd.DataFrame, metric: str = "msg_s", *, by: str = "point", order: str = "run_index"
 ) -> pd.DataFrame:
-    """`rows` with `drift_rho`, `drift_p` and `drifting` per point (`by`): the trend of
+    """`rows` with `drift_tau`, `drift_p` and `drifting` per point (`by`): the trend of
     `metric` over the point's repeats in the order they ran (`order`).
 
     `drifting` is True when p < `DRIFT_ALPHA`, False when the repeats show no trend, and
@@ -71,11 +77,11 @@ def drift_columns(
     if rows.empty or metric not in rows or by not in rows or order not in rows:
         return rows
     out = rows.copy()
-    out["drift_rho"], out["drift_p"] = math.nan, math.nan
+    out["drift_tau"], out["drift_p"] = math.nan, math.nan
     out["drifting"] = pd.Series(math.nan, index=out.index, dtype=object)
     for _, group in out.groupby(by, sort=False):
-        rho, p = drift_test(group.sort_values(order)[metric].astype(float).tolist())
-        out.loc[group.index, "drift_rho"] = rho
+        tau, p = drift_test(group.sort_values(order)[metric].astype(float).tolist())
+        out.loc[group.index, "drift_tau"] = tau
         out.loc[group.index, "drift_p"] = p
         out.loc[group.index, "drifting"] = math.nan if math.isnan(p) else bool(p < DRIFT_ALPHA)
     return out
