@@ -241,11 +241,11 @@ def test_a_worker_kill_refuses_bad_input_and_foreign_workers_before_touching_a_p
 
 
 def test_a_kill_cancelled_before_its_moment_kills_nothing() -> None:
-    from workbench.replication.worker_kill import _Kill
+    from workbench.replication.worker_kill import TimedKill
 
     child, record = _sleeper()
     try:
-        kill = _Kill(record, at_s=0.3)
+        kill = TimedKill([record], at_s=0.3)
         kill.start()
         kill.cancel()  # what the run's `finally` does when the load fails first
         kill.join(5)
@@ -256,11 +256,11 @@ def test_a_kill_cancelled_before_its_moment_kills_nothing() -> None:
 
 
 def test_a_kill_ends_the_worker_at_its_moment() -> None:
-    from workbench.replication.worker_kill import _Kill
+    from workbench.replication.worker_kill import TimedKill
 
     child, record = _sleeper()
     try:
-        kill = _Kill(record, at_s=0.1)
+        kill = TimedKill([record], at_s=0.1)
         kill.start()
         kill.join(5)
         assert child.wait(5) == -9 and kill.killed

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -41,9 +41,11 @@ __all__ = [
     "PICKUP_LIMIT_S",
     "ReplicationLagRun",
     "SETTLE_LIMIT_S",
+    "appends",
     "check_ranges",
     "copy_counts",
     "flow_row",
+    "join_appends",
     "joined_appends",
     "offer",
     "pick_up",
@@ -158,18 +160,27 @@ def pick_up(stack: Stack, source: str, target: str) -> float:
     return time.monotonic() - began
 
 
-def offer(stack: Stack, topic: str, schedule: RateSchedule, record_bytes: int) -> Any:
+def offer(
+    stack: Stack,
+    topic: str,
+    schedule: RateSchedule,
+    record_bytes: int,
+    *,
+    on_delivery: Callable[[Any, Any], None] | None = None,
+    producer_conf: Mapping[str, Any] | None = None,
+) -> Any:
     """Numbered records offered open-loop on `schedule` (acks=all); the run, with its slips.
+    `on_delivery` hears each record's delivery report; `producer_conf` adds to the producer's.
 
     Raises:
-        BenchError: records not all acknowledged within 30 s of the schedule's end.
+        BenchError: records not all acknowledged, or reported failed, within 30 s of the schedule's end.
     """
-    producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all"})
+    producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all", **(producer_conf or {})})
     padding = b"." * (record_bytes - SEQ_DIGITS)
 
     def send(first: int, upto: int) -> None:
         for seq in range(first, upto):
-            producer.produce(topic, value=numbered(seq, padding))
+            producer.produce(topic, value=numbered(seq, padding), on_delivery=on_delivery)
         producer.poll(0)
 
     run = run_open_loop(schedule, send, started=time.perf_counter())
@@ -190,21 +201,27 @@ def settle(b_conf: dict[str, Any], target: str, count: int, limit_s: float = SET
 
 def joined_appends(a_conf: dict[str, Any], source: str, b_conf: dict[str, Any], target: str) -> pd.DataFrame:
     """Each measured record's appends on a and on b, joined by its sequence number."""
-    a = _appends(a_conf, source)
-    b = _appends(b_conf, target)
-    joined = a.merge(b, on="seq", how="left", suffixes=("_a", "_b"))
-    joined = joined.rename(
-        columns={
-            "partition_a": "partition",
-            "offset_a": "a_offset",
-            "offset_b": "b_offset",
-            "ms_a": "a_ms",
-            "ms_b": "b_ms",
-        }
-    )
+    return join_appends(appends(a_conf, source), appends(b_conf, target))
+
+
+def join_appends(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """`appends` of a and of b joined by sequence number: one row per record on a, with
+    `lag_ms` (NaN where b lacks it) and `copies`, how many times b holds it."""
+    joined = a.merge(b, on="seq", how="left", suffixes=("_a", "_b")).rename(columns=_JOINED_NAMES)
     joined["lag_ms"] = joined["b_ms"] - joined["a_ms"]
     joined["copies"] = joined["seq"].map(b["seq"].value_counts()).fillna(0).astype(int)
     return joined.drop_duplicates("seq").drop(columns=["partition_b"]).reset_index(drop=True)
+
+
+def appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
+    """Every numbered record of `topic` (the pick-up marker left out): `seq`, `partition`,
+    `offset` and `ms`, the record's timestamp (its append time, on a stamped topic)."""
+    rows = [
+        (int(r.value[:SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
+        for r in kafka.read_records(conf, topic)
+        if r.value is not None and r.value[:1] != b"-"
+    ]
+    return pd.DataFrame(rows, columns=["seq", "partition", "offset", "ms"])
 
 
 def flow_row(
@@ -245,15 +262,6 @@ def copy_counts(records: pd.DataFrame) -> dict[str, int]:
         "missing": len(records) - replicated,
         "duplicates": int((records["copies"] - 1).clip(lower=0).sum()),
     }
-
-
-def _appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
-    rows = [
-        (int(r.value[:SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
-        for r in kafka.read_records(conf, topic)
-        if r.value is not None and r.value[:1] != b"-"
-    ]
-    return pd.DataFrame(rows, columns=["seq", "partition", "offset", "ms"])
 
 
 def _row(

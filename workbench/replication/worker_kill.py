@@ -26,6 +26,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,7 @@ __all__ = [
     "CONNECT_SESSION_TIMEOUT_S",
     "KILL_DEFAULTS",
     "SOURCE_TASK",
+    "TimedKill",
     "VICTIM_WAIT_S",
     "WorkerKillRun",
     "silence",
@@ -99,7 +101,7 @@ def worker_kill_run(
     reason = worker_kill_unavailable(stack)
     if reason is not None:
         raise BenchError(reason)
-    kill = _Kill(_victim(stack), before_s)
+    kill = TimedKill([_victim(stack)], before_s)
     with stamped_topics(stack, topic_prefix, partitions) as (source, target):
         try:
             pickup_s = pick_up(stack, source, target)
@@ -114,7 +116,7 @@ def worker_kill_run(
             _restart(stack, kill)
     params = {"rate": rate, "before_s": before_s, "after_s": after_s, "partitions": partitions}
     row = _row(stack, params, records, kill, after, run.slips, pickup_s, settle_s, record_bytes)
-    return WorkerKillRun(row, records, kill.killed_ms, kill.worker.name, after)
+    return WorkerKillRun(row, records, kill.killed_ms, kill.victims[0].name, after)
 
 
 def worker_kill(stack: Stack, *, topic_prefix: str = "wb-geo-kill", **params: Any) -> dict[str, Any]:
@@ -202,12 +204,13 @@ def _victim(stack: Stack, timeout_s: float = VICTIM_WAIT_S) -> ServiceRecord:
     )
 
 
-class _Kill(threading.Thread):
-    """Kills one worker `at_s` after it starts, unless cancelled first (a run that fails before)."""
+class TimedKill(threading.Thread):
+    """SIGKILLs processes the workbench started `at_s` after it starts, unless cancelled first
+    (a run that fails before); `killed_ms` is the moment, in epoch ms (NaN: not killed)."""
 
-    def __init__(self, worker: ServiceRecord, at_s: float) -> None:
-        super().__init__(name="worker-kill", daemon=True)
-        self.worker, self.at_s = worker, at_s
+    def __init__(self, victims: Sequence[ServiceRecord], at_s: float) -> None:
+        super().__init__(name="timed-kill", daemon=True)
+        self.victims, self.at_s = list(victims), at_s
         self.killed_ms = float("nan")
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
@@ -216,8 +219,10 @@ class _Kill(threading.Thread):
         if self._cancelled.wait(self.at_s):
             return
         with self._lock:
-            if not self._cancelled.is_set() and process.is_ours(self.worker.pid, self.worker.create_time):
-                os.kill(self.worker.pid, signal.SIGKILL)
+            ours = [v for v in self.victims if process.is_ours(v.pid, v.create_time)]
+            if not self._cancelled.is_set() and ours:
+                for victim in ours:
+                    os.kill(victim.pid, signal.SIGKILL)
                 self.killed_ms = time.time() * 1000
 
     def cancel(self) -> None:
@@ -248,19 +253,19 @@ def _every_copy(stack: Stack, source: str, target: str) -> pd.DataFrame:
         time.sleep(1.0)
 
 
-def _restart(stack: Stack, kill: _Kill) -> None:
+def _restart(stack: Stack, kill: TimedKill) -> None:
     """Start the killed worker again, so the stack is whole for what runs next."""
     from workbench.stack import restart_mirror_worker
 
     if kill.killed:
-        restart_mirror_worker(stack, kill.worker.name)
+        restart_mirror_worker(stack, kill.victims[0].name)
 
 
 def _row(
     stack: Stack,
     params: dict[str, Any],
     records: pd.DataFrame,
-    kill: _Kill,
+    kill: TimedKill,
     after: str | None,
     slips: int,
     pickup_s: float,
@@ -277,8 +282,8 @@ def _row(
         latency_of="append on a → append on b, the kill included",
         extra={
             **silence(records, kill.killed_ms),
-            "killed": kill.worker.name,
-            "task_moved": after is not None and after != kill.worker.address,
+            "killed": kill.victims[0].name,
+            "task_moved": after is not None and after != kill.victims[0].address,
             "session_timeout_s": CONNECT_SESSION_TIMEOUT_S,
             "rebalance_delay_s": _rebalance_delay_s(stack),
             "pickup_s": pickup_s,

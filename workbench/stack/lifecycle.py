@@ -11,7 +11,7 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,6 +35,7 @@ __all__ = [
     "attach",
     "down",
     "restart_broker",
+    "restart_brokers",
     "restart_mirror_worker",
     "restart_service",
     "running",
@@ -112,12 +113,30 @@ def restart_broker(stack: Stack, name: str) -> Stack:
     Raises:
         StackError: no such node, it still runs, or it did not come back.
     """
+    return restart_brokers(stack, [name])
+
+
+def restart_brokers(stack: Stack, names: Sequence[str]) -> Stack:
+    """Start again several killed Kafka nodes of this embedded stack at once, on their own data:
+    a whole cluster lost and restored. At once, because a KRaft node does not answer until a
+    majority of its quorum is back, so nodes restarted one by one would wait on each other.
+
+    Raises:
+        StackError: no such node, one still runs, or one did not come back.
+    """
     run_dir = stack.profile.path(stack.profile.run_dir)
     with locked(run_dir):
         state = StackState.load(run_dir)
-        if state is None or name not in state.services or state.services[name].kind != "broker":
-            raise StackError(f"{name!r} is not a broker of the running {stack.profile.name!r} stack")
-        state.services[name] = restart_node(state.services[name])
+        known = state.services if state is not None else {}
+        unknown = [name for name in names if name not in known or known[name].kind != "broker"]
+        if state is None or unknown:
+            raise StackError(
+                f"{(unknown or [*names])[0]!r} is not a broker of the running {stack.profile.name!r} stack"
+            )
+        with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+            fresh = list(pool.map(restart_node, [state.services[name] for name in names]))
+        for record in fresh:
+            state.services[record.name] = record
         state.save(run_dir)
     return Stack(stack.profile, state.services, stack.started_here)
 
