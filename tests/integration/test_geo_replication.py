@@ -133,6 +133,23 @@ def test_a_killed_worker_s_task_moves_on_nothing_is_lost_and_the_worker_comes_ba
     assert source_task_worker(now) in {r.address for r in workers}
 
 
+def test_a_lost_cluster_loses_no_acknowledged_record_for_good_and_comes_back_whole(geo: Stack) -> None:
+    rows = sweep("disaster", [CHEAP["disaster"]], repeat=2, stack=geo, record=False, progress=False)
+    check_contract("disaster", rows)
+    for row in rows.to_dict("records"):
+        assert row["acked"] + row["failed"] == row["offered"], "every record offered was acknowledged or failed"
+        assert row["lost_on_a"] == 0 and row["acked"] + row["unacked_in_log"] == row["records"], "a kept them all"
+        assert row["lost_for_good"] == 0 and row["missing"] == 0, "once a is back, b holds all of a's log"
+        assert row["replicated"] == row["records"] and 0 <= row["rpo_records"] <= row["acked"]
+        assert row["killed"] == "broker" and row["restart_s"] > 0
+    now = geo.refreshed()
+    assert all(process.is_ours(r.pid, r.create_time) for r in now.services.values()), "every process runs again"
+    topic = f"geo-after-{uuid.uuid4().hex[:8]}"
+    now.create_topics({topic: 1})
+    assert sum(map(len, _produce_keyed(now, topic, 100).values())) == 100, "cluster a acknowledges records again"
+    _wait_for(lambda: _count(now.peer_config(), remote_topic(now.profile, topic)) >= 100, "the flow copies again", 120)
+
+
 def test_only_a_link_the_workbench_started_is_cut() -> None:
     from workbench.config import load_profile
 

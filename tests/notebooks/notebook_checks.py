@@ -283,6 +283,11 @@ def _geo_replication(report: Report, profile: Profile) -> None:
     if profile.embedded:  # the workbench kills only a worker it started
         assert len(killed) == 1 and killed["missing"].iloc[0] == 0 and killed["task_moved"].iloc[0]
         assert "the worker running the flow's task" in html
+    lost = results.load("disaster", run_id=report.run_id, profile=profile)
+    if profile.embedded:  # and only a cluster it started
+        assert len(lost) == 1 and lost["lost_on_a"].iloc[0] == 0 and lost["lost_for_good"].iloc[0] == 0
+        assert lost["acked"].iloc[0] + lost["failed"].iloc[0] == lost["offered"].iloc[0]
+        assert "records a had acknowledged" in html
 
 
 CHECKS: dict[str, Check] = {

@@ -32,7 +32,7 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> N
         (
             ["nope"],
             "error: no experiment 'nope'; experiments: compaction_progress, consumer_failover, cut_link, device_read, "
-            "format_produce",
+            "disaster",
         ),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),

@@ -6,10 +6,9 @@
     remote_topic(stack.profile, "orders")            # "a.orders": its name on b
     flow_states(stack.peer_config(), "a")            # Connect's own state of each connector and task
 
-The stack runs MirrorMaker the way a user does, with its own jars, its own properties
-file and dedicated mode (`workbench.stack.mirror`), plans its properties from the profile
-(`stack.mirror_plan`) and reads its flows' state from Connect's status topic
-(`stack.mirror_status`); they are re-exported here. This package measures what it does.
+The stack runs MirrorMaker as a user does, its own jars in dedicated mode (`stack.mirror`),
+plans its properties (`stack.mirror_plan`) and reads its flows' state from Connect's status
+topic (`stack.mirror_status`), re-exported here. This package measures what it does.
 
 Modules:
 
@@ -20,6 +19,7 @@ Modules:
     offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
     cut_link    the flow stopped under load, then resumed: backlog, catch-up time and rate
     worker_kill  the worker running the flow's task killed under load: the gap, catch-up, copies twice
+    disaster    cluster a killed under load: acknowledged records b lacked (the RPO), a restarted
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
     flows       a flow's connectors and tasks as a table
@@ -29,6 +29,7 @@ Modules:
 from workbench.replication.conclusions import (
     copies_sentence,
     cut_link_sentence,
+    disaster_sentence,
     failover_sentence,
     lag_sentence,
     offset_shift_sentence,
@@ -46,6 +47,7 @@ from workbench.replication.cut_link import (
     cut_link_run,
     cut_link_unavailable,
 )
+from workbench.replication.disaster import DISASTER_DEFAULTS, DisasterRun, disaster, disaster_run, disaster_unavailable
 from workbench.replication.failover import FAILOVER_DEFAULTS, FailoverRun, consumer_failover, consumer_failover_run
 from workbench.replication.flows import flow_table
 from workbench.replication.geo_stack import GEO_PROFILE, release, replicating_stack
@@ -64,15 +66,15 @@ from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, 
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
 
 __all__ = [
-    "CONNECTORS", "CUT_DEFAULTS", "Checkpoint", "ConnectorState", "CutLinkRun", "FAILOVER_DEFAULTS",
-    "FailoverRun", "GEO_PROFILE", "KILL_DEFAULTS", "LAG_DEFAULTS", "NOTEBOOK_INTERVALS",
-    "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS", "ReplicationLagRun",
-    "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run",
-    "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable",
-    "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence", "mirror_properties",
-    "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
-    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
+    "CONNECTORS", "CUT_DEFAULTS", "Checkpoint", "ConnectorState", "CutLinkRun", "DISASTER_DEFAULTS",
+    "DisasterRun", "FAILOVER_DEFAULTS", "FailoverRun", "GEO_PROFILE", "KILL_DEFAULTS", "LAG_DEFAULTS",
+    "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS",
+    "ReplicationLagRun", "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run",
+    "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable", "disaster",
+    "disaster_run", "disaster_sentence", "disaster_unavailable", "failover_sentence", "flow_states", "flow_table",
+    "flows", "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence",
+    "offset_syncs", "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
     "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence",
-    "status_topic", "translate", "worker_kill", "worker_kill_run",
-    "worker_kill_sentence", "worker_kill_unavailable"
+    "status_topic", "translate", "worker_kill", "worker_kill_run", "worker_kill_sentence",
+    "worker_kill_unavailable"
 ]  # fmt: skip

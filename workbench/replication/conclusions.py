@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "copies_sentence",
     "cut_link_sentence",
+    "disaster_sentence",
     "failover_sentence",
     "lag_sentence",
     "offset_shift_sentence",
@@ -181,6 +182,37 @@ def worker_kill_sentence(row: Mapping[str, Any]) -> str:
         + f"{current}. {format_number(row['missing'])} records were lost and {format_number(row['duplicates'])} "
         "copied twice: the task restarted from the source offsets its worker had last committed."
     )
+
+
+def disaster_sentence(row: Mapping[str, Any]) -> str:
+    """What losing cluster a cost: acknowledged records b lacked, set against the estimate an
+    operator makes from the lag (rate times mean lag), and whether a's restart returned them."""
+    lost, expected = int(row["rpo_records"]), row["in_flight_expected"]
+    said = (
+        f"Killing every node of cluster a at {format_number(row['rate'])} records/s, acks=all, left b without "
+        f"{format_number(lost)} of the {format_number(row['acked'])} records a had acknowledged"
+    )
+    said += f" (the last {row['rpo_s'] * 1000:.0f} ms of acknowledged writes)" if lost else ""
+    if math.isfinite(expected):
+        compared = "fewer than" if lost < expected else "no fewer than"
+        said += (
+            f": {compared} the {format_number(round(expected))} that the rate times the mean lag just before "
+            f"({row['lag_before_mean_ms']:.0f} ms, p99 {row['lag_before_p99_ms']:.0f} ms) would predict"
+        )
+        if lost < expected:
+            said += (
+                ", because a record is at risk only until MirrorMaker has fetched it: its workers run beside b, "
+                "and what they had fetched still reached b after a died"
+            )
+    said += "."
+    if row["lost_for_good"] == 0:
+        said += (
+            f" Here a's disk survived: restarted on it ({row['restart_s']:.0f} s), a still held every acknowledged "
+            "record and MirrorMaker copied the rest. A data centre that burns gives no such second chance."
+        )
+    else:
+        said += f" Even after a's restart, b lacks {format_number(row['lost_for_good'])} acknowledged records."
+    return said
 
 
 def refresh_seconds(profile: Profile) -> float:
