@@ -17,6 +17,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -72,7 +73,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 #: Session fixtures started once per run rather than once per worker: every test using
 #: one goes to the same worker (a second Spark JVM costs seconds of CPU and a GB).
-ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers", "geo": "geo"}
+ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers", "geo": "geo", "geo_both_ways": "geo"}
 
 #: Order in which units of work are handed to the workers, longest first, so that no
 #: worker picks up a minutes-long unit when the others are nearly done: the Spark tests
@@ -226,14 +227,28 @@ def geo(sandbox: Path) -> Iterator[Stack]:
     two workers, on free ports, in a run directory of its own; stopped at the end, and then
     no process of it may run and none of its ports may listen. Tests using it share one
     worker (`ONE_WORKER_FIXTURES`)."""
+    with _two_clusters(sandbox, "local-geo") as stack:
+        yield stack
+
+
+@pytest.fixture(scope="module")
+def geo_both_ways(sandbox: Path) -> Iterator[Stack]:
+    """`conf/local-geo-2way.yaml` as `geo` runs `local-geo` (MirrorMaker a -> b and b -> a), for
+    one module; in the geo tests' worker, so the two pairs of clusters never start at once."""
+    with _two_clusters(sandbox, "local-geo-2way") as stack:
+        yield stack
+
+
+@contextmanager
+def _two_clusters(sandbox: Path, name: str) -> Iterator[Stack]:
     import psutil
 
     from workbench.config import conf_dir, load_profile
     from workbench.stack import down, process, up
 
-    path = sandbox / "local-geo.yaml"
-    path.write_text((conf_dir() / "local-geo.yaml").read_text())
-    profile = load_profile(str(path)).model_copy(update={"run_dir": sandbox / "run-geo"})
+    path = sandbox / f"{name}.yaml"
+    path.write_text((conf_dir() / f"{name}.yaml").read_text())
+    profile = load_profile(str(path)).model_copy(update={"run_dir": sandbox / f"run-{name}"})
     started: list[ServiceRecord] = []
     try:
         stack = up(profile)

@@ -63,6 +63,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "cut_link": {"rate": 300.0, "before_s": 1.0, "cut_s": 1.5, "after_s": 1.5, "partitions": 2},
     "worker_kill": {"rate": 300.0, "before_s": 1.0, "after_s": 2.0, "partitions": 2},
     "disaster": {"rate": 300.0, "before_s": 2.0, "partitions": 2},
+    "active_active": {"rate": 300.0, "seconds": 1.0, "partitions": 2},
     "rolling_restart": {"proxies": 2, "rate": 200, "partitions": 2, "settle_s": 0.5, "between_s": 1.0},
 }
 

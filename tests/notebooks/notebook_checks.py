@@ -288,6 +288,12 @@ def _geo_replication(report: Report, profile: Profile) -> None:
         assert len(lost) == 1 and lost["lost_on_a"].iloc[0] == 0 and lost["lost_for_good"].iloc[0] == 0
         assert lost["acked"].iloc[0] + lost["failed"].iloc[0] == lost["offered"].iloc[0]
         assert "records a had acknowledged" in html
+    both = results.load("active_active", run_id=report.run_id, profile=profile)
+    if len(both):  # full mode, or a profile that copies both ways
+        assert (both["missing"] == 0).all() and (both["loop_topics"] == 0).all() and both["counts_stable"].all()
+        assert (both["pattern_read_a"] == both["records"]).all() and "no loop" in html
+    elif profile.embedded:
+        assert "quick mode leaves this out" in html
 
 
 CHECKS: dict[str, Check] = {

@@ -31,8 +31,8 @@ def test_no_experiment_and_no_list_is_one_line_naming_the_way_out(cli: Cli) -> N
     [
         (
             ["nope"],
-            "error: no experiment 'nope'; experiments: compaction_progress, consumer_failover, cut_link, device_read, "
-            "disaster",
+            "error: no experiment 'nope'; experiments: active_active, compaction_progress, consumer_failover, "
+            "cut_link, device_read",
         ),
         (["proxy_produce", "--param", "record_per_call=5"], "error: proxy_produce has no parameter record_per_call"),
         (["native_produce", "--param", "linger.ms"], "error: --param 'linger.ms' is not k=v"),
@@ -90,7 +90,7 @@ def test_compare_is_not_an_experiment_name(cli: Cli) -> None:
     """Comparing runs is `workbench compare A B`, and only that."""
     result = cli("bench", "compare", "--param", "experiment=x")
     assert result.exit_code == 1
-    listed = "experiments: compaction_progress, consumer_failover, cut_link, device_read"
+    listed = "experiments: active_active, compaction_progress, consumer_failover, cut_link"
     assert result.stderr.startswith(f"error: no experiment 'compare'; {listed}")
 
 

@@ -76,7 +76,8 @@ def test_unknown_parameters_are_named_with_the_known_ones() -> None:
         get_experiment("proxy_produce").check({"record_per_call": 5})
     get_experiment("native_produce").check({"linger.ms": 5, "acks": "all", "records": 10})  # dotted pass through
     listed = (
-        "no experiment 'nope'; experiments: compaction_progress, consumer_failover, cut_link, device_read, disaster"
+        "no experiment 'nope'; experiments: active_active, compaction_progress, consumer_failover, cut_link, "
+        "device_read"
     )
     with pytest.raises(BenchError, match=listed):
         get_experiment("nope")

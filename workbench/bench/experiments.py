@@ -31,6 +31,8 @@ from workbench.bench.share import share_consume
 from workbench.bench.waterfall import latency_waterfall, waterfall_run
 from workbench.errors import BenchError
 from workbench.replication import (
+    active_active,
+    active_active_run,
     consumer_failover,
     consumer_failover_run,
     cut_link,
@@ -417,6 +419,26 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "duplicates",
             ),
             spread_of=("copying_again_s",),
+        ),
+        Experiment(
+            "active_active",
+            active_active,
+            "a <-> b at once under MirrorMaker's default policy: each record on each cluster once, no loop",
+            parameters=active_active_run,
+            needs="replication",
+            shown=(
+                "rate",
+                "per_side",
+                "replicated",
+                "duplicates",
+                "loop_topics",
+                "counts_stable",
+                "a_to_b_p50_ms",
+                "b_to_a_p50_ms",
+                "pattern_read_a",
+                "pattern_read_b",
+            ),
+            spread_of=("latency_p50_ms",),
         ),
         Experiment(
             "disaster",

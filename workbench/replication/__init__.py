@@ -19,6 +19,7 @@ Modules:
     offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
     cut_link    the flow stopped under load, then resumed: backlog, catch-up time and rate
     worker_kill  the worker running the flow's task killed under load: the gap, catch-up, copies twice
+    active_active  a <-> b at once: every copy counted on both clusters for a loop, read by pattern
     disaster    cluster a killed under load: acknowledged records b lacked (the RPO), a restarted
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
@@ -26,7 +27,14 @@ Modules:
     conclusions  what a run says, in sentences computed from its rows
 """
 
+from workbench.replication.active_active import (
+    ActiveActiveRun,
+    active_active,
+    active_active_run,
+    active_active_unavailable,
+)
 from workbench.replication.conclusions import (
+    active_active_sentence,
     copies_sentence,
     cut_link_sentence,
     disaster_sentence,
@@ -39,42 +47,28 @@ from workbench.replication.conclusions import (
     setup_sentence,
     worker_kill_sentence,
 )
-from workbench.replication.cut_link import (
-    CUT_DEFAULTS,
-    CutLinkRun,
-    catch_up,
-    cut_link,
-    cut_link_run,
-    cut_link_unavailable,
-)
-from workbench.replication.disaster import DISASTER_DEFAULTS, DisasterRun, disaster, disaster_run, disaster_unavailable
-from workbench.replication.failover import FAILOVER_DEFAULTS, FailoverRun, consumer_failover, consumer_failover_run
+from workbench.replication.cut_link import CutLinkRun, catch_up, cut_link, cut_link_run, cut_link_unavailable
+from workbench.replication.disaster import DisasterRun, disaster, disaster_run, disaster_unavailable
+from workbench.replication.failover import FailoverRun, consumer_failover, consumer_failover_run
 from workbench.replication.flows import flow_table
-from workbench.replication.geo_stack import GEO_PROFILE, release, replicating_stack
+from workbench.replication.geo_stack import BOTH_WAYS_PROFILE, GEO_PROFILE, both_ways_stack, release, replicating_stack
 from workbench.replication.internal_topics import Checkpoint, OffsetSync, checkpoints, offset_syncs, translate
-from workbench.replication.lag import LAG_DEFAULTS, ReplicationLagRun, replication_lag, replication_lag_run
+from workbench.replication.lag import ReplicationLagRun, replication_lag, replication_lag_run
 from workbench.replication.naming import remote_topic
-from workbench.replication.offset_shift import (
-    OFFSET_DEFAULTS,
-    OffsetShiftRun,
-    offset_shift,
-    offset_shift_run,
-    phase_table,
-)
-from workbench.replication.worker_kill import KILL_DEFAULTS, worker_kill, worker_kill_run, worker_kill_unavailable
+from workbench.replication.offset_shift import OffsetShiftRun, offset_shift, offset_shift_run, phase_table
+from workbench.replication.worker_kill import worker_kill, worker_kill_run, worker_kill_unavailable
 from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, flows, mirror_properties
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
 
 __all__ = [
-    "CONNECTORS", "CUT_DEFAULTS", "Checkpoint", "ConnectorState", "CutLinkRun", "DISASTER_DEFAULTS",
-    "DisasterRun", "FAILOVER_DEFAULTS", "FailoverRun", "GEO_PROFILE", "KILL_DEFAULTS", "LAG_DEFAULTS",
-    "NOTEBOOK_INTERVALS", "OFFSET_DEFAULTS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS",
-    "ReplicationLagRun", "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run",
-    "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable", "disaster",
-    "disaster_run", "disaster_sentence", "disaster_unavailable", "failover_sentence", "flow_states", "flow_table",
-    "flows", "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence",
-    "offset_syncs", "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release",
-    "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence",
-    "status_topic", "translate", "worker_kill", "worker_kill_run", "worker_kill_sentence",
-    "worker_kill_unavailable"
+    "ActiveActiveRun", "BOTH_WAYS_PROFILE", "CONNECTORS", "Checkpoint", "ConnectorState", "CutLinkRun", "DisasterRun",
+    "FailoverRun", "GEO_PROFILE", "NOTEBOOK_INTERVALS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS",
+    "ReplicationLagRun", "active_active", "active_active_run", "active_active_sentence", "active_active_unavailable",
+    "both_ways_stack", "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run", "copies_sentence",
+    "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable", "disaster", "disaster_run",
+    "disaster_sentence", "disaster_unavailable", "failover_sentence", "flow_states", "flow_table", "flows",
+    "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
+    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release", "remote_topic",
+    "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence", "status_topic", "translate",
+    "worker_kill", "worker_kill_run", "worker_kill_sentence", "worker_kill_unavailable"
 ]  # fmt: skip

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from workbench.stack import Stack
 
 __all__ = [
+    "active_active_sentence",
     "copies_sentence",
     "cut_link_sentence",
     "disaster_sentence",
@@ -213,6 +214,37 @@ def disaster_sentence(row: Mapping[str, Any]) -> str:
     else:
         said += f" Even after a's restart, b lacks {format_number(row['lost_for_good'])} acknowledged records."
     return said
+
+
+def active_active_sentence(row: Mapping[str, Any]) -> str:
+    """What both ways at once did: every record on each cluster once, loops counted, and
+    what a consumer subscribed by pattern read; set against MapR's loops "without problems"."""
+    per_side, twice = row["per_side"], row["duplicates"] + row["pattern_twice"]
+    copied = "every one" if row["missing"] == 0 else f"all but {format_number(row['missing'])}"
+    said = (
+        f"Both ways at once, {format_number(per_side)} records offered on each cluster: {copied} reached the other "
+        f"cluster (a->b p50 {row['a_to_b_p50_ms']:.0f} ms, b->a {row['b_to_a_p50_ms']:.0f} ms), "
+        f"{format_number(twice)} twice. "
+    )
+    if row["loop_topics"] == 0 and row["counts_stable"]:
+        said += (
+            f"After {row['waited_s']:.0f} s more, cluster a held `{row['topics_on_a'].replace(',', '`, `')}` and b "
+            f"`{row['topics_on_b'].replace(',', '`, `')}`, their counts unchanged: no loop, because each copy is "
+            "named after the cluster it came from and MirrorMaker never copies a topic to the cluster its name says "
+            "it came from. "
+        )
+    else:
+        said += (
+            f"{format_number(row['loop_topics'])} topics were copies of copies, or counts still moved after "
+            f"{row['waited_s']:.0f} s: a loop, which MirrorMaker's default policy should prevent (check "
+            "`replication.policy.class`). "
+        )
+    return said + (
+        f"One group subscribed by pattern read {format_number(row['pattern_read_a'])} records on a and "
+        f'{format_number(row["pattern_read_b"])} on b, local and remote. MapR\'s loops "without problems" hold '
+        "here too; the price is that each cluster names the other's records differently, so a reader subscribes "
+        "by pattern or to both names."
+    )
 
 
 def refresh_seconds(profile: Profile) -> float:

@@ -17,28 +17,32 @@ from workbench.config import load_profile
 if TYPE_CHECKING:
     from workbench.stack import Stack
 
-__all__ = ["GEO_PROFILE", "release", "replicating_stack"]
+__all__ = ["BOTH_WAYS_PROFILE", "GEO_PROFILE", "both_ways_stack", "release", "replicating_stack"]
 
 #: The embedded profile with two clusters and MirrorMaker between them.
 GEO_PROFILE = "local-geo"
+#: The same two clusters with MirrorMaker copying both ways at once.
+BOTH_WAYS_PROFILE = "local-geo-2way"
 
 
-def replicating_stack(active: Stack) -> Stack | None:
-    """`active` when its profile replicates; the `local-geo` stack when `active` is embedded
-    (running already, or started now); None on a cluster profile without a second cluster.
+def replicating_stack(active: Stack, *, both_ways: bool = False) -> Stack | None:
+    """`active` when its profile replicates (`both_ways`: in both directions); else the
+    `local-geo` (`local-geo-2way`) stack when `active` is embedded, running already or
+    started now; None on a cluster profile without such a second cluster.
 
     Raises:
         StackError: the two-cluster stack did not start (the cause in one line).
     """
+    from workbench.replication.active_active import active_active_unavailable
     from workbench.stack import attach, up
 
-    if active.profile.replication.enabled:
+    if active.profile.replication.enabled and not (both_ways and active_active_unavailable(active)):
         return active
     if not active.profile.embedded:
         return None
-    geo = load_profile(GEO_PROFILE)
+    geo = load_profile(BOTH_WAYS_PROFILE if both_ways else GEO_PROFILE)
     if geo.run_dir == active.profile.run_dir:  # one run directory named for every profile: a folder in it
-        geo = geo.model_copy(update={"run_dir": active.profile.path(active.profile.run_dir) / GEO_PROFILE})
+        geo = geo.model_copy(update={"run_dir": active.profile.path(active.profile.run_dir) / geo.name})
     return attach(geo) or up(geo)
 
 
@@ -48,3 +52,22 @@ def release(stack: Stack | None, active: Stack) -> None:
 
     if stack is not None and stack is not active and stack.started_here:
         down(stack.profile)
+
+
+def both_ways_stack(active: Stack, geo: Stack | None, *, start: bool) -> tuple[Stack | None, str | None]:
+    """The stack to measure both ways at once on, or None and why not, in one line: `geo`
+    when it replicates both ways; else, on this machine and when `start` is allowed, the
+    `local-geo-2way` stack, after `geo` is released (one pair of clusters at a time)."""
+    from workbench.replication.active_active import active_active_unavailable
+
+    if geo is not None and active_active_unavailable(geo) is None:
+        return geo, None
+    if not active.profile.embedded:
+        return None, active_active_unavailable(geo) if geo is not None else "this profile names no second cluster"
+    if not start:
+        return None, (
+            f"quick mode leaves this out: it would start a second pair of clusters, `{BOTH_WAYS_PROFILE}` "
+            "(about 40 s); run the notebook without `quick` or with that profile"
+        )
+    release(geo, active)
+    return replicating_stack(active, both_ways=True), None

@@ -145,12 +145,14 @@ def stamped_topics(stack: Stack, prefix: str, partitions: int) -> Iterator[tuple
         stack.delete_topics([target], peer=True)
 
 
-def pick_up(stack: Stack, source: str, target: str) -> float:
-    """Write one marker record (sequence -1) and wait until it is on b: MirrorMaker found the topic."""
+def pick_up(stack: Stack, source: str, target: str, *, from_peer: bool = False) -> float:
+    """Write one marker record (sequence -1) and wait until it is on b: MirrorMaker found the
+    topic. `from_peer`: the marker goes on b and is awaited on a (a flow b->a)."""
     began = time.monotonic()
-    kafka.produce(stack.kafka_config("producer"), source, [(None, b"-" * SEQ_DIGITS)], partition=0)
+    origin, copy = (stack.peer_config, stack.kafka_config) if from_peer else (stack.kafka_config, stack.peer_config)
+    kafka.produce(origin("producer"), source, [(None, b"-" * SEQ_DIGITS)], partition=0)
     deadline = began + PICKUP_LIMIT_S
-    while kafka.total_records(stack.peer_config("admin"), target) < 1:
+    while kafka.total_records(copy("admin"), target) < 1:
         if time.monotonic() > deadline:
             raise BenchError(
                 f"MirrorMaker did not replicate {source} to {target} within {PICKUP_LIMIT_S:.0f} s; "
@@ -168,14 +170,17 @@ def offer(
     *,
     on_delivery: Callable[[Any, Any], None] | None = None,
     producer_conf: Mapping[str, Any] | None = None,
+    peer: bool = False,
 ) -> Any:
     """Numbered records offered open-loop on `schedule` (acks=all); the run, with its slips.
-    `on_delivery` hears each record's delivery report; `producer_conf` adds to the producer's.
+    `on_delivery` hears each record's delivery report; `producer_conf` adds to the producer's;
+    `peer` offers them on the second cluster.
 
     Raises:
         BenchError: records not all acknowledged, or reported failed, within 30 s of the schedule's end.
     """
-    producer = kafka.producer(stack.kafka_config("producer"), {"linger.ms": 5, "acks": "all", **(producer_conf or {})})
+    conf = stack.peer_config("producer") if peer else stack.kafka_config("producer")
+    producer = kafka.producer(conf, {"linger.ms": 5, "acks": "all", **(producer_conf or {})})
     padding = b"." * (record_bytes - SEQ_DIGITS)
 
     def send(first: int, upto: int) -> None:
