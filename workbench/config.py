@@ -292,6 +292,8 @@ class ReplicationSettings(_Section):
     target: str = Field("b", description="MirrorMaker's alias of the second cluster")
     target_bootstrap: str | None = Field(None, description="the second cluster's bootstrap list (cluster profiles)")
     target_nodes: int = Field(1, ge=1, le=3, description="KRaft nodes of the embedded second cluster")
+    target_proxy: bool = Field(True, description="a REST proxy for the embedded second cluster too (`b-proxy`)")
+    target_proxy_url: str | None = Field(None, description="the second cluster's REST proxy (cluster profiles)")
     workers: int = Field(2, ge=0, le=4, description="MirrorMaker processes the embedded stack starts")
     version: str = Field("4.3.1", pattern=r"^[34]\.\d+\.\d+$", description="MirrorMaker's release from Maven Central")
     heap: str = Field("384m", pattern=r"^\d+[kmg]$", description="each MirrorMaker process's JVM heap")

@@ -64,6 +64,7 @@ CHEAP: dict[str, dict[str, Any]] = {
     "worker_kill": {"rate": 300.0, "before_s": 1.0, "after_s": 2.0, "partitions": 2},
     "disaster": {"rate": 300.0, "before_s": 2.0, "partitions": 2},
     "active_active": {"rate": 300.0, "seconds": 1.0, "partitions": 2},
+    "whole_path": {"records": 300, "partitions": 2, "batch": 100, "spark": False},
     "rolling_restart": {"proxies": 2, "rate": 200, "partitions": 2, "settle_s": 0.5, "between_s": 1.0},
 }
 

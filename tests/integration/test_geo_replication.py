@@ -18,6 +18,7 @@ from workbench.config import KafkaConf
 from workbench.errors import BenchError, StackError
 from workbench.kafka.admin import admin_client
 from workbench.replication import consumer_failover_run, cut_link_run, flow_states, offset_shift_run, remote_topic
+from workbench.replication.whole_path import PATHS, whole_path_run
 from workbench.replication.worker_kill import CONNECT_SESSION_TIMEOUT_S, source_task_worker
 from workbench.stack import Stack, attach, process, status
 from workbench.stack.mirror import MirrorWorker
@@ -36,6 +37,7 @@ def test_status_names_both_clusters_and_the_flows_each_worker_runs(geo: Stack) -
         "broker": "broker",
         "b-broker": "peer-broker",
         "proxy-0": "proxy",
+        "b-proxy": "peer-proxy",
         "mirror-1": "mirror-maker",
         "mirror-2": "mirror-maker",
     }
@@ -148,6 +150,17 @@ def test_a_lost_cluster_loses_no_acknowledged_record_for_good_and_comes_back_who
     now.create_topics({topic: 1})
     assert sum(map(len, _produce_keyed(now, topic, 100).values())) == 100, "cluster a acknowledges records again"
     _wait_for(lambda: _count(now.peer_config(), remote_topic(now.profile, topic)) >= 100, "the flow copies again", 120)
+
+
+def test_records_posted_to_a_s_proxy_are_read_once_on_b_through_b_s_proxy_and_by_spark(geo: Stack) -> None:
+    row = whole_path_run(geo, records=2_000, partitions=2, batch=500, spark=True).row
+    assert row["acked"] == row["replicated"] == 2_000 and row["missing"] == row["duplicates"] == 0
+    for path in PATHS:
+        assert row[f"{path}_read"] == 2_000 and row[f"{path}_missing"] == row[f"{path}_twice"] == 0, path
+        assert row[f"{path}_in_order"], f"{path}: each partition's records in the order they were posted"
+    check_contract(
+        "whole_path", sweep("whole_path", [CHEAP["whole_path"]], repeat=2, stack=geo, record=False, progress=False)
+    )
 
 
 def test_only_a_link_the_workbench_started_is_cut() -> None:

@@ -288,6 +288,9 @@ def _geo_replication(report: Report, profile: Profile) -> None:
         assert len(lost) == 1 and lost["lost_on_a"].iloc[0] == 0 and lost["lost_for_good"].iloc[0] == 0
         assert lost["acked"].iloc[0] + lost["failed"].iloc[0] == lost["offered"].iloc[0]
         assert "records a had acknowledged" in html
+    path = results.load("whole_path", run_id=report.run_id, profile=profile)
+    assert len(path) == 1 and path["proxy_b_missing"].iloc[0] == 0 and path["proxy_b_twice"].iloc[0] == 0
+    assert path["acked"].iloc[0] == path["replicated"].iloc[0] == path["proxy_b_read"].iloc[0]
     both = results.load("active_active", run_id=report.run_id, profile=profile)
     if len(both):  # full mode, or a profile that copies both ways
         assert (both["missing"] == 0).all() and (both["loop_topics"] == 0).all() and both["counts_stable"].all()

@@ -43,6 +43,8 @@ from workbench.replication import (
     offset_shift_run,
     replication_lag,
     replication_lag_run,
+    whole_path,
+    whole_path_run,
     worker_kill,
     worker_kill_run,
 )
@@ -458,6 +460,24 @@ EXPERIMENTS: dict[str, Experiment] = {
                 "duplicates",
             ),
             spread_of=("rpo_records",),
+        ),
+        Experiment(
+            "whole_path",
+            whole_path,
+            "records posted to a's REST proxy, copied by MirrorMaker, read on b through b's proxy and by Spark",
+            parameters=whole_path_run,
+            needs="replication",
+            shown=(
+                "records",
+                "acked",
+                "posted_msg_s",
+                "latency_p50_ms",
+                "proxy_b_read",
+                "proxy_b_missing",
+                "spark_b_read",
+                "spark_b_missing",
+            ),
+            spread_of=("latency_p50_ms",),
         ),
         Experiment(
             "retention_deletes",

@@ -21,6 +21,7 @@ Modules:
     worker_kill  the worker running the flow's task killed under load: the gap, catch-up, copies twice
     active_active  a <-> b at once: every copy counted on both clusters for a loop, read by pattern
     disaster    cluster a killed under load: acknowledged records b lacked (the RPO), a restarted
+    whole_path  a's REST proxy → MirrorMaker → b's REST proxy and Spark on b, every record counted
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
     flows       a flow's connectors and tasks as a table
@@ -45,6 +46,7 @@ from workbench.replication.conclusions import (
     pickup_sentence,
     refresh_seconds,
     setup_sentence,
+    whole_path_sentence,
     worker_kill_sentence,
 )
 from workbench.replication.cut_link import CutLinkRun, catch_up, cut_link, cut_link_run, cut_link_unavailable
@@ -56,6 +58,7 @@ from workbench.replication.internal_topics import Checkpoint, OffsetSync, checkp
 from workbench.replication.lag import ReplicationLagRun, replication_lag, replication_lag_run
 from workbench.replication.naming import remote_topic
 from workbench.replication.offset_shift import OffsetShiftRun, offset_shift, offset_shift_run, phase_table
+from workbench.replication.whole_path import WholePathRun, whole_path, whole_path_run, whole_path_unavailable
 from workbench.replication.worker_kill import worker_kill, worker_kill_run, worker_kill_unavailable
 from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, flows, mirror_properties
 from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_states, status_topic
@@ -63,12 +66,14 @@ from workbench.stack.mirror_status import CONNECTORS, ConnectorState, flow_state
 __all__ = [
     "ActiveActiveRun", "BOTH_WAYS_PROFILE", "CONNECTORS", "Checkpoint", "ConnectorState", "CutLinkRun", "DisasterRun",
     "FailoverRun", "GEO_PROFILE", "NOTEBOOK_INTERVALS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS",
-    "ReplicationLagRun", "active_active", "active_active_run", "active_active_sentence", "active_active_unavailable",
-    "both_ways_stack", "catch_up", "checkpoints", "consumer_failover", "consumer_failover_run", "copies_sentence",
-    "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable", "disaster", "disaster_run",
-    "disaster_sentence", "disaster_unavailable", "failover_sentence", "flow_states", "flow_table", "flows",
-    "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run", "offset_shift_sentence", "offset_syncs",
-    "offsets_claim_sentence", "phase_table", "pickup_sentence", "refresh_seconds", "release", "remote_topic",
-    "replicating_stack", "replication_lag", "replication_lag_run", "setup_sentence", "status_topic", "translate",
-    "worker_kill", "worker_kill_run", "worker_kill_sentence", "worker_kill_unavailable"
+    "ReplicationLagRun", "WholePathRun", "active_active", "active_active_run", "active_active_sentence",
+    "active_active_unavailable", "both_ways_stack", "catch_up", "checkpoints", "consumer_failover",
+    "consumer_failover_run", "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence",
+    "cut_link_unavailable", "disaster", "disaster_run", "disaster_sentence", "disaster_unavailable",
+    "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence", "mirror_properties", "offset_shift",
+    "offset_shift_run", "offset_shift_sentence", "offset_syncs", "offsets_claim_sentence", "phase_table",
+    "pickup_sentence", "refresh_seconds", "release", "remote_topic", "replicating_stack", "replication_lag",
+    "replication_lag_run", "setup_sentence", "status_topic", "translate", "whole_path", "whole_path_run",
+    "whole_path_sentence", "whole_path_unavailable", "worker_kill", "worker_kill_run", "worker_kill_sentence",
+    "worker_kill_unavailable"
 ]  # fmt: skip

@@ -27,6 +27,7 @@ __all__ = [
     "pickup_sentence",
     "refresh_seconds",
     "setup_sentence",
+    "whole_path_sentence",
     "worker_kill_sentence",
 ]
 
@@ -245,6 +246,32 @@ def active_active_sentence(row: Mapping[str, Any]) -> str:
         "here too; the price is that each cluster names the other's records differently, so a reader subscribes "
         "by pattern or to both names."
     )
+
+
+def whole_path_sentence(row: Mapping[str, Any]) -> str:
+    """What the whole path did: records posted on a, copied, read on b by proxy and by Spark."""
+    said = (
+        f"Posted to a's REST proxy {format_number(row['batch'])} a call, {format_number(row['acked'])} records were "
+        f"acknowledged ({format_number(round(row['posted_msg_s']))} records/s); MirrorMaker appended each on b "
+        f"a median {row['latency_p50_ms']:.0f} ms after a had (p99 {row['latency_p99_ms']:.0f} ms)."
+    )
+    clean = True
+    for path, reader in (("proxy_b", "b's REST proxy"), ("spark_b", "Spark's batch read on b")):
+        if not math.isfinite(float(row[f"{path}_read"])):
+            said += f" {reader.capitalize()} was left out of this run."
+            continue
+        missing, twice, in_order = row[f"{path}_missing"], row[f"{path}_twice"], row[f"{path}_in_order"]
+        clean = clean and missing == 0 and twice == 0 and bool(in_order)
+        said += (
+            f" {reader[0].upper() + reader[1:]} found {format_number(row[f'{path}_read'])}: "
+            f"{format_number(missing)} missing, {format_number(twice)} twice, "
+            + ("each partition in the order posted." if in_order else "some partition out of the order posted.")
+        )
+    if clean:
+        said += (
+            " Across two clusters, two REST proxies and Spark, nothing acknowledged was lost and nothing read twice."
+        )
+    return said
 
 
 def refresh_seconds(profile: Profile) -> float:

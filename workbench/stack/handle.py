@@ -76,6 +76,30 @@ class Stack:
             )
         return ",".join(addresses)
 
+    @property
+    def peer_proxy_url(self) -> str:
+        """The REST proxy of a replication profile's second cluster: the embedded `b-proxy`, or
+        the profile's `replication.target_proxy_url`.
+
+        Raises:
+            StackError: the profile names no such proxy, or it is not running.
+        """
+        settings = self.profile.replication
+        if not self.profile.embedded:
+            if settings.enabled and settings.target_proxy_url:
+                return settings.target_proxy_url
+            raise StackError(
+                f"profile {self.profile.name!r} names no REST proxy for its second cluster "
+                "(replication.target_proxy_url)"
+            )
+        url = next((r.url for r in self.services.values() if r.kind == "peer-proxy" and r.url), None)
+        if url is None:
+            raise StackError(
+                f"no REST proxy of cluster {settings.target!r} runs in the {self.profile.name!r} stack "
+                "(replication.target_proxy: true starts one with `workbench up`)"
+            )
+        return url
+
     def peer_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
         """librdkafka settings for a client of the second cluster, with the profile's client settings."""
         return ClientConf({"bootstrap.servers": self.peer_bootstrap_servers, **self.profile.kafka.for_role(role)})

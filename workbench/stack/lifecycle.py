@@ -26,7 +26,7 @@ from workbench.stack.kafka import kafka_nodes, peer_nodes, restart_node
 from workbench.stack.log_ends import check_log_ends
 from workbench.stack.mirror import MirrorWorker, mirror_workers
 from workbench.stack.nginx import INSTALL_HINT, find_nginx
-from workbench.stack.services import Balancer, ProxyInstance, SchemaRegistry, Service, TansuBroker
+from workbench.stack.services import Balancer, PeerProxy, ProxyInstance, SchemaRegistry, Service, TansuBroker
 from workbench.stack.spark import spark_services
 from workbench.stack.state import ServiceRecord, StackState, locked
 
@@ -52,7 +52,8 @@ def services_for(profile: Profile) -> list[Service]:
     The broker (Kafka's nodes, or Tansu), the Schema Registry when `schema_registry.enabled` (before the proxies,
     which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
     when there is more than one and nginx is installed (without it, a warning, and
-    clients round-robin over the instance URLs), then a Spark standalone master and
+    clients round-robin over the instance URLs), a replication profile's proxy for its second
+    cluster (`replication.target_proxy`), then a Spark standalone master and
     `spark.workers` workers when the profile asks for them (`workbench.stack.spark`). A
     replication profile adds its second cluster's nodes after the first's, and its
     MirrorMaker workers last, once both clusters answer (`workbench.stack.mirror`).
@@ -66,6 +67,8 @@ def services_for(profile: Profile) -> list[Service]:
     if profile.schema_registry.enabled:
         services.append(SchemaRegistry(profile))
     services += [ProxyInstance(profile, index=i) for i in range(profile.proxy.instances)]
+    if profile.replication.enabled and profile.replication.target_proxy:
+        services.append(PeerProxy(profile))
     if profile.proxy.instances > 1:
         if find_nginx() is not None:
             services.append(Balancer(profile))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Balancer",
     "KINDS",
+    "PeerProxy",
     "ProxyInstance",
     "SchemaRegistry",
     "Service",
@@ -264,6 +265,25 @@ class ProxyInstance(Service):
         return 45.0
 
 
+class PeerProxy(ProxyInstance):
+    """A workbench REST proxy for a replication profile's second cluster (`b-proxy`): what a
+    data centre's applications reach b through, beside `proxy-0` on a. On a free port; no
+    Schema Registry (the embedded one is a's)."""
+
+    kind = "peer-proxy"
+
+    def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
+        super().__init__(profile, name or f"{profile.replication.target}-proxy", index)
+
+    def listen_on(self) -> tuple[str, int]:
+        return self.profile.proxy.host, 0
+
+    def command(self, host: str, port: int, run_dir: Path, started: Mapping[str, ServiceRecord]) -> list[str]:
+        argv = super().command(host, port, run_dir, started)
+        self.registry_url = None
+        return [*argv[:-1], broker_addresses(started, "peer-broker")]
+
+
 class SchemaRegistry(Service):
     """The embedded Schema Registry (`python -m workbench.registry`), on the broker's `_schemas`.
 
@@ -355,10 +375,10 @@ def _http_ok(url: str, profile: Profile) -> bool:
         return False
 
 
-def broker_addresses(services: Mapping[str, ServiceRecord]) -> str:
+def broker_addresses(services: Mapping[str, ServiceRecord], kind: str = "broker") -> str:
     """`bootstrap.servers` for the embedded broker's nodes (every node, so a client finds
-    the cluster while one of them is down)."""
-    addresses = [r.address for r in services.values() if r.kind == "broker"]
+    the cluster while one of them is down); `kind="peer-broker"`: the second cluster's."""
+    addresses = [r.address for r in services.values() if r.kind == kind]
     if not addresses:
         raise StackError("no broker is running in this stack; run `workbench up`")
     return ",".join(addresses)
@@ -372,4 +392,6 @@ def log_tail(path: str, lines: int = 20) -> str:
 
 
 #: Service classes by `kind`, to ask a recorded service about its health (Spark's are in `spark`).
-KINDS: dict[str, type[Service]] = {cls.kind: cls for cls in (TansuBroker, ProxyInstance, Balancer, SchemaRegistry)}
+KINDS: dict[str, type[Service]] = {
+    cls.kind: cls for cls in (TansuBroker, ProxyInstance, PeerProxy, Balancer, SchemaRegistry)
+}
