@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import psutil
 import pytest
 
 from workbench.config import load_profile
@@ -13,6 +15,7 @@ from workbench.errors import BenchError
 from workbench.replication import disaster_run, disaster_sentence
 from workbench.replication.disaster import recovery_point
 from workbench.stack import Stack
+from workbench.stack.state import ServiceRecord, StackState
 
 KILLED_MS = 100_000.0
 
@@ -82,3 +85,18 @@ def test_the_sentence_sets_the_loss_against_the_lag_estimate() -> None:
 def test_bad_input_and_a_foreign_cluster_are_refused_before_anything_runs(params: dict[str, Any], says: str) -> None:
     with pytest.raises(BenchError, match=says):
         disaster_run(Stack(load_profile("local-geo")), **params)
+
+
+def test_another_profile_s_stack_in_a_shared_run_directory_is_never_taken_for_cluster_a(tmp_path: Path) -> None:
+    # One run directory for every profile (WORKBENCH_RUN_DIR, as the test suite sets it): the state
+    # file there is `local`'s. Its "broker" here is this very process: taken for cluster a, it
+    # would be SIGKILLed. The geo profile's stack must find none of its services there.
+    me = psutil.Process()
+    broker = ServiceRecord("broker", "broker", me.pid, me.create_time(), "127.0.0.1:1", str(tmp_path / "log"))
+    StackState(profile="local", services={"broker": broker}).save(tmp_path)
+    local = Stack(load_profile("local").model_copy(update={"run_dir": tmp_path}))
+    geo = Stack(load_profile("local-geo").model_copy(update={"run_dir": tmp_path}))
+    assert local.refreshed().services == {"broker": broker}
+    assert geo.refreshed().services == {}
+    with pytest.raises(BenchError, match="kills only a cluster it started"):
+        disaster_run(geo)

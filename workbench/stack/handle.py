@@ -106,11 +106,15 @@ class Stack:
 
     def refreshed(self) -> Stack:
         """This stack with its services as the state file has them now (a node restarted
-        since this object was made has a new PID); a cluster profile's stack as it is."""
+        since this object was made has a new PID); a cluster profile's stack as it is.
+        A state file another profile wrote (one run directory named for every profile,
+        `WORKBENCH_RUN_DIR`) holds none of this stack's services: an experiment that kills
+        or freezes this stack's processes must never find another stack's there."""
         if not self.profile.embedded:
             return self
         state = StackState.load(self.profile.path(self.profile.run_dir))
-        return Stack(self.profile, state.services if state else {}, self.started_here)
+        ours = state is not None and state.profile == self.profile.name
+        return Stack(self.profile, state.services if state is not None and ours else {}, self.started_here)
 
     def kafka_config(self, role: Literal["producer", "consumer", "admin"] = "admin") -> KafkaConf:
         """librdkafka settings for a client of this stack, profile settings included."""
