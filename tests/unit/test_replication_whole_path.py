@@ -54,3 +54,12 @@ def test_the_sentence_names_each_path_and_a_path_left_out() -> None:
     assert "B's REST proxy found 5,000: 0 missing, 0 twice, each partition in the order posted." in said
     assert "Spark's batch read on b was left out of this run." in said and "nothing read twice" in said
     assert "nothing read twice" not in whole_path_sentence({**row, "proxy_b_twice": 3})
+
+
+@pytest.mark.parametrize(
+    ("value", "seq"), [(b"0000000042....", 42), (b"-" * 10, -1), (None, -1), (b"", -1), (bytearray(b"0000000007"), 7)]
+)
+def test_a_record_is_known_by_its_number_and_the_pick_up_marker_by_none(value: bytes | None, seq: int) -> None:
+    from workbench.replication.numbered import seq_of
+
+    assert seq_of(value) == seq

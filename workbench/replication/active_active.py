@@ -35,7 +35,7 @@ from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
 from workbench.replication.lag import APPEND_TIME, check_ranges, flow_row, joined_appends, offer, pick_up, settle
 from workbench.replication.naming import remote_topic, separator
-from workbench.replication.numbered import SEQ_DIGITS
+from workbench.replication.numbered import SEQ_DIGITS, seq_of
 
 if TYPE_CHECKING:
     from workbench.config import Profile
@@ -214,9 +214,9 @@ def _by_pattern(conf: KafkaConf, name: str, profile: Profile, timeout_s: float =
         deadline, last = time.monotonic() + timeout_s, time.monotonic()
         while time.monotonic() < deadline and time.monotonic() - last < 3.0:
             for message in consumer.consume(1_000, timeout=0.5):
-                value = message.value()
-                if message.error() is None and value is not None and value[:1] != b"-":
-                    seen[(str(message.topic()), int(value[:SEQ_DIGITS]))] += 1
+                seq = seq_of(message.value()) if message.error() is None else -1
+                if seq >= 0:
+                    seen[(str(message.topic()), seq)] += 1
                     last = time.monotonic()
     finally:
         consumer.close()

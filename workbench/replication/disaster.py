@@ -44,7 +44,7 @@ from workbench.replication.lag import (
     settle,
     stamped_topics,
 )
-from workbench.replication.numbered import SEQ_DIGITS
+from workbench.replication.numbered import SEQ_DIGITS, seq_of
 from workbench.replication.worker_kill import TimedKill
 from workbench.stack import process
 
@@ -198,7 +198,7 @@ class _Acknowledged:
     def report(self, error: Any, message: Any) -> None:
         with self._lock:
             if error is None:
-                self.seqs.add(int(message.value()[:SEQ_DIGITS]))
+                self.seqs.add(seq_of(message.value()))
             else:
                 self.failed += 1
 

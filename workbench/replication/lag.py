@@ -30,7 +30,7 @@ from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
 from workbench.replication.naming import remote_topic
-from workbench.replication.numbered import SEQ_DIGITS, numbered
+from workbench.replication.numbered import SEQ_DIGITS, numbered, seq_of
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -221,12 +221,9 @@ def join_appends(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
 def appends(conf: dict[str, Any], topic: str) -> pd.DataFrame:
     """Every numbered record of `topic` (the pick-up marker left out): `seq`, `partition`,
     `offset` and `ms`, the record's timestamp (its append time, on a stamped topic)."""
-    rows = [
-        (int(r.value[:SEQ_DIGITS]), r.partition, r.offset, r.timestamp_ms)
-        for r in kafka.read_records(conf, topic)
-        if r.value is not None and r.value[:1] != b"-"
-    ]
-    return pd.DataFrame(rows, columns=["seq", "partition", "offset", "ms"])
+    rows = [(seq_of(r.value), r.partition, r.offset, r.timestamp_ms) for r in kafka.read_records(conf, topic)]
+    frame = pd.DataFrame(rows, columns=["seq", "partition", "offset", "ms"])
+    return frame[frame["seq"] >= 0].reset_index(drop=True)
 
 
 def flow_row(

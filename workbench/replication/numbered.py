@@ -25,8 +25,10 @@ def numbered(seq: int, padding: bytes = b"") -> bytes:
 
 
 def seq_of(value: bytes | None) -> int:
-    """The number a record's value begins with; -1 for a record without one."""
-    return int((value or b"-1")[:SEQ_DIGITS])
+    """The number a record's value begins with; -1 for a record without one (no value, or
+    the pick-up marker `lag.pick_up` writes: a value of dashes)."""
+    head = bytes(value or b"")[:SEQ_DIGITS]
+    return int(head) if head.isdigit() else -1
 
 
 def topic_total(conf: dict[str, Any], topic: str) -> int:

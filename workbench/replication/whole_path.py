@@ -23,7 +23,7 @@ import pandas as pd
 
 from workbench.errors import BenchError
 from workbench.replication.lag import check_ranges, flow_row, joined_appends, pick_up, settle, stamped_topics
-from workbench.replication.numbered import SEQ_DIGITS, numbered
+from workbench.replication.numbered import SEQ_DIGITS, numbered, seq_of
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -181,7 +181,7 @@ def _read_through_proxy(stack: Stack, url: str, topic: str, records: int) -> pd.
         proxy.consumer(f"wb-path-{uuid.uuid4().hex[:8]}", topics=[topic]) as consumer,
     ):
         while len(rows) < records + 1 and time.monotonic() < deadline:
-            rows += [(r.partition, r.offset, _seq(r.value)) for r in consumer.poll(timeout_ms=1_000)]
+            rows += [(r.partition, r.offset, seq_of(r.value)) for r in consumer.poll(timeout_ms=1_000)]
     return _frame("proxy_b", rows)
 
 
@@ -201,13 +201,8 @@ def _read_with_spark(stack: Stack, topic: str) -> pd.DataFrame:
     finally:
         if before is None:  # a session this run started ends with it, JVM and all
             stop_spark(spark)
-    rows = [(int(p), int(o), _seq(bytes(v))) for p, o, v in table.itertuples(index=False)]
+    rows = [(int(p), int(o), seq_of(bytes(v))) for p, o, v in table.itertuples(index=False)]
     return _frame("spark_b", rows)
-
-
-def _seq(value: Any) -> int:
-    """A numbered record's sequence number; -1 for the pick-up marker."""
-    return -1 if value is None or bytes(value[:1]) == b"-" else int(value[:SEQ_DIGITS])
 
 
 def _frame(path: str, rows: list[tuple[int, int, int]]) -> pd.DataFrame:
