@@ -79,6 +79,10 @@ def test_the_sentence_sets_the_loss_against_the_lag_estimate() -> None:
         ({"rate": 0}, "rate must be 1 to 20,000"),
         ({"before_s": 1}, "before_s must be 2 to 300"),
         ({"partitions": 65}, "partitions must be 1 to 64"),
+        ({"partitions": 1.5}, "partitions must be a whole number, got 1.5"),  # --param is YAML: 1.5 stays 1.5
+        ({"rate": "fast"}, "rate must be a number from 1 to 20,000, got 'fast'"),
+        ({"rate": float("nan")}, "rate must be 1 to 20,000, got nan"),
+        ({"before_s": True}, "before_s must be a number"),
         ({}, "kills only a cluster it started"),  # the stack of an unstarted profile runs no node
     ],
 )

@@ -20,6 +20,8 @@ def test_the_whole_path_needs_a_proxy_on_b_and_says_which_setting_starts_one() -
         whole_path_run(cluster)
     with pytest.raises(BenchError, match="batch must be 1 to 10,000"):
         whole_path_run(cluster, batch=0)
+    with pytest.raises(BenchError, match=r"records must be a whole number, got 10\.5"):
+        whole_path_run(cluster, records=10.5)  # type: ignore[arg-type]
 
 
 def test_each_path_counts_what_it_lacks_what_came_twice_and_the_order_per_partition() -> None:

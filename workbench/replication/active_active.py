@@ -99,6 +99,7 @@ def active_active_run(
         ("seconds", seconds, 0.5, 300),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, SEQ_DIGITS, 1_000_000),
+        whole=("partitions", "record_bytes"),
     )
     reason = active_active_unavailable(stack)
     if reason is not None:

@@ -156,6 +156,7 @@ def _check(rate: float, before_s: float, cut_s: float, after_s: float, partition
         ("after_s", after_s, 0.5, 300),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, 10, 1_000_000),
+        whole=("partitions", "record_bytes"),
     )
 
 

@@ -118,6 +118,7 @@ def disaster_run(
         ("before_s", before_s, 2, 300),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, SEQ_DIGITS, 1_000_000),
+        whole=("partitions", "record_bytes"),
     )
     reason = disaster_unavailable(stack)
     if reason is not None:

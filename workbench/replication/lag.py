@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -123,11 +123,17 @@ def _check(rate: float, seconds: float, partitions: int, record_bytes: int) -> N
         raise BenchError(f"record_bytes must be {SEQ_DIGITS} to 1,000,000, got {record_bytes}")
 
 
-def check_ranges(*checks: tuple[str, float, float, float]) -> None:
-    """Each `(name, value, low, high)` from low to high (NaN fails too), else a one-line `BenchError`."""
+def check_ranges(*checks: tuple[str, float, float, float], whole: Collection[str] = ()) -> None:
+    """Each `(name, value, low, high)` a number from low to high (NaN fails too), and a whole
+    number when its name is in `whole` (a count), else a one-line `BenchError`: a parameter
+    from `--param` is whatever YAML made of it, a text or 1.5 partitions included."""
     for name, value, low, high in checks:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise BenchError(f"{name} must be a number from {low:g} to {high:,g}, got {value!r}")
         if not low <= value <= high:
             raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+        if name in whole and not float(value).is_integer():
+            raise BenchError(f"{name} must be a whole number, got {value}")
 
 
 @contextmanager

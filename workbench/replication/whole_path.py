@@ -79,6 +79,7 @@ def whole_path_run(
         ("partitions", partitions, 1, 64),
         ("batch", batch, 1, 10_000),
         ("record_bytes", record_bytes, SEQ_DIGITS, 1_000_000),
+        whole=("records", "partitions", "batch", "record_bytes"),
     )
     b_proxy = stack.peer_proxy_url  # before anything is made: a stack without one says so first
     with stamped_topics(stack, topic_prefix, partitions) as (source, target):

@@ -177,6 +177,7 @@ def _check(rate: float, before_s: float, after_s: float, partitions: int, record
         ("after_s", after_s, 1, 900),
         ("partitions", partitions, 1, 64),
         ("record_bytes", record_bytes, 10, 1_000_000),
+        whole=("partitions", "record_bytes"),
     )
 
 
