@@ -128,3 +128,26 @@ def test_the_waterfall_stacks_one_segment_per_hop_in_path_order() -> None:
     assert list(figure.data[1].y) == ["100/s · native → native", "1,000/s · native → native"]
     assert list(figure.data[1].x) == [3.0, 3.0]
     assert len(loop_figure(rows).data) == 4
+
+
+def test_a_pause_while_the_schedule_starts_never_puts_a_send_before_its_due_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A made-up machine whose two clocks agree, and which takes the thread away for 5 ms
+    # between the schedule's first clock read and its second.
+    now = {"ns": 1_000_000_000_000}
+    reads: list[str] = []
+
+    def read(name: str) -> int:
+        reads.append(name)
+        if len(reads) == 2:
+            now["ns"] += 5_000_000
+        return now["ns"]
+
+    monkeypatch.setattr(time, "time_ns", lambda: read("wall"))
+    monkeypatch.setattr(time, "perf_counter_ns", lambda: read("perf"))
+    monkeypatch.setattr(time, "sleep", lambda s: now.__setitem__("ns", now["ns"] + max(1, int(s * 1e9))))
+    schedule = OpenLoopSchedule(rate=1_000, seconds=0.01)
+    for due in schedule.batches(max_batch=1):
+        sent_ns = time.time_ns()
+        assert sent_ns >= schedule.due_ns(due.start)

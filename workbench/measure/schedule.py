@@ -252,9 +252,17 @@ class OpenLoopSchedule:
         self._started_perf_ns = 0
 
     def start(self) -> None:
-        """Record 0 is due now."""
-        self._started_perf_ns = time.perf_counter_ns()
+        """Record 0 is due now.
+
+        The wall clock is read before the monotonic one that times the turns: a pause between
+        the two reads (a busy machine takes the thread away for milliseconds) then starts the
+        turns later than the wall-clock due times, so a record handed out on its turn is never
+        stamped as sent before it was due. Read the other way round, such a pause put records
+        sent exactly on time up to the pause's length before their due time, and the
+        waterfall counted them as disordered.
+        """
         self.started_ns = time.time_ns()
+        self._started_perf_ns = time.perf_counter_ns()
 
     def due_ns(self, seq: int) -> int:
         """Record `seq`'s due time, wall-clock nanoseconds."""
