@@ -6,8 +6,11 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 
-from workbench.stack import process
+from workbench.config import load_profile
+from workbench.errors import StackError
+from workbench.stack import lifecycle, process
 from workbench.stack.state import ServiceRecord, StackState
 
 
@@ -69,6 +72,21 @@ def test_state_round_trips(tmp_path: Path) -> None:
     assert StackState.load(tmp_path) == StackState("local", {"broker": record})
     StackState.remove(tmp_path)
     assert StackState.load(tmp_path) is None
+
+
+def test_a_run_directory_holding_another_profile_s_stack_is_neither_used_nor_stopped(tmp_path: Path) -> None:
+    # `local`'s state file, its "broker" this very process: `up`, `down` and `attach` for
+    # another profile named to the same run directory must not take it, nor stop it.
+    me = psutil.Process()
+    broker = ServiceRecord("broker", "broker", me.pid, me.create_time(), "127.0.0.1:1", str(tmp_path / "log"))
+    StackState("local", {"broker": broker}).save(tmp_path)
+    geo = load_profile("local-geo").model_copy(update={"run_dir": tmp_path})
+    refusal = r"holds the stack of profile 'local', not 'local-geo'.*down --profile local"
+    for act in (lifecycle.up, lifecycle.down):
+        with pytest.raises(StackError, match=refusal):
+            act(geo)
+    assert lifecycle.attach(geo) is None
+    assert StackState.load(tmp_path) == StackState("local", {"broker": broker}) and me.is_running()
 
 
 def test_free_port_is_free() -> None:

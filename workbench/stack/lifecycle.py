@@ -92,7 +92,7 @@ def up(profile: Profile | str | None = None) -> Stack:
         return _cluster(profile)
     run_dir = profile.path(profile.run_dir)
     with locked(run_dir):
-        existing = StackState.load(run_dir)
+        existing = _own_state(profile, run_dir)
         if existing and _all_alive(existing.services):
             return Stack(profile, existing.services)
         if existing:  # a half-dead stack (a crash, a reboot): clear what is left of it
@@ -213,11 +213,15 @@ def restart_service(stack: Stack, name: str, *, timeout: float = 90.0) -> Servic
 
 
 def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
-    """Stop exactly the processes `up` started, newest first; returns those it stopped."""
+    """Stop exactly the processes `up` started, newest first; returns those it stopped.
+
+    Raises:
+        StackError: the run directory holds another profile's stack (stopped by its own `down`).
+    """
     profile = _profile(profile)
     run_dir = profile.path(profile.run_dir)
     with locked(run_dir):
-        state = StackState.load(run_dir)
+        state = _own_state(profile, run_dir)
         if state is None:
             return []
         stopped = _stop_all(state.services)
@@ -226,12 +230,13 @@ def down(profile: Profile | str | None = None) -> list[ServiceRecord]:
 
 
 def attach(profile: Profile | str | None = None) -> Stack | None:
-    """The stack already running for this profile, or None; starts nothing."""
+    """The stack already running for this profile, or None (another profile's stack is not
+    this one's); starts nothing."""
     profile = _profile(profile)
     if not profile.embedded:
         return _cluster(profile)
     state = StackState.load(profile.path(profile.run_dir))
-    if state and _all_alive(state.services):
+    if state and state.profile == profile.name and _all_alive(state.services):
         return Stack(profile, state.services)
     return None
 
@@ -254,6 +259,24 @@ def _cluster(profile: Profile) -> Stack:
     stack = Stack(profile)
     check_log_ends(stack)
     return stack
+
+
+def _own_state(profile: Profile, run_dir: Path) -> StackState | None:
+    """The run directory's state file, if this profile wrote it. One run directory may be
+    named for several profiles (`WORKBENCH_RUN_DIR`, a copied profile): taking another
+    profile's stack for this one's would hand out its ports as this profile's, and `down`
+    would stop a stack the user did not name.
+
+    Raises:
+        StackError: another profile's stack is recorded there.
+    """
+    state = StackState.load(run_dir)
+    if state is not None and state.profile != profile.name:
+        raise StackError(
+            f"{run_dir} holds the stack of profile {state.profile!r}, not {profile.name!r}: stop it with "
+            f"`workbench down --profile {state.profile}`, or give {profile.name!r} a run_dir of its own"
+        )
+    return state
 
 
 def _profile(profile: Profile | str | None) -> Profile:
