@@ -328,15 +328,29 @@ def test_protobuf_dropping_an_imported_message_with_its_field_is_compatible(
 
 
 @pytest.mark.parametrize(
-    ("new", "compatible"),
-    [("int64", True), ("uint64", True), ("bool", True), ("Kind", True), ("sint32", False), ("string", False)],
+    ("old", "new", "compatible"),
+    [
+        ("int32", "int64", True),
+        ("int32", "uint64", True),
+        ("uint32", "bool", True),
+        ("int32", "Kind", True),
+        ("sint32", "sint64", True),
+        ("string", "bytes", True),
+        ("fixed32", "sfixed32", True),
+        ("fixed64", "sfixed64", True),
+        ("int32", "sint32", False),
+        ("int32", "string", False),
+        ("fixed32", "fixed64", False),
+    ],
 )
-def test_protobuf_scalar_types_compare_by_confluents_groups(url: str, new: str, compatible: bool) -> None:
-    """int32, int64, uint32, uint64, bool and enums are one group; another group is refused."""
+def test_protobuf_scalar_types_compare_by_confluents_groups(url: str, old: str, new: str, compatible: bool) -> None:
+    """int32, int64, uint32, uint64, bool and enums are one group; sint32/sint64, string/bytes,
+    fixed32/sfixed32 and fixed64/sfixed64 are the others: a change within one is 200, across
+    them 409 (`FIELD_SCALAR_KIND_CHANGED`)."""
     package = f"scalars.p{uuid.uuid4().hex[:8]}"
     schema = 'syntax = "proto3";\npackage {p};\nmessage M {{ string name = 1; {t} x = 2; }}\nenum Kind {{ A = 0; }}\n'
     subject = _name("pb-scalar")
-    _ok_id(_register(url, subject, schema.format(p=package, t="int32"), "PROTOBUF"))
+    _ok_id(_register(url, subject, schema.format(p=package, t=old), "PROTOBUF"))
     body = {"schema": schema.format(p=package, t=new), "schemaType": "PROTOBUF"}
     check = _post(f"{url}/compatibility/subjects/{subject}/versions/latest", body, verbose="true")
     expected = [] if compatible else ["BACKWARD: FIELD_SCALAR_KIND_CHANGED at #/M/2"]
@@ -344,7 +358,11 @@ def test_protobuf_scalar_types_compare_by_confluents_groups(url: str, new: str, 
     answer = _register(url, subject, body["schema"], "PROTOBUF")
     assert answer.status_code == (200 if compatible else 409), answer.text
     if not compatible:
-        assert "FIELD_SCALAR_KIND_CHANGED at #/M/2" in answer.json()["message"]
+        assert answer.json() == {
+            "error_code": 409,
+            "message": f'Schema being registered is incompatible with an earlier schema for subject "{subject}", '
+            "details: [BACKWARD: FIELD_SCALAR_KIND_CHANGED at #/M/2]",
+        }
 
 
 def test_avro_names_are_relative_to_the_namespace_and_reregistration_keeps_the_id(
@@ -481,3 +499,45 @@ def test_confluents_error_messages(url: str) -> None:
         (404, 40404),
         f"Subject '{gone}' was soft deleted.Set permanent=true to delete permanently",
     )
+
+
+def test_deletes_are_checked_in_confluents_order(url: str) -> None:
+    """Confluent 8.x: a soft delete of a soft-deleted version is 40406 before any reference
+    check; a soft-deleted referrer holds back a hard delete only; a subject's own references
+    between its versions do not hold back the subject's delete."""
+    referenced, user = _name("order-ref"), _name("order-user")
+    _ok_id(_register(url, referenced, '{"type":"record","name":"Ref","fields":[]}'))
+    user_schema = '{"type":"record","name":"User","fields":[{"name":"r","type":"Ref"}]}'
+    _ok_id(_register(url, user, user_schema, refs=[_ref("Ref", referenced)]))
+    key = f"{{magic=1,keytype=SCHEMA,subject={referenced},version=1}}"
+    in_use = (422, 42206), f"One or more references exist to the schema {key}."
+    assert requests.delete(f"{url}/subjects/{user}/versions/1", timeout=30).json() == 1
+    # The referrer is soft-deleted: a soft delete goes through, a hard delete does not.
+    assert requests.delete(f"{url}/subjects/{referenced}/versions/1", timeout=30).json() == 1
+    again = requests.delete(f"{url}/subjects/{referenced}/versions/1", timeout=30)
+    assert (_code(again), again.json()["message"]) == (
+        (404, 40406),
+        f"Subject '{referenced}' Version 1 was soft deleted.Set permanent=true to delete permanently",
+    )
+    hard = requests.delete(f"{url}/subjects/{referenced}/versions/1", params={"permanent": "true"}, timeout=30)
+    assert (_code(hard), hard.json()["message"]) == in_use
+    hard_subject = requests.delete(f"{url}/subjects/{referenced}", params={"permanent": "true"}, timeout=30)
+    assert (_code(hard_subject), hard_subject.json()["message"]) == in_use
+    # Once the referrer is gone for good, so may the referenced version be.
+    assert requests.delete(f"{url}/subjects/{user}", params={"permanent": "true"}, timeout=30).json() == [1]
+    assert requests.delete(f"{url}/subjects/{referenced}", params={"permanent": "true"}, timeout=30).json() == [1]
+
+    # Version 2 of a subject refers to its version 1: the subject goes, soft then hard.
+    own = _name("order-own")
+    _ok_id(_register(url, own, '{"type":"record","name":"Base","fields":[]}'))
+    requests.put(f"{url}/config/{own}", json={"compatibility": "NONE"}, timeout=30)
+    derived = '{"type":"record","name":"Derived","fields":[{"name":"b","type":"Base"}]}'
+    _ok_id(_register(url, own, derived, refs=[_ref("Base", own)]))
+    version_1 = requests.delete(f"{url}/subjects/{own}/versions/1", timeout=30)
+    assert (_code(version_1), version_1.json()["message"]) == (
+        (422, 42206),
+        f"One or more references exist to the schema {{magic=1,keytype=SCHEMA,subject={own},version=1}}.",
+    )
+    assert requests.delete(f"{url}/subjects/{own}", timeout=30).json() == [1, 2]
+    assert requests.delete(f"{url}/subjects/{own}", params={"permanent": "true"}, timeout=30).json() == [1, 2]
+    assert _code(requests.get(f"{url}/subjects/{own}/versions", timeout=30)) == (404, 40401)

@@ -207,6 +207,11 @@ def _replace(stored: SchemaVersion, **changes: Any) -> SchemaVersion:
     return replace(stored, **changes)
 
 
+def _deletion(stored: SchemaVersion, permanent: bool) -> tuple[bytes, bytes | None]:
+    """The record that deletes a version: its tombstone (hard), or it marked deleted (soft)."""
+    return (stored.record()[0], None) if permanent else _replace(stored, deleted=True).record()
+
+
 ProducerFactory = Callable[[KafkaConf], Any]
 
 #: How deep references may nest, and how many a schema may need in all (counted along every
@@ -571,10 +576,11 @@ class SchemaStore:
                     return same.id
                 problems = incompatibilities(level, new, [self.parsed(v) for v in live])
                 if problems:
+                    # Confluent's wording around Java's List.toString of the (first ten) problems.
                     raise RegistryError(
                         INCOMPATIBLE,
                         "Schema being registered is incompatible with an earlier "
-                        f'schema for subject "{subject}"; details: {problems[:10]}',
+                        f'schema for subject "{subject}", details: [{", ".join(problems[:10])}]',
                     )
                 mine = SchemaVersion(subject, version, schema_id, new.canonical, schema_type, references)
                 self._write(*mine.record())
@@ -588,67 +594,76 @@ class SchemaStore:
         raise RegistryError(STORE_ERROR, f"Could not register under {subject!r}: other instances kept writing first")
 
     def delete_version(self, subject: str, version: int | None, permanent: bool) -> int:
+        """Soft-delete a version, or hard-delete a soft-deleted one; checked in Confluent's order
+        (`validateDeleteSchemaVersion`, then `deleteSchemaVersion`): missing 40401 / 40402, a
+        soft delete of a soft-deleted version 40406, still referenced 42206, a hard delete of a
+        live version 40407."""
         with self._write_lock:
             self.barrier()
             # A named version is found soft-deleted too (to answer 40406); `latest` means the latest live one.
             stored = self.version(subject, version, deleted=permanent or version is not None)
-            self._refuse_referenced(subject, stored.version)
-            if permanent:
-                if not stored.deleted:
-                    raise RegistryError(
-                        VERSION_NOT_SOFT_DELETED,
-                        f"Subject '{subject}' Version {stored.version} "
-                        "was not deleted first before being permanently deleted",
-                    )
-                self._write(stored.record()[0], None)
-            else:
-                if stored.deleted:
-                    raise RegistryError(
-                        VERSION_SOFT_DELETED,
-                        # Confluent's text, its missing space included (Errors.java).
-                        f"Subject '{subject}' Version {stored.version} was soft deleted."
-                        "Set permanent=true to delete permanently",
-                    )
-                self._write(*_replace(stored, deleted=True).record())
+            if stored.deleted and not permanent:
+                raise RegistryError(
+                    VERSION_SOFT_DELETED,
+                    # Confluent's text, its missing space included (Errors.java).
+                    f"Subject '{subject}' Version {stored.version} was soft deleted."
+                    "Set permanent=true to delete permanently",
+                )
+            self._refuse_referenced(stored, permanent, from_subject=None)
+            if permanent and not stored.deleted:
+                raise RegistryError(
+                    VERSION_NOT_SOFT_DELETED,
+                    f"Subject '{subject}' Version {stored.version} "
+                    "was not deleted first before being permanently deleted",
+                )
+            self._write(*_deletion(stored, permanent))
             self._drop_config_if_empty(subject)
             return stored.version
 
     def delete_subject(self, subject: str, permanent: bool) -> list[int]:
+        """Soft-delete a subject's live versions, or hard-delete all of them once soft-deleted;
+        checked in Confluent's order (`deleteSubjectOrForward`, then `deleteSubject`, version
+        by version): unknown 40401, nothing live to soft-delete 40404, a version another
+        subject refers to 42206, a hard delete of a live version 40405."""
         with self._write_lock:
             self.barrier()
             versions = self.versions(subject, deleted=True)
-            for stored in versions:
-                self._refuse_referenced(subject, stored.version)
-            if permanent:
-                if any(not v.deleted for v in versions):
-                    raise RegistryError(
-                        SUBJECT_NOT_SOFT_DELETED,
-                        f"Subject '{subject}' was not deleted first before being permanently deleted",
-                    )
-                for stored in versions:
-                    self._write(stored.record()[0], None)
-                self._drop_config_if_empty(subject)
-                return [v.version for v in versions]
-            live = [v for v in versions if not v.deleted]
-            if not live:
+            targets = versions if permanent else [v for v in versions if not v.deleted]
+            if not targets:
                 raise RegistryError(
                     SUBJECT_SOFT_DELETED,
                     f"Subject '{subject}' was soft deleted.Set permanent=true to delete permanently",
                 )
-            for stored in live:
-                self._write(*_replace(stored, deleted=True).record())
-            return [v.version for v in live]
+            for stored in targets:
+                self._refuse_referenced(stored, permanent, from_subject=subject)
+                if permanent and not stored.deleted:
+                    raise RegistryError(
+                        SUBJECT_NOT_SOFT_DELETED,
+                        f"Subject '{subject}' was not deleted first before being permanently deleted",
+                    )
+            for stored in targets:
+                self._write(*_deletion(stored, permanent))
+            if permanent:
+                self._drop_config_if_empty(subject)
+            return [v.version for v in targets]
 
-    def _refuse_referenced(self, subject: str, version: int) -> None:
+    def _refuse_referenced(self, target: SchemaVersion, permanent: bool, from_subject: str | None) -> None:
+        """42206 when a schema refers to `target`, as Confluent 8.x counts referrers
+        (`getReferencedBy`, `getReferencedBySubjects`): a soft-deleted referrer only for a hard
+        delete (its id still resolves), and for a subject's delete (`from_subject`) only
+        referrers in other subjects, so a subject whose versions refer to each other can go."""
         with self._lock:
-            referenced = any(
-                not v.deleted and any(r.subject == subject and r.version == version for r in v.references)
-                for versions in self.state.subjects.values()
-                for v in versions.values()
-            )
-        if referenced:
+            referrers = [
+                version
+                for name, versions in self.state.subjects.items()
+                if name != from_subject
+                for version in versions.values()
+                if (permanent or not version.deleted)
+                and any(r.subject == target.subject and r.version == target.version for r in version.references)
+            ]
+        if referrers:
             # Confluent's RestReferenceExistsException around its SchemaKey's toString.
-            key = f"{{magic=1,keytype=SCHEMA,subject={subject},version={version}}}"
+            key = f"{{magic=1,keytype=SCHEMA,subject={target.subject},version={target.version}}}"
             raise RegistryError(REFERENCE_EXISTS, f"One or more references exist to the schema {key}.")
 
     def _drop_config_if_empty(self, subject: str) -> None:
