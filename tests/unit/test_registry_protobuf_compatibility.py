@@ -212,3 +212,69 @@ def test_a_recursive_referenced_message_is_compared_once() -> None:
     old = _with_reference(user, tree)
     new = _with_reference(user, tree.replace("string v", "bytes v"))
     assert incompatibilities("FULL", new, [old]) == []
+
+
+def _home(package: str, device: str = "int32", nested: bool = False) -> str:
+    """An imported file in `package` declaring `Home` (inside `outer` when `nested`)."""
+    home = f"message Home {{ {device} device = 1; bool enabled = 2; }}"
+    return f'syntax = "proto3";\npackage {package};\n' + (f"message outer {{ {home} }}\n" if nested else home + "\n")
+
+
+def _uses(imported: str, type_name: str) -> str:
+    return f'syntax = "proto3";\nimport "{imported}";\nmessage Uses {{ {type_name} home = 1; }}\n'
+
+
+LOCAL_HOME = (
+    'syntax = "proto3";\nmessage Uses { Home home = 1; }\nmessage Home { int32 device = 1; bool enabled = 2; }\n'
+)
+
+#: Confluent's `diff-schema-examples.json` cases with imports, in these words: (case, old text
+#: and its import, new text and its import, every difference found).
+IMPORT_CASES: list[tuple[str, tuple[str, str | None], tuple[str, str | None], list[tuple[str, str]]]] = [
+    (
+        "a change inside the imported message",
+        (_uses("a.proto", ".geo.Home"), _home("geo")),
+        (_uses("b.proto", ".geo.Home"), _home("geo", "string")),
+        [("FIELD_SCALAR_KIND_CHANGED", "#/Home/1"), ("FIELD_NAMED_TYPE_CHANGED", "#/Uses/1")],
+    ),
+    (
+        "the same message from another package",
+        (_uses("a.proto", ".geo.Home"), _home("geo")),
+        (_uses("b.proto", ".geo2.Home"), _home("geo2")),
+        [],
+    ),
+    (
+        "a nested message changed, from another package",
+        (_uses("a.proto", ".geo.outer.Home"), _home("geo", nested=True)),
+        (_uses("b.proto", ".geo2.outer.Home"), _home("geo2", "string", nested=True)),
+        [("FIELD_SCALAR_KIND_CHANGED", "#/outer/Home/1"), ("FIELD_NAMED_TYPE_CHANGED", "#/Uses/1")],
+    ),
+    (
+        "a local message moved to an import",
+        (LOCAL_HOME, None),
+        (_uses("a.proto", ".geo.Home"), _home("geo")),
+        [("MESSAGE_REMOVED", "#/Home")],
+    ),
+    (
+        "an imported message moved into the file",
+        (_uses("a.proto", ".geo.Home"), _home("geo")),
+        (LOCAL_HOME, None),
+        [("MESSAGE_ADDED", "#/Home")],
+    ),
+]
+
+
+def _imports(text: str, imported: str | None) -> ParsedSchema:
+    found = [line.split('"')[1] for line in text.splitlines() if line.startswith("import ")]
+    references: list[Resolved] = [(found[0], "PROTOBUF", imported, ())] if imported is not None else []
+    return parse_schema("PROTOBUF", text, references)
+
+
+@pytest.mark.parametrize(("case", "old", "new", "found"), IMPORT_CASES, ids=[c[0] for c in IMPORT_CASES])
+def test_protobuf_imports_as_confluent_compares_them(
+    case: str, old: tuple[str, str | None], new: tuple[str, str | None], found: list[tuple[str, str]]
+) -> None:
+    """The file's own messages by name, an imported one only through the field that uses it;
+    a message that moves between the file and an import is removed or added."""
+    before, after = _imports(*old), _imports(*new)
+    assert protobuf_differences(before.parsed, before.deps, after.parsed, after.deps) == found
