@@ -31,7 +31,6 @@ compiled descriptors (`FileDescriptorProto`) of the file and of every file it im
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -181,13 +180,12 @@ def _collect(
 
 
 def _compare_types(ctx: _Context, original: Any, update: Any, original_prefix: str, update_prefix: str) -> None:
-    """`SchemaDiff.compareTypeElements`: the messages and enums declared here, by name, in the
-    order Java's `HashSet` of the names gives (so differences are listed as Confluent lists
-    them). Map entry messages are left out, as Wire has none for a `map<K, V>` in a `.proto`
-    text (their fields are compared through the map field)."""
+    """`SchemaDiff.compareTypeElements`: the messages and enums declared here, by name. Map
+    entry messages are left out, as Wire has none for a `map<K, V>` in a `.proto` text (their
+    fields are compared through the map field)."""
     old_messages = {m.name: (i, m) for i, m in enumerate(m for m in original.message_type if not m.options.map_entry)}
     new_messages = {m.name: (i, m) for i, m in enumerate(m for m in update.message_type if not m.options.map_entry)}
-    for name in _java_hash_order(list(old_messages), list(new_messages)):
+    for name in [*old_messages, *(n for n in new_messages if n not in old_messages)]:
         with ctx.at(name):
             old_name, new_name = _join(original_prefix, name), _join(update_prefix, name)
             if name not in new_messages:
@@ -201,7 +199,7 @@ def _compare_types(ctx: _Context, original: Any, update: Any, original_prefix: s
                     ctx.add("MESSAGE_MOVED")
     old_enums = {e.name: e for e in original.enum_type}
     new_enums = {e.name: e for e in update.enum_type}
-    for name in _java_hash_order(list(old_enums), list(new_enums)):
+    for name in [*old_enums, *(n for n in new_enums if n not in old_enums)]:
         with ctx.at(name):
             if name not in new_enums:
                 ctx.add("ENUM_REMOVED")
@@ -209,35 +207,6 @@ def _compare_types(ctx: _Context, original: Any, update: Any, original_prefix: s
                 ctx.add("ENUM_ADDED")
             else:
                 _compare_enums(ctx, old_enums[name], new_enums[name])
-
-
-def _java_hash_order(original: list[str], update: list[str]) -> list[str]:
-    """The names in the order Java iterates `new HashSet<>(originals)` after `addAll(updates)`,
-    where each side's names are the keys of a `HashMap` filled in declaration order."""
-    inserted = _java_hash_map(original)
-    inserted += [name for name in _java_hash_map(update) if name not in inserted]
-    # JDK 19+ (Confluent's images run 21): `HashSet(c)` presizes `HashMap.newHashMap(max(|c|, 12))`.
-    return _java_hash_map(inserted, presized=math.ceil(max(len(original), 12) / 0.75))
-
-
-def _java_hash_map(names: list[str], presized: int = 16) -> list[str]:
-    """Iteration order of a `HashMap` of `presized` initial capacity into which `names` are put
-    in order: by bucket of the final table (a power of two, doubled past 3/4 full), and within
-    a bucket as put (a resize keeps that order)."""
-    capacity = 16
-    while capacity < presized or len(names) > capacity * 0.75:
-        capacity *= 2
-    order = {name: index for index, name in enumerate(names)}
-    return sorted(order, key=lambda name: (_java_spread(name) & (capacity - 1), order[name]))
-
-
-def _java_spread(name: str) -> int:
-    """`HashMap.hash`: `String.hashCode` over UTF-16 code units, its high half folded in."""
-    data = name.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
-    return h ^ (h >> 16)
 
 
 def _compare_enums(ctx: _Context, original: Any, update: Any) -> None:
