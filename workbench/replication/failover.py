@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +91,7 @@ def consumer_failover_run(
         _write(stack, source, target, range(first))
         read_a, committed = _read_and_commit(stack.kafka_config("consumer"), source, group, first)
         began = time.monotonic()
-        synced = _wait_synced(stack.peer_config("consumer"), target, group, partitions)
+        synced = _wait_synced(stack.peer_config("consumer"), target, group, sorted(committed))
         sync_s = time.monotonic() - began
         _write(stack, source, target, range(first, records))
         read_b = _read_rest(stack.peer_config("consumer"), target, group, records - first)
@@ -137,15 +138,18 @@ def _read_and_commit(conf: dict[str, Any], topic: str, group: str, count: int) -
     return pd.DataFrame(rows, columns=["seq", "partition", "offset"]), positions
 
 
-def _wait_synced(conf: dict[str, Any], topic: str, group: str, partitions: int) -> dict[int, int]:
-    """The group's committed offsets on b for the copy, once every partition has one (MirrorMaker's sync)."""
+def _wait_synced(conf: dict[str, Any], topic: str, group: str, partitions: Sequence[int]) -> dict[int, int]:
+    """The group's committed offsets on b for the copy, once each of `partitions` has one
+    (MirrorMaker's sync). `partitions` are those the group committed on a: records written
+    without a key may all have gone to one partition (librdkafka's sticky partitioner), and
+    a partition the group read nothing of has no offset to sync."""
     probe = Consumer({**conf, "group.id": group, "enable.auto.commit": False})  # asks; never joins
     try:
         deadline = time.monotonic() + SYNC_LIMIT_S
-        wanted = [TopicPartition(topic, p) for p in range(partitions)]
+        wanted = [TopicPartition(topic, p) for p in partitions]
         while True:
             found = {tp.partition: tp.offset for tp in probe.committed(wanted, timeout=10) if tp.offset >= 0}
-            if len(found) == partitions:
+            if len(found) == len(wanted):
                 return found
             if time.monotonic() > deadline:
                 raise BenchError(
