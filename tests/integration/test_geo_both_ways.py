@@ -28,3 +28,16 @@ def test_each_record_lands_once_on_each_cluster_no_copy_loops_and_a_pattern_read
         assert on_a == [f"b.{name}", name] and on_b == [f"a.{name}", name], "its own topic and the other's copy only"
         assert row["loop_topics"] == 0 and row["counts_stable"], "no copy of a copy, and the counts held still"
         assert row["pattern_read_a"] == row["pattern_read_b"] == 600 and row["pattern_twice"] == 0
+
+
+def test_with_exactly_once_a_killed_worker_s_task_copies_no_record_twice(geo_both_ways: Stack) -> None:
+    """This module's workers copy with KIP-618's exactly-once delivery (the fixture enables it):
+    the task a SIGKILL moves resumes from the last transaction it committed on b, so nothing
+    is copied twice where `geo`'s at-least-once workers copy again what came since their
+    last offset commit. Read with read_committed, as librdkafka's consumers do by default."""
+    rows = sweep("worker_kill", [CHEAP["worker_kill"]], repeat=1, stack=geo_both_ways, record=False, progress=False)
+    check_contract("worker_kill", rows, repeats=1)
+    row = rows.to_dict("records")[0]
+    assert row["exactly_once"] and row["task_moved"], "the flow's task moved to the other worker"
+    assert row["records"] == row["replicated"] == 900 and row["missing"] == 0, "every record offered is on b"
+    assert row["duplicates"] == 0, "exactly-once: no record copied twice"

@@ -292,6 +292,29 @@ def test_the_worker_kill_sentence_is_computed_from_the_row() -> None:
     lost = worker_kill_sentence({**row, "copying_again_s": float("nan")})
     assert "did not move to another worker within 25 s" in lost
     assert "rebalance delay" not in worker_kill_sentence({**row, "rebalance_delay_s": float("nan")})
+    assert "source offsets its worker had last committed" in said
+    once = worker_kill_sentence({**row, "duplicates": 0, "exactly_once": True})
+    assert "0 copied twice: with exactly-once delivery (KIP-618) on" in once
+
+
+@pytest.mark.parametrize(
+    ("properties", "expected"),
+    [
+        ({}, False),
+        ({"b.exactly.once.source.support": "enabled"}, True),
+        ({"exactly.once.source.support": "ENABLED"}, True),
+        ({"a.exactly.once.source.support": "enabled"}, False),  # a's workers: the other flow's
+        ({"b.exactly.once.source.support": "preparing", "exactly.once.source.support": "enabled"}, False),
+    ],
+)
+def test_exactly_once_is_read_from_the_target_s_worker_setting(properties: dict[str, str], expected: bool) -> None:
+    from workbench.config import load_profile
+    from workbench.replication.worker_kill import exactly_once
+    from workbench.stack import Stack
+
+    profile = load_profile("local-geo")
+    replication = profile.replication.model_copy(update={"properties": properties})
+    assert exactly_once(Stack(profile.model_copy(update={"replication": replication}))) is expected
 
 
 def test_a_kill_s_silence_is_the_longest_time_b_appended_nothing_after_it() -> None:

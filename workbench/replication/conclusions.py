@@ -182,7 +182,12 @@ def worker_kill_sentence(row: Mapping[str, Any]) -> str:
         f"{row['copying_again_s']:.1f} s after the kill{expected}, "
         + ("on the other worker" if row["task_moved"] else "on the same worker")
         + f"{current}. {format_number(row['missing'])} records were lost and {format_number(row['duplicates'])} "
-        "copied twice: the task restarted from the source offsets its worker had last committed."
+        + (
+            "copied twice: with exactly-once delivery (KIP-618) on, the task resumed from the last "
+            "transaction it had committed on b."
+            if row.get("exactly_once")
+            else "copied twice: the task restarted from the source offsets its worker had last committed."
+        )
     )
 
 

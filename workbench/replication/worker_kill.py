@@ -50,6 +50,7 @@ __all__ = [
     "TimedKill",
     "VICTIM_WAIT_S",
     "WorkerKillRun",
+    "exactly_once",
     "silence",
     "source_task_worker",
     "worker_kill",
@@ -239,8 +240,20 @@ def _rebalance_delay_s(stack: Stack) -> float:
     """`scheduled.rebalance.max.delay.ms` of the flow's workers, in seconds: the profile's, else the stack's."""
     from workbench.stack.mirror_plan import REBALANCE_DELAY_MS
 
-    key = f"{stack.profile.replication.target}.scheduled.rebalance.max.delay.ms"
-    return float(stack.profile.replication.properties.get(key, REBALANCE_DELAY_MS)) / 1000
+    return float(_worker_setting(stack, "scheduled.rebalance.max.delay.ms", REBALANCE_DELAY_MS)) / 1000
+
+
+def exactly_once(stack: Stack) -> bool:
+    """Whether the flow's workers copy with exactly-once delivery (KIP-618): their
+    `exactly.once.source.support`, which MirrorMaker leaves disabled unless the profile enables it."""
+    return str(_worker_setting(stack, "exactly.once.source.support", "disabled")).lower() == "enabled"
+
+
+def _worker_setting(stack: Stack, key: str, default: Any) -> Any:
+    """A setting of the workers that write to the target: MirrorMaker takes it with the
+    target's alias before it (`b.key`), else without one, else its own default."""
+    properties = stack.profile.replication.properties
+    return properties.get(f"{stack.profile.replication.target}.{key}", properties.get(key, default))
 
 
 def _every_copy(stack: Stack, source: str, target: str) -> pd.DataFrame:
@@ -287,6 +300,7 @@ def _row(
             "task_moved": after is not None and after != kill.victims[0].address,
             "session_timeout_s": CONNECT_SESSION_TIMEOUT_S,
             "rebalance_delay_s": _rebalance_delay_s(stack),
+            "exactly_once": exactly_once(stack),
             "pickup_s": pickup_s,
             "settle_s": settle_s,
             "slips": slips,
