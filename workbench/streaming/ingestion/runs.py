@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
+    "HOT_PATH_RECORDS",
     "PATIENCE_S",
     "WARMED_CONF",
     "active_connector",
@@ -46,6 +47,9 @@ __all__ = [
 
 #: Upper bound on waiting for a running query; a hang becomes an error, never a stuck cell.
 PATIENCE_S = 180
+#: Rows of the read that lets the JVM compile the source's hot paths before measured runs
+#: that read a quarter as many or more (`warm_up`).
+HOT_PATH_RECORDS = 200_000
 
 
 @contextmanager
@@ -69,23 +73,24 @@ def telemetry_topic(
         yield name
 
 
-def warm_up(spark: SparkSession, stack: Stack, work_dir: Path, *, compile_hot_paths: bool = True) -> None:
+def warm_up(spark: SparkSession, stack: Stack, work_dir: Path, *, largest_read: int = HOT_PATH_RECORDS) -> None:
     """Run the source and the aggregation once, untimed, so measured runs start warm.
 
     The first query of a session starts Python workers and imports pyspark, pyarrow and
     confluent-kafka in them (3-4x slower than later runs). The first large read is still
     slower while the JVM compiles its hot paths (measured: the first 1 M-row read ran at
-    60-70 % of the next ones after a 2,000-row warm-up), hence a second, larger read,
-    which a quick run (thousands of rows per point, dominated by fixed costs) skips with
-    `compile_hot_paths=False`.
+    60-70 % of the next ones after a 2,000-row warm-up), hence a second read of
+    `HOT_PATH_RECORDS` rows when the runs to come read a quarter of that or more from one
+    topic (`largest_read`); below it, fixed costs dominate each point (a quick run, the
+    report's smoke settings) and that read would cost more than all of them.
     """
     with telemetry_topic(stack, records=2_000, partitions=2) as topic:
         frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
         ingest(spark, frame, work_dir)
         ingest(spark, device_windows(parse_readings(frame)), work_dir)
-    if not compile_hot_paths:
+    if largest_read < HOT_PATH_RECORDS // 4:
         return
-    with telemetry_topic(stack, records=200_000, partitions=1) as topic:
+    with telemetry_topic(stack, records=HOT_PATH_RECORDS, partitions=1) as topic:
         ingest(spark, kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest"), work_dir)
 
 
