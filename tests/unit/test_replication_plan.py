@@ -24,8 +24,30 @@ def test_the_geo_profile_replicates_a_to_b_with_short_intervals() -> None:
     assert values["dedicated.mode.enable.internal.rest"] == "true" and values["listeners"] == "http://127.0.0.1:9"
     assert all(values[key] == value for key, value in NOTEBOOK_INTERVALS.items())
     assert values["b.scheduled.rebalance.max.delay.ms"] == str(REBALANCE_DELAY_MS)  # a worker setting: the target's
-    assert values["replication.factor"] == "1" and values["offset-syncs.topic.replication.factor"] == "1"
+    assert values["a->b.replication.factor"] == "1" and values["a->b.offset-syncs.topic.replication.factor"] == "1"
     assert flows(values) == ["a->b"]
+
+
+def test_each_cluster_s_topics_get_the_replication_its_own_nodes_allow() -> None:
+    # Three nodes on b, one on a: what lands on b gets three replicas (a replicated target is
+    # what three nodes are asked for), what lands on a (the b -> a worker's own topics and
+    # heartbeats, a -> b's offset syncs) the profile's one.
+    profile = load_profile("local-geo")
+    profile = profile.model_copy(update={"replication": profile.replication.model_copy(update={"target_nodes": 3})})
+    values = mirror_properties(profile, "h:1", "h:2")
+    on_b = [
+        "a->b.replication.factor",
+        "a->b.heartbeats.topic.replication.factor",
+        "b->a.offset-syncs.topic.replication.factor",
+    ]
+    on_a = [
+        "b->a.replication.factor",
+        "b->a.heartbeats.topic.replication.factor",
+        "a->b.offset-syncs.topic.replication.factor",
+    ]
+    assert [values[k] for k in on_b] == ["3"] * 3 and [values[k] for k in on_a] == ["1"] * 3
+    assert values["b.config.storage.replication.factor"] == "3" and values["a.config.storage.replication.factor"] == "1"
+    assert "replication.factor" not in values and "offset.storage.replication.factor" not in values  # none for both
 
 
 def test_the_profile_s_own_properties_go_on_top(monkeypatch: pytest.MonkeyPatch) -> None:

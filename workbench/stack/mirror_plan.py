@@ -45,22 +45,22 @@ def mirror_properties(
     settings = profile.replication
     a, b = settings.source, settings.target
     source_rf = str(min(profile.broker.nodes, profile.topics.replication_factor))
-    target_rf = str(min(settings.target_nodes, profile.topics.replication_factor))
+    # A target of three nodes is asked for to be a replicated target: every node holds a copy.
+    target_rf = str(settings.target_nodes)
     values = {
         "clusters": f"{a}, {b}",
         f"{a}.bootstrap.servers": source_servers,
         f"{b}.bootstrap.servers": target_servers,
         f"{a}->{b}.enabled": "true",
         f"{b}->{a}.enabled": "false",
-        # The target's topics (replicas, checkpoints, heartbeats, Connect's own) at the
-        # replication its nodes allow; the offset syncs live on the source.
-        "replication.factor": target_rf,
-        "checkpoints.topic.replication.factor": target_rf,
-        "heartbeats.topic.replication.factor": target_rf,
-        "offset-syncs.topic.replication.factor": source_rf,
-        "offset.storage.replication.factor": target_rf,
-        "status.storage.replication.factor": target_rf,
-        "config.storage.replication.factor": target_rf,
+        # Every topic at the replication its cluster's nodes allow. MirrorMaker runs a worker
+        # for each direction, the disabled one too (it still emits heartbeats), and each
+        # creates Connect's own topics and its flow's on its target: a setting for both
+        # directions at once asked cluster a (one node) for three replicas when b had three
+        # nodes, and the b -> a worker died creating them.
+        **_flow_replication(f"{a}->{b}", source_rf=source_rf, target_rf=target_rf),
+        **_flow_replication(f"{b}->{a}", source_rf=target_rf, target_rf=source_rf),
+        **{f"{alias}.{key}": rf for alias, rf in ((a, source_rf), (b, target_rf)) for key in _CONNECT_TOPICS},
         **NOTEBOOK_INTERVALS,
         # A worker that dies is out of the group after its session timeout (10 s); Connect
         # then waits this long for it to come back before giving its tasks to the others
@@ -79,6 +79,25 @@ def mirror_properties(
         values["listeners"] = listener
     values.update({k: _text(v) for k, v in settings.properties.items()})
     return values
+
+
+#: Connect's own topics, which a worker keeps on the cluster it writes to (its target).
+_CONNECT_TOPICS = (
+    "offset.storage.replication.factor",
+    "status.storage.replication.factor",
+    "config.storage.replication.factor",
+)
+
+
+def _flow_replication(flow: str, *, source_rf: str, target_rf: str) -> dict[str, str]:
+    """A flow's topic replication: its copies, checkpoints and heartbeats on its target,
+    its offset syncs on its source (MirrorMaker's default location)."""
+    return {
+        f"{flow}.replication.factor": target_rf,
+        f"{flow}.checkpoints.topic.replication.factor": target_rf,
+        f"{flow}.heartbeats.topic.replication.factor": target_rf,
+        f"{flow}.offset-syncs.topic.replication.factor": source_rf,
+    }
 
 
 def flows(properties: Mapping[str, str]) -> list[str]:
