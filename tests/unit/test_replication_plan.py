@@ -49,6 +49,12 @@ def test_each_cluster_s_topics_get_the_replication_its_own_nodes_allow() -> None
     assert values["b.config.storage.replication.factor"] == "3" and values["a.config.storage.replication.factor"] == "1"
     assert "replication.factor" not in values and "offset.storage.replication.factor" not in values  # none for both
 
+    # A profile's setting for every cluster and flow is not shadowed by the stack's narrower ones.
+    replication = profile.replication.model_copy(update={"properties": {"replication.factor": 2}})
+    values = mirror_properties(profile.model_copy(update={"replication": replication}), "h:1", "h:2")
+    assert values["replication.factor"] == "2" and "a->b.replication.factor" not in values
+    assert values["a->b.checkpoints.topic.replication.factor"] == "3"
+
 
 def test_the_profile_s_own_properties_go_on_top(monkeypatch: pytest.MonkeyPatch) -> None:
     profile = load_profile("local-geo")

@@ -77,8 +77,12 @@ def mirror_properties(
     if listener is not None:
         values["dedicated.mode.enable.internal.rest"] = "true"
         values["listeners"] = listener
-    values.update({k: _text(v) for k, v in settings.properties.items()})
-    return values
+    own = {k: _text(v) for k, v in settings.properties.items()}
+    # A setting the profile gives for every cluster and flow wins over the per-cluster and
+    # per-flow ones above, which MirrorMaker would otherwise read first.
+    scopes = (f"{a}->{b}.", f"{b}->{a}.", f"{a}.", f"{b}.")
+    shadowed = {scope + key for key in own for scope in scopes}
+    return {k: v for k, v in values.items() if k not in shadowed} | own
 
 
 #: Connect's own topics, which a worker keeps on the cluster it writes to (its target).
