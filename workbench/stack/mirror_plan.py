@@ -79,9 +79,10 @@ def mirror_properties(
         values["listeners"] = listener
     own = {k: _text(v) for k, v in settings.properties.items()}
     # A setting the profile gives for every cluster and flow wins over the per-cluster and
-    # per-flow ones above, which MirrorMaker would otherwise read first.
+    # per-flow ones above, which MirrorMaker would otherwise read first; where the clusters
+    # are is the stack's to say.
     scopes = (f"{a}->{b}.", f"{b}->{a}.", f"{a}.", f"{b}.")
-    shadowed = {scope + key for key in own for scope in scopes}
+    shadowed = {scope + key for key in own if key != "bootstrap.servers" for scope in scopes}
     return {k: v for k, v in values.items() if k not in shadowed} | own
 
 
