@@ -302,9 +302,10 @@ def test_the_worker_kill_sentence_is_computed_from_the_row() -> None:
     [
         ({}, False),
         ({"b.exactly.once.source.support": "enabled"}, True),
-        ({"exactly.once.source.support": "ENABLED"}, True),
+        ({"b.exactly.once.source.support": "ENABLED"}, True),
+        ({"exactly.once.source.support": "enabled"}, False),  # not a worker setting at the top level
         ({"a.exactly.once.source.support": "enabled"}, False),  # a's workers: the other flow's
-        ({"b.exactly.once.source.support": "preparing", "exactly.once.source.support": "enabled"}, False),
+        ({"b.exactly.once.source.support": "preparing"}, False),
     ],
 )
 def test_exactly_once_is_read_from_the_target_s_worker_setting(properties: dict[str, str], expected: bool) -> None:

@@ -54,9 +54,12 @@ def test_each_cluster_s_topics_get_the_replication_its_own_nodes_allow() -> None
     values = mirror_properties(profile.model_copy(update={"replication": replication}), "h:1", "h:2")
     assert values["replication.factor"] == "2" and "a->b.replication.factor" not in values
     assert values["a->b.checkpoints.topic.replication.factor"] == "3"
-    replication = profile.replication.model_copy(update={"properties": {"bootstrap.servers": "elsewhere:9"}})
+    replication = profile.replication.model_copy(
+        update={"properties": {"bootstrap.servers": "elsewhere:9", "scheduled.rebalance.max.delay.ms": 1}}
+    )
     values = mirror_properties(profile.model_copy(update={"replication": replication}), "h:1", "h:2")
     assert (values["a.bootstrap.servers"], values["b.bootstrap.servers"]) == ("h:1", "h:2"), "the stack's clusters"
+    assert values["b.scheduled.rebalance.max.delay.ms"] == str(REBALANCE_DELAY_MS)  # a top-level one is no worker's
 
 
 def test_the_profile_s_own_properties_go_on_top(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -250,10 +250,9 @@ def exactly_once(stack: Stack) -> bool:
 
 
 def _worker_setting(stack: Stack, key: str, default: Any) -> Any:
-    """A setting of the workers that write to the target: MirrorMaker takes it with the
-    target's alias before it (`b.key`), else without one, else its own default."""
-    properties = stack.profile.replication.properties
-    return properties.get(f"{stack.profile.replication.target}.{key}", properties.get(key, default))
+    """A setting of the workers that write to the target: MirrorMaker builds a flow's worker
+    from the target's settings (`b.key`); a top-level `key` is no worker's. Else Connect's default."""
+    return stack.profile.replication.properties.get(f"{stack.profile.replication.target}.{key}", default)
 
 
 def _every_copy(stack: Stack, source: str, target: str) -> pd.DataFrame:

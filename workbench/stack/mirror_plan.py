@@ -78,11 +78,10 @@ def mirror_properties(
         values["dedicated.mode.enable.internal.rest"] = "true"
         values["listeners"] = listener
     own = {k: _text(v) for k, v in settings.properties.items()}
-    # A setting the profile gives for every cluster and flow wins over the per-cluster and
-    # per-flow ones above, which MirrorMaker would otherwise read first; where the clusters
-    # are is the stack's to say.
-    scopes = (f"{a}->{b}.", f"{b}->{a}.", f"{a}.", f"{b}.")
-    shadowed = {scope + key for key in own if key != "bootstrap.servers" for scope in scopes}
+    # A connector reads a flow's setting before the one for every flow: a replication factor
+    # the profile gives for every flow must not be hidden by the stack's per-flow ones. (A
+    # worker reads the top-level `*.storage.*` settings after its cluster's: those need nothing.)
+    shadowed = {f"{flow}.{key}" for flow in (f"{a}->{b}", f"{b}->{a}") for key in _FLOW_TOPICS if key in own}
     return {k: v for k, v in values.items() if k not in shadowed} | own
 
 
@@ -94,15 +93,19 @@ _CONNECT_TOPICS = (
 )
 
 
+#: A flow's topics by where they live: its copies, checkpoints and heartbeats on its target,
+#: its offset syncs on its source (MirrorMaker's default location).
+_FLOW_TOPICS = {
+    "replication.factor": "target",
+    "checkpoints.topic.replication.factor": "target",
+    "heartbeats.topic.replication.factor": "target",
+    "offset-syncs.topic.replication.factor": "source",
+}
+
+
 def _flow_replication(flow: str, *, source_rf: str, target_rf: str) -> dict[str, str]:
-    """A flow's topic replication: its copies, checkpoints and heartbeats on its target,
-    its offset syncs on its source (MirrorMaker's default location)."""
-    return {
-        f"{flow}.replication.factor": target_rf,
-        f"{flow}.checkpoints.topic.replication.factor": target_rf,
-        f"{flow}.heartbeats.topic.replication.factor": target_rf,
-        f"{flow}.offset-syncs.topic.replication.factor": source_rf,
-    }
+    """A flow's topic replication, each topic at what the cluster it lives on allows."""
+    return {f"{flow}.{key}": target_rf if side == "target" else source_rf for key, side in _FLOW_TOPICS.items()}
 
 
 def flows(properties: Mapping[str, str]) -> list[str]:
