@@ -29,6 +29,7 @@ import pandas as pd
 from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
+from workbench.numbers import format_number
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import SEQ_DIGITS, numbered, seq_of
 
@@ -128,10 +129,11 @@ def check_ranges(*checks: tuple[str, float, float, float], whole: Collection[str
     number when its name is in `whole` (a count), else a one-line `BenchError`: a parameter
     from `--param` is whatever YAML made of it, a text or 1.5 partitions included."""
     for name, value, low, high in checks:
+        span = f"{format_number(low)} to {format_number(high)}"  # 1,000,000, not 1e+06
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise BenchError(f"{name} must be a number from {low:g} to {high:,g}, got {value!r}")
+            raise BenchError(f"{name} must be a number from {span}, got {value!r}")
         if not low <= value <= high:
-            raise BenchError(f"{name} must be {low:g} to {high:,g}, got {value}")
+            raise BenchError(f"{name} must be {span}, got {value}")
         if name in whole and not float(value).is_integer():
             raise BenchError(f"{name} must be a whole number, got {value}")
 
