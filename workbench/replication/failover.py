@@ -29,6 +29,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from workbench import kafka
 from workbench.errors import BenchError
+from workbench.replication.lag import check_ranges
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import numbered, seq_of, topic_total, wait_until
 
@@ -77,15 +78,19 @@ def consumer_failover_run(
             not synced to b within `SYNC_LIMIT_S` (the message says which and where to look).
         StackError: the profile has no second cluster.
     """
-    if not 100 <= records <= 1_000_000:
-        raise BenchError(f"records must be 100 to 1,000,000, got {records}")
-    if not 1 <= partitions <= 64:
-        raise BenchError(f"partitions must be 1 to 64, got {partitions}")
-    if not 0 < read_share < 1:
-        raise BenchError(f"read_share must be between 0 and 1, got {read_share}")
+    check_ranges(
+        ("records", records, 100, 1_000_000),
+        ("partitions", partitions, 1, 64),
+        ("read_share", read_share, 0, 1),
+        whole=("records", "partitions"),
+    )
+    first = int(records * read_share)
+    if not 0 < first < records:
+        raise BenchError(
+            f"read_share must leave records to read on a and on b; {read_share} of {records:,} leaves {first:,}"
+        )
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     target, group = remote_topic(stack.profile, source), f"wb-failover-{uuid.uuid4().hex[:8]}"
-    first = int(records * read_share)
     stack.create_topics({source: partitions})
     try:
         _write(stack, source, target, range(first))
