@@ -45,7 +45,7 @@ def test_kip_848_instances_with_smaller_fetches_read_on_a_proxy_of_their_own(sta
 
 def test_more_instances_than_the_proxy_allows_is_its_429_in_one_line(stack: Stack) -> None:
     """A proxy of its own, started with a limit of 2 (the session's allows 500)."""
-    with side_stack(stack.profile, proxy_properties={"consumer.instances.max": 2}, label="limit") as small:
+    with side_stack(stack, proxy_properties={"consumer.instances.max": 2}, label="limit") as small:
         with pytest.raises(ProxyError) as raised:
             instance_cost(small, instances=3, seconds=0.5, rate=200.0, partitions=1)
         assert raised.value.status == 429 and "consumer.instances.max" in str(raised.value)

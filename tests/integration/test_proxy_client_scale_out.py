@@ -17,7 +17,7 @@ from workbench.stack import Stack
 
 @pytest.fixture(scope="module")
 def two_proxies(stack: Stack) -> Iterator[Stack]:
-    with side_stack(stack.profile, instances=2, label="client-tests") as side:
+    with side_stack(stack, instances=2, label="client-tests") as side:
         yield side
 
 
@@ -50,7 +50,7 @@ def test_a_consumer_created_through_nginx_is_used_at_its_own_process(two_proxies
 
 def test_a_side_stack_runs_its_proxies_with_the_properties_asked(stack: Stack) -> None:
     """The properties travel in the copied profile's `proxy.overrides`, not through os.environ."""
-    with side_stack(stack.profile, proxy_properties={"producer.max.records.per.request": 2}, label="props") as side:
+    with side_stack(stack, proxy_properties={"producer.max.records.per.request": 2}, label="props") as side:
         name = kafka.create_topic(side.kafka_config("admin"), "props-topic", 1)
         with ProxyClient(side.proxy_urls) as client:
             assert client.produce(name, [b"a", b"b"]).acknowledged == 2

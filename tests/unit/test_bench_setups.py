@@ -75,7 +75,8 @@ def test_a_side_stack_takes_free_ports_for_every_service_whatever_the_profile_fi
     # The profile's own stack holds the profile's ports while a side stack runs beside it: a
     # registry port left fixed made notebooks 01, 04 and 05 fail on the default profile.
     profile = load_profile(str(conf_dir() / "local.yaml"))
-    copy = side_profile(profile, tmp_path / "side", instances=2, overrides={"producer.linger.ms": 0})
+    overrides = {"producer.linger.ms": 0}
+    copy = side_profile(profile, tmp_path / "side", instances=2, overrides=overrides, bootstrap="127.0.0.1:19092")
     ports = {
         f"{section}.{name}": value
         for section, settings in copy.model_dump().items()
@@ -86,3 +87,14 @@ def test_a_side_stack_takes_free_ports_for_every_service_whatever_the_profile_fi
     assert ports and set(ports.values()) == {0}, ports
     assert copy.proxy.instances == 2 and copy.proxy.overrides == {"producer.linger.ms": 0}
     assert copy.run_dir == tmp_path / "side" and copy.spark.workers == 0 and not copy.schema_registry.enabled
+
+
+def test_a_side_stack_starts_proxies_and_nginx_on_the_running_broker_and_no_broker(tmp_path: Path) -> None:
+    # A broker of its own per point was a cold JVM each time, and seconds of start-up.
+    from workbench.stack.lifecycle import services_for
+
+    profile = load_profile(str(conf_dir() / "local-geo.yaml"))
+    copy = side_profile(profile, tmp_path / "side", instances=2, overrides={}, bootstrap="127.0.0.1:19092")
+    assert copy.kafka.bootstrap_servers == "127.0.0.1:19092" and not copy.replication.enabled
+    kinds = [service.kind for service in services_for(copy)]
+    assert kinds.count("proxy") == 2 and set(kinds) <= {"proxy", "balancer"}, kinds

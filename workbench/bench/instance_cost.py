@@ -108,7 +108,7 @@ def instance_cost(
         )
     from workbench.bench.scale import side_stack
 
-    with side_stack(stack.profile, proxy_properties=properties, label="instances") as side:
+    with side_stack(stack, proxy_properties=properties, label="instances") as side:
         return _row(stack, params, *measure(side))
 
 

@@ -261,6 +261,7 @@ def rolling_restart_run(
     _check(stack, proxies, protocol, rate, record_bytes, partitions, (settle_s, between_s, drain_s, commit_interval_s))
     if heartbeat_ms and not 500 <= heartbeat_ms <= 5_000:
         raise BenchError(f"heartbeat_ms must be 0 (each protocol's default) or 500 to 5,000, got {heartbeat_ms}")
+    from workbench.bench._run import bench_topic
     from workbench.bench.scale import side_stack
     from workbench.stack import restart_service
 
@@ -272,9 +273,10 @@ def rolling_restart_run(
         "rate": rate,
     }
     properties = protocol_properties(protocol, heartbeat_ms)
-    with side_stack(stack.profile, instances=proxies, proxy_properties=properties, label="rolling") as side:
-        topic = f"{topic_prefix}-{uuid.uuid4().hex[:10]}"
-        side.create_topics({topic: partitions})
+    with (
+        side_stack(stack, instances=proxies, proxy_properties=properties, label="rolling") as side,
+        bench_topic(side, partitions, topic_prefix) as topic,
+    ):
         group = f"rolling-{uuid.uuid4().hex[:8]}"
         if protocol == "consumer" and heartbeat_ms:
             from workbench.topics.group_join import configure_consumer_group

@@ -4,10 +4,11 @@ Scale-out (1, 2, 4 proxy processes behind nginx) and the proxy's producer buffer
 are properties of the running proxies, not of a request, so each point needs proxies
 set up for it:
 
-- on the embedded stack `side_stack` starts a complete stack of its own (broker,
-  proxies, nginx when there are several) from a copy of the profile with its own run
-  directory and free ports, so it never disturbs the stack the notebook is using, and
-  stops it again at the end of the `with` block;
+- on the embedded stack `side_stack` starts proxies of their own (nginx in front when
+  there are several) from a copy of the profile with its own run directory and free
+  ports, against the stack's running broker, and stops them again at the end of the
+  `with` block. The broker is shared on purpose: a broker of its own per point was a
+  cold JVM every time (see `workbench.bench.warmup`), and 4-5 s of start-up per point;
 - on a profile the workbench did not start, nothing can be started or reconfigured:
   `proxy_setup` uses what the profile offers instead (the first N of `proxy.urls`, or a
   `proxy.variants` entry configured as asked), and when nothing can stand in it says,
@@ -131,7 +132,7 @@ def proxy_setup(
             rows = sweep("proxy_produce", {...}, stack=unbuffered.stack)
     """
     if stack.profile.embedded:
-        with side_stack(stack.profile, instances=instances, proxy_properties=properties, label=label) as side:
+        with side_stack(stack, instances=instances, proxy_properties=properties, label=label) as side:
             yield ProxySetup(side, via="nginx" if side.balancer_url else "direct")
         return
     missing = missing_setup(stack, properties, instances=instances)
@@ -179,34 +180,43 @@ def _satisfies(key: str, has: Any, wanted: Any) -> bool:
     return str(has) == str(wanted)
 
 
-def side_profile(profile: Profile, run_dir: Path, *, instances: int, overrides: Mapping[str, Any]) -> Profile:
-    """The profile of a side stack: its own run directory and free ports for every service.
+def side_profile(
+    profile: Profile, run_dir: Path, *, instances: int, overrides: Mapping[str, Any], bootstrap: str
+) -> Profile:
+    """The profile of a side stack: its own run directory and free ports, and the running
+    broker at `bootstrap` (an embedded profile naming `kafka.bootstrap.servers` starts no
+    broker of its own, `workbench.stack.services_for`).
 
     The side stack runs beside the profile's own stack, which holds the profile's ports,
     so each port of the copy is 0 (a free one at start), whatever the profile fixed. It
     is there to measure proxies with other settings, in binary and JSON: it starts no
-    Schema Registry and no Spark cluster of its own.
+    Schema Registry, no Spark cluster and no second cluster of its own.
     """
     return profile.model_copy(
         update={
             "run_dir": run_dir,
             "broker": profile.broker.model_copy(update={"port": 0}),
+            "kafka": profile.kafka.model_copy(update={"bootstrap_servers": bootstrap}),
             "proxy": profile.proxy.model_copy(update={"instances": instances, "first_port": 0, "overrides": overrides}),
             "balancer": profile.balancer.model_copy(update={"port": 0}),
             "schema_registry": profile.schema_registry.model_copy(update={"enabled": False, "port": 0}),
             "spark": profile.spark.model_copy(update={"workers": 0, "master_port": 0, "master_ui_port": 0}),
+            "replication": profile.replication.model_copy(update={"enabled": False}),
         }
     )
 
 
 @contextmanager
 def side_stack(
-    profile: Profile, *, instances: int = 1, proxy_properties: Mapping[str, Any] | None = None, label: str = "side"
+    stack: Stack, *, instances: int = 1, proxy_properties: Mapping[str, Any] | None = None, label: str = "side"
 ) -> Iterator[Stack]:
-    """A separate embedded stack with `instances` proxies, stopped when the block ends.
+    """Proxies of their own beside an embedded stack, on its broker, stopped when the block ends.
+
+    The stack yielded carries the running broker's records too, so its rows say how long
+    that broker has run and whether it was warmed (`workbench.stack.warmth`).
 
     Args:
-        profile: the profile to copy (it must be embedded).
+        stack: the running embedded stack whose broker the proxies use.
         instances: REST proxy processes; more than one puts nginx in front of them.
         proxy_properties: proxy properties for these proxies (`{"producer.linger.ms": 3000}`).
         label: names its run directory, for finding its logs.
@@ -215,9 +225,10 @@ def side_stack(
         BenchError: the profile is not embedded (`proxy_setup` handles both).
 
     Usage:
-        with side_stack(active.profile, instances=2) as two:
+        with side_stack(active, instances=2) as two:
             proxy_produce(two, records_per_call=500)
     """
+    profile = stack.profile
     if not profile.embedded:
         raise BenchError(
             f"profile {profile.name!r} is not embedded: the workbench cannot start proxies on a cluster; "
@@ -227,10 +238,11 @@ def side_stack(
 
     run_dir = profile.path(profile.run_dir) / "side" / f"{label}-{uuid.uuid4().hex[:6]}"
     overrides = {**profile.proxy.overrides, **(proxy_properties or {})}  # the proxies get them as KAFKA_REST_*
-    copy = side_profile(profile, run_dir, instances=instances, overrides=overrides)
+    copy = side_profile(profile, run_dir, instances=instances, overrides=overrides, bootstrap=stack.bootstrap_servers)
     side = stacks.up(copy)
+    brokers = {name: record for name, record in stack.services.items() if record.kind == "broker"}
     try:
-        yield side
+        yield Stack(copy, {**brokers, **side.services}, started_here=True)
     finally:
         stacks.down(copy)
 

@@ -57,11 +57,13 @@ def services_for(profile: Profile) -> list[Service]:
     `spark.workers` workers when the profile asks for them (`workbench.stack.spark`). A
     replication profile adds its second cluster's nodes after the first's, and its
     MirrorMaker workers last, once both clusters answer (`workbench.stack.mirror`).
+    A profile that names `kafka.bootstrap.servers` runs its services around that running
+    broker and starts none (a side stack's proxies beside the notebook's broker,
+    `workbench.bench.scale.side_stack`).
     """
-    if profile.broker.kind == "kafka":
-        services: list[Service] = kafka_nodes(profile)
-    else:
-        services = [TansuBroker(profile)]
+    services: list[Service] = []
+    if not profile.kafka.bootstrap_servers:
+        services = kafka_nodes(profile) if profile.broker.kind == "kafka" else [TansuBroker(profile)]
     if profile.replication.enabled:
         services += peer_nodes(profile)
     if profile.schema_registry.enabled:
