@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
@@ -212,6 +213,19 @@ def stack() -> Iterator[Stack]:
 
     with running() as active:
         yield active
+        _warn_of_stuck_services(active)
+
+
+def _warn_of_stuck_services(active: Stack) -> None:
+    """A warning in the run's summary, with the threads' stacks, for every service its
+    supervisor found answering nothing and restarted: the tests it failed say only that
+    it did not answer, and its log goes with the sandbox."""
+    for name, record in active.services.items():
+        text = Path(record.log).read_text(errors="replace") if record.log and Path(record.log).exists() else ""
+        at = text.find("answered no request for")
+        if at >= 0:
+            message = f"{name} stopped answering and was restarted; its log from there:\n{text[at : at + 20_000]}"
+            warnings.warn(message, stacklevel=2)
 
 
 @pytest.fixture

@@ -115,7 +115,9 @@ class BrokerSettings(_Section):
     )
     host: str = "127.0.0.1"
     port: int = Field(9092, ge=0, le=65535, description="0 picks a free port at start")
-    startup_timeout_s: float = Field(30.0, gt=0)
+    startup_timeout_s: float = Field(
+        60.0, gt=0, description="seconds each node may take to answer after it starts (a JVM on a busy machine: 30-60)"
+    )
     warm_up_s: float = Field(
         60.0,
         ge=0,
@@ -177,6 +179,13 @@ class ProxySettings(_Section):
     urls: list[str] = Field(default_factory=list, description="cluster proxies' base URLs")
     auth: ProxyAuth | None = None
     variants: dict[str, ProxyVariant] = Field(default_factory=dict, description="cluster proxies with other settings")
+    unresponsive_s: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="an embedded proxy that answers no request for this long is killed and restarted, its threads' "
+        "stacks in its log first (0: never)",
+    )
 
     @field_validator("overrides")
     @classmethod

@@ -499,9 +499,12 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_killed_proxy_is_restarted_by_the_stack(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A stack of its own (own run dir, free ports), started as a user does. The proxy's record `pid` is a
     supervisor whose child serves; SIGKILL the child: within 30 s `workbench status --json` shows the proxy
-    healthy with `"restarts": 1` and its `last_exit`, and `workbench down` leaves no process behind."""
+    healthy with `"restarts": 1` and its `last_exit`. Then SIGSTOP the new child, which answers nothing
+    from then on: after `proxy.unresponsive_s` (5 s here) it is killed and a third serves. `workbench down`
+    leaves no process behind."""
     monkeypatch.setenv("WORKBENCH_RUN_DIR", str(tmp_path / "run"))
     monkeypatch.setenv("WORKBENCH_PROXY__INSTANCES", "1")
+    monkeypatch.setenv("WORKBENCH_PROXY__UNRESPONSIVE_S", "5")
     known: list[psutil.Process] = []
     try:
         started = cli("up")
@@ -519,19 +522,20 @@ def test_a_killed_proxy_is_restarted_by_the_stack(monkeypatch: pytest.MonkeyPatc
         serving.kill()
         serving.wait(10)
 
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            row = status()["services"]["proxy-0"]
-            if row["healthy"] and row.get("restarts") == 1:
-                break
-            time.sleep(0.5)
-        assert row["healthy"] and row.get("restarts") == 1, row
+        row = _restarted(1)
         assert re.search(r"SIGKILL|kill|-?\b9\b", str(row.get("last_exit") or ""), re.I), row
         assert row["pid"] == supervisor.pid, "the supervisor stays; only its child was replaced"
         replacement = supervisor.children()
         known += replacement
         assert len(replacement) == 1 and replacement[0].pid != serving.pid
         assert row.get("serving_pid", replacement[0].pid) == replacement[0].pid, row
+        assert requests.get(f"{row['url']}/topics", timeout=TIMEOUT).status_code == 200
+
+        replacement[0].suspend()  # SIGSTOP: it holds its port and answers nothing
+        row = _restarted(2)
+        assert "answered no request for" in str(row.get("last_exit")), row
+        assert not running(replacement[0]), "the stuck child was killed"
+        known += supervisor.children()
         assert requests.get(f"{row['url']}/topics", timeout=TIMEOUT).status_code == 200
     finally:
         stopped = cli("down")
@@ -541,6 +545,17 @@ def test_a_killed_proxy_is_restarted_by_the_stack(monkeypatch: pytest.MonkeyPatc
             process.kill()
     assert stopped.returncode == 0, stopped.stderr
     assert leftovers == [], f"`workbench down` left {[p.pid for p in leftovers]}"
+
+
+def _restarted(restarts: int) -> dict[str, Any]:
+    """proxy-0's status row once it is healthy after `restarts` restarts (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        row: dict[str, Any] = status()["services"]["proxy-0"]
+        if row["healthy"] and row.get("restarts") == restarts:
+            return row
+        time.sleep(0.5)
+    raise AssertionError(f"proxy-0 was not healthy after {restarts} restart(s) within 30 s: {row}")
 
 
 def status() -> dict[str, Any]:

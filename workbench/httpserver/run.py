@@ -4,11 +4,16 @@ The REST proxy and the Schema Registry run the same way: uvicorn with uvloop and
 httptools, header size and header time bounded by `limited_protocol`, no websockets,
 the app's lifespan on (it opens and closes the Kafka clients), no access log and no
 `server` header, and on SIGTERM requests in flight get `shutdown.graceful.ms` to finish.
-A service adds only what is its own (the proxy's keep-alive and connection limits).
+SIGUSR2 writes every thread's stack to stderr (the service's log), without the event loop
+or the GIL: what the stack's supervisor asks of a process that stopped answering, before it
+kills it. A service adds only what is its own (the proxy's keep-alive and connection limits).
 """
 
 from __future__ import annotations
 
+import faulthandler
+import signal
+import sys
 from typing import Any
 
 from workbench.errors import StackError
@@ -46,6 +51,8 @@ def run_server(
     import uvicorn
 
     from workbench.httpserver.protocol import limited_protocol
+
+    faulthandler.register(signal.SIGUSR2, file=sys.stderr, all_threads=True)
 
     server = uvicorn.Server(
         uvicorn.Config(

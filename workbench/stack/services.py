@@ -76,6 +76,11 @@ class Service(ABC):
         """Extra environment for the process."""
         return {}
 
+    def probe(self, host: str, port: int) -> tuple[str, float] | None:
+        """For a supervised service: a URL it answers while it serves, and how long without an
+        answer makes it stuck (its supervisor restarts it then); None: no such check."""
+        return None
+
     @property
     def startup_timeout(self) -> float:
         """Seconds it may take to answer after start."""
@@ -103,7 +108,8 @@ class Service(ABC):
         if self.supervised:
             state = run_dir / f"{self.name}{supervisor.STATE_SUFFIX}"
             state.unlink(missing_ok=True)
-            argv = supervisor.supervised_command(self.name, state, argv)
+            url, silent_s = self.probe(host, port) or (None, 0.0)
+            argv = supervisor.supervised_command(self.name, state, argv, probe=url, unresponsive_s=silent_s)
             extra["supervisor_state"] = str(state)
         log_path = run_dir / "logs" / f"{self.name}.log"
         proc = process.spawn(argv, log_path, {**end_probe_env(), **self.env()})
@@ -253,6 +259,9 @@ class ProxyInstance(Service):
 
     def url(self, host: str, port: int) -> str | None:
         return f"http://{host}:{port}"
+
+    def probe(self, host: str, port: int) -> tuple[str, float] | None:
+        return f"http://{host}:{port}/", self.profile.proxy.unresponsive_s
 
     def is_healthy(self, address: str) -> bool:
         return _http_ok(f"http://{address}/", self.profile)

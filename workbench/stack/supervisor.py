@@ -19,13 +19,20 @@ service runs as the child of this small process instead:
   its graceful shutdown runs to its end, and a new child starts at once, counted in
   `requested_restarts` rather than as a failure;
 - the child gets SIGTERM if the supervisor itself is killed (Linux `PR_SET_PDEATHSIG`),
-  so no orphan is left serving on the port.
+  so no orphan is left serving on the port;
+- with `--probe URL --unresponsive-s N`, a child that gives no HTTP answer to `GET URL`
+  (any status counts) for N seconds is stuck, not busy: the supervisor asks it for its
+  threads' stacks (SIGUSR2, which `run_server` hands to `faulthandler`, into its log),
+  kills it and starts another, as a liveness probe does in Kubernetes. A process whose
+  event loop is blocked answers nothing, not even SIGTERM, and every client would wait on
+  it until `down`.
 """
 
 from __future__ import annotations
 
 import argparse
 import ctypes
+import http.client
 import json
 import logging
 import os
@@ -33,6 +40,8 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,9 +51,11 @@ from workbench.backoff import Backoff
 __all__ = [
     "FIRST_START_S",
     "MAX_RESTARTS",
+    "PROBE_EVERY_S",
     "STATE_SUFFIX",
     "Supervisor",
     "WINDOW_S",
+    "answers",
     "facts",
     "main",
     "supervised_command",
@@ -60,11 +71,34 @@ _RESTART = Backoff(0.5, 10.0)
 #: A first child that exits with an error code sooner than this failed to start: no restart.
 FIRST_START_S = 10.0
 STATE_SUFFIX = ".supervisor.json"
+#: How often a child with a probe URL is asked whether it answers (a third of its
+#: `unresponsive_s` when that is shorter).
+PROBE_EVERY_S = 5.0
+#: How long a stuck child has to write its threads' stacks before it is killed.
+_DUMP_S = 2.0
 
 
-def supervised_command(name: str, state: Path, argv: Sequence[str]) -> list[str]:
-    """The argv that runs `argv` under a supervisor recording to `state`."""
-    return [sys.executable, "-m", "workbench.stack.supervisor", "--name", name, "--state", str(state), "--", *argv]
+def supervised_command(
+    name: str, state: Path, argv: Sequence[str], *, probe: str | None = None, unresponsive_s: float = 0.0
+) -> list[str]:
+    """The argv that runs `argv` under a supervisor recording to `state`; with `probe` and
+    `unresponsive_s` > 0, a child that answers no `GET probe` for that long is restarted."""
+    command = [sys.executable, "-m", "workbench.stack.supervisor", "--name", name, "--state", str(state)]
+    if probe and unresponsive_s > 0:
+        command += ["--probe", probe, "--unresponsive-s", f"{unresponsive_s:g}"]
+    return [*command, "--", *argv]
+
+
+def answers(url: str, timeout: float) -> bool:
+    """Whether `GET url` gets an HTTP answer within `timeout`: any status, a 401 too (the
+    process serves requests); a refused or silent connection is no answer."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, http.client.HTTPException):
+        return False
 
 
 def facts(state: Path) -> dict[str, Any]:
@@ -98,10 +132,16 @@ def _die_with_parent() -> None:
 class Supervisor:
     """Runs one child, restarts it on unexpected exits, stops it on SIGTERM."""
 
-    def __init__(self, name: str, state: Path, argv: list[str]) -> None:
+    def __init__(
+        self, name: str, state: Path, argv: list[str], *, probe: str | None = None, unresponsive_s: float = 0.0
+    ) -> None:
         self.name = name
         self.state = state
         self.argv = argv
+        self.probe = probe
+        self.unresponsive_s = unresponsive_s
+        #: Why the supervisor killed the child it waits on (None: it did not).
+        self.killed_for: str | None = None
         self.child: subprocess.Popen[bytes] | None = None
         self.stopping = False
         self.restart_requested = False
@@ -137,6 +177,40 @@ class Supervisor:
         self.child = subprocess.Popen(self.argv, preexec_fn=_die_with_parent)  # the supervisor runs no threads
         self._save()
 
+    def _wait(self) -> int:
+        """The child's exit code, once it exits; with a probe, a child that answers nothing
+        for `unresponsive_s` is made to dump its threads and killed first."""
+        assert self.child is not None
+        if not self.probe or self.unresponsive_s <= 0:
+            return self.child.wait()
+        every = min(PROBE_EVERY_S, self.unresponsive_s / 3)
+        answered = time.monotonic()  # starting counts as answering: `up` waits for the start
+        next_probe = answered + every
+        while (returncode := self.child.poll()) is None:
+            if time.monotonic() >= next_probe and not (self.stopping or self.restart_requested):
+                if answers(self.probe, timeout=every):
+                    answered = time.monotonic()
+                elif time.monotonic() - answered >= self.unresponsive_s:
+                    self._kill_stuck(time.monotonic() - answered)
+                next_probe = time.monotonic() + every
+            time.sleep(0.1)
+        return returncode
+
+    def _kill_stuck(self, silent_s: float) -> None:
+        """Dump the stuck child's threads into its log (SIGUSR2, `faulthandler`), then kill it:
+        a graceful stop would need the event loop that no longer runs."""
+        assert self.child is not None
+        self.killed_for = f"answered no request for {silent_s:.0f} s (GET {self.probe}); killed"
+        log.error(
+            "%s (pid %d) %s: the stacks of its threads follow, then a new one starts",
+            self.name,
+            self.child.pid,
+            self.killed_for.removesuffix("; killed"),
+        )
+        self.child.send_signal(signal.SIGUSR2)
+        time.sleep(_DUMP_S)
+        self.child.kill()
+
     def run(self) -> int:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGINT, self._stop)
@@ -146,7 +220,7 @@ class Supervisor:
         while True:
             assert self.child is not None
             started = time.monotonic()
-            returncode = self.child.wait()
+            returncode = self._wait()
             if self.stopping:
                 return 0 if returncode in (0, -signal.SIGTERM) else returncode
             if self.restart_requested:
@@ -156,7 +230,7 @@ class Supervisor:
                 log.info("%s (pid %d) %s as asked; starting it again", self.name, self.child.pid, reason)
                 self._start_child()
                 continue
-            self.last_exit = _exit_reason(returncode)
+            self.last_exit, self.killed_for = self.killed_for or _exit_reason(returncode), None
             now = time.monotonic()
             if self.restarts == 0 and returncode > 0 and now - started < FIRST_START_S:
                 log.error("%s %s while starting; not restarting it (see the lines above)", self.name, self.last_exit)
@@ -196,13 +270,17 @@ def main(args: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workbench.stack.supervisor")
     parser.add_argument("--name", required=True)
     parser.add_argument("--state", required=True, type=Path)
+    parser.add_argument("--probe", help="a URL the child answers while it serves")
+    parser.add_argument("--unresponsive-s", type=float, default=0.0, help="restart after this long without an answer")
     parser.add_argument("argv", nargs=argparse.REMAINDER)
     options = parser.parse_args(args)
     argv = options.argv[1:] if options.argv[:1] == ["--"] else options.argv
     if not argv:
         parser.error("the command to supervise follows `--`")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    return Supervisor(options.name, options.state, argv).run()
+    return Supervisor(
+        options.name, options.state, argv, probe=options.probe, unresponsive_s=options.unresponsive_s
+    ).run()
 
 
 if __name__ == "__main__":
