@@ -163,6 +163,7 @@ def compaction_run(
     record_bytes: int = 100,
     through: str = "native",
     topic_prefix: str = "wb-compaction",
+    until_clean_s: float = 0.0,
     **log: Any,
 ) -> CompactionRun:
     """Update `keys` keys in turn at `rate` records/s for `write_s` seconds (the first
@@ -171,6 +172,9 @@ def compaction_run(
     settings are `log` (Kafka's names), `COMPACTION_DEFAULTS` for the rest.
 
     Args:
+        until_clean_s: after `write_s`, go on writing the live keys until a scan finds no
+            tombstone, for this long at most: the cleaner passes only while the log takes
+            appends, and on a loaded machine its passes come later than `write_s` allows.
         through: "native" (admin client, native producer) or "proxy" (the settings through
             the REST proxy's v3 config API, the records through its v2 produce).
 
@@ -186,6 +190,7 @@ def compaction_run(
         ("rate", rate, 1.0, 20_000.0),
         ("write_s", write_s, 0.1, 600.0),
         ("settle_s", settle_s, 0.0, 600.0),
+        ("until_clean_s", until_clean_s, 0.0, 600.0),
         ("scan_interval_s", scan_interval_s, 0.1, 60.0),
         ("record_bytes", record_bytes, 16, 100_000),
     )
@@ -211,7 +216,7 @@ def compaction_run(
         began = time.time()
         scan = partial(scan_log, stack, topic, removals=removals)
         with LogWatch(stack, topic, origin=began) as watch:
-            written = _write_and_scan(scan, writer, rate, write_s, record, scans, began, scan_interval_s)
+            written = _write_and_scan(scan, writer, rate, write_s, record, scans, began, scan_interval_s, until_clean_s)
             deadline = time.monotonic() + settle_s
             while time.monotonic() < deadline:
                 time.sleep(scan_interval_s)
@@ -228,6 +233,7 @@ def compaction_run(
         "deleted_keys": deleted_keys,
         "record_bytes": record_bytes,
         "through": through,
+        "until_clean_s": until_clean_s,
         **settings,
     }
     tombstone_written_s = next((w.at - began for w in written if w.tombstone), math.nan)
@@ -267,15 +273,24 @@ def _write_and_scan(
     scans: list[LogScan],
     began: float,
     interval_s: float,
+    until_clean_s: float = 0.0,
 ) -> list[Written]:
-    """Write steadily in slices of `interval_s`, scanning the log after each slice."""
+    """Write steadily in slices of `interval_s`, scanning the log after each slice; then, for
+    `until_clean_s` at most, more slices until a scan finds no tombstone."""
     written: list[Written] = []
     total = max(1, round(rate * write_s))
     per_slice = max(1, round(rate * interval_s))
-    for first in range(0, total, per_slice):
-        count = min(per_slice, total - first)
-        written += write_steadily(writer, rate, count / rate, partial(_offset_record, record, first))
+
+    def write_slice(first: int, count: int) -> None:
+        written.extend(write_steadily(writer, rate, count / rate, partial(_offset_record, record, first)))
         scans.append(scan(time.time() - began)[0])
+
+    for first in range(0, total, per_slice):
+        write_slice(first, min(per_slice, total - first))
+    deadline, first = time.monotonic() + until_clean_s, total
+    while scans[-1].tombstones and time.monotonic() < deadline:
+        write_slice(first, per_slice)
+        first += per_slice
     writer.close()
     return written
 
