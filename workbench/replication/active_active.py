@@ -163,14 +163,19 @@ def copy_hops(topic: str, name: str, sep: str = ".") -> int:
 @contextmanager
 def _topics(stack: Stack, name: str, to_b: str, to_a: str, partitions: int) -> Iterator[None]:
     """`name` on both clusters and each copy's topic made ahead of MirrorMaker, all stamping
-    their own append time; all deleted at the end."""
-    stack.create_topics({name: partitions, to_a: partitions}, config=APPEND_TIME)
-    stack.create_topics({name: partitions, to_b: partitions}, config=APPEND_TIME, peer=True)
+    their own append time; all deleted at the end. The copies' topics come first, as in
+    `stamped_topics`: MirrorMaker would make them once an original exists."""
+    stack.create_topics({to_a: partitions}, config=APPEND_TIME)
     try:
-        yield
+        stack.create_topics({to_b: partitions}, config=APPEND_TIME, peer=True)
+        try:
+            stack.create_topics({name: partitions}, config=APPEND_TIME)
+            stack.create_topics({name: partitions}, config=APPEND_TIME, peer=True)
+            yield
+        finally:
+            stack.delete_topics([name, to_b], peer=True)
     finally:
         stack.delete_topics([name, to_a])
-        stack.delete_topics([name, to_b], peer=True)
 
 
 def _both_directions(stack: Stack, name: str, to_b: str, to_a: str, a: str, b: str) -> pd.DataFrame:

@@ -144,12 +144,17 @@ def stamped_topics(stack: Stack, prefix: str, partitions: int) -> Iterator[tuple
     brokers stamp each record with its append time (`APPEND_TIME`); both deleted at the end."""
     source = f"{prefix}-{uuid.uuid4().hex[:8]}"
     target = remote_topic(stack.profile, source)
-    stack.create_topics({source: partitions}, config=APPEND_TIME)
+    # The copy's topic first: once the source exists, MirrorMaker may make the copy's topic
+    # itself (CI saw "already exists"), and with the create time (its default config filter
+    # does not copy message.timestamp.type).
     stack.create_topics({target: partitions}, config=APPEND_TIME, peer=True)
     try:
-        yield source, target
+        stack.create_topics({source: partitions}, config=APPEND_TIME)
+        try:
+            yield source, target
+        finally:
+            stack.delete_topics([source])
     finally:
-        stack.delete_topics([source])
         stack.delete_topics([target], peer=True)
 
 
