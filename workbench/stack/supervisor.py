@@ -36,6 +36,7 @@ import http.client
 import json
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -129,6 +130,30 @@ def _die_with_parent() -> None:
         pass
 
 
+class _ExitWatch:
+    """Sleeps until a process exits or a timeout passes, without polling: a pidfd (Linux
+    5.3+) is readable once the process has exited; elsewhere, naps of half a second."""
+
+    def __init__(self, pid: int) -> None:
+        try:
+            self.fd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            self.fd = None
+
+    def __enter__(self) -> _ExitWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+    def wait(self, timeout: float) -> None:
+        if self.fd is None:
+            time.sleep(min(timeout, 0.5))
+        else:
+            select.select([self.fd], [], [], timeout)
+
+
 class Supervisor:
     """Runs one child, restarts it on unexpected exits, stops it on SIGTERM."""
 
@@ -186,14 +211,15 @@ class Supervisor:
         every = min(PROBE_EVERY_S, self.unresponsive_s / 3)
         answered = time.monotonic()  # starting counts as answering: `up` waits for the start
         next_probe = answered + every
-        while (returncode := self.child.poll()) is None:
-            if time.monotonic() >= next_probe and not (self.stopping or self.restart_requested):
-                if answers(self.probe, timeout=every):
-                    answered = time.monotonic()
-                elif time.monotonic() - answered >= self.unresponsive_s:
-                    self._kill_stuck(time.monotonic() - answered)
-                next_probe = time.monotonic() + every
-            time.sleep(0.1)
+        with _ExitWatch(self.child.pid) as exited:
+            while (returncode := self.child.poll()) is None:
+                if time.monotonic() >= next_probe and not (self.stopping or self.restart_requested):
+                    if answers(self.probe, timeout=every):
+                        answered = time.monotonic()
+                    elif time.monotonic() - answered >= self.unresponsive_s:
+                        self._kill_stuck(time.monotonic() - answered)
+                    next_probe = time.monotonic() + every
+                exited.wait(max(0.0, next_probe - time.monotonic()))
         return returncode
 
     def _kill_stuck(self, silent_s: float) -> None:
