@@ -5,13 +5,16 @@ kills it and starts another, and says why in its state file."""
 from __future__ import annotations
 
 import contextlib
+import http.server
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 import requests
 
 from workbench.stack import process, supervisor
@@ -86,3 +89,20 @@ def _serving(state: Path, url: str) -> int:
             return int(supervisor.facts(state)["serving_pid"])
         time.sleep(0.1)
     raise AssertionError(f"the child never answered on {url}")
+
+
+def test_services_of_this_machine_are_asked_directly_whatever_http_proxy_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `http_proxy` naming a port where nothing listens (a proxy meant for the internet,
+    no `no_proxy`), a local service still answers its supervisor's probe: `workbench up`
+    failed its health checks this way until they went direct."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        for name in ("http_proxy", "HTTP_PROXY"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{process.free_port('127.0.0.1')}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        assert supervisor.answers(f"http://127.0.0.1:{server.server_port}/", timeout=5.0)
+    finally:
+        server.shutdown()
+        server.server_close()

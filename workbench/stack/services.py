@@ -368,7 +368,8 @@ def _proxy_limits(profile: Profile) -> Limits:
 
 
 def _http_ok(url: str, profile: Profile) -> bool:
-    """True when GET `url` answers 200 within a second (with the profile's basic auth)."""
+    """True when GET `url` answers 200 within a second (with the profile's basic auth),
+    asked directly, whatever `http_proxy` says."""
     request = urllib.request.Request(url)
     if profile.proxy.auth is not None:
         try:
@@ -378,7 +379,7 @@ def _http_ok(url: str, profile: Profile) -> bool:
         token = base64.b64encode(f"{user}:{password}".encode()).decode()
         request.add_header("Authorization", f"Basic {token}")
     try:
-        with urllib.request.urlopen(request, timeout=1.0) as response:
+        with supervisor.DIRECT_HTTP.open(request, timeout=1.0) as response:
             return bool(response.status == 200)
     except (OSError, urllib.error.URLError):
         return False

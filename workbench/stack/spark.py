@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from workbench.config import Profile, environment
 from workbench.errors import StackError
-from workbench.stack import process
+from workbench.stack import process, supervisor
 from workbench.stack.probes import probe_tcp
 from workbench.stack.services import Service
 from workbench.stack.state import ServiceRecord
@@ -187,7 +186,7 @@ class SparkWorker(_SparkDaemon):
 def master_state(ui_url: str, timeout: float = 1.0) -> dict[str, Any]:
     """The master's `/json/` document (status, workers, applications); empty when it does not answer."""
     try:
-        with urllib.request.urlopen(f"{ui_url.rstrip('/')}/json/", timeout=timeout) as response:
+        with supervisor.DIRECT_HTTP.open(f"{ui_url.rstrip('/')}/json/", timeout=timeout) as response:
             data = json.load(response)
             return data if isinstance(data, dict) else {}
     except (OSError, ValueError):

@@ -50,6 +50,7 @@ from typing import Any
 from workbench.backoff import Backoff
 
 __all__ = [
+    "DIRECT_HTTP",
     "FIRST_START_S",
     "MAX_RESTARTS",
     "PROBE_EVERY_S",
@@ -90,11 +91,17 @@ def supervised_command(
     return [*command, "--", *argv]
 
 
+#: Opens URLs of this machine's services directly: an `http_proxy` in the environment (and no
+#: `no_proxy` naming 127.0.0.1) would answer for them, or refuse them.
+DIRECT_HTTP = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def answers(url: str, timeout: float) -> bool:
     """Whether `GET url` gets an HTTP answer within `timeout`: any status, a 401 too (the
-    process serves requests); a refused or silent connection is no answer."""
+    process serves requests); a refused or silent connection is no answer. Asked directly,
+    never through an `http_proxy` of the environment, which would answer for it."""
     try:
-        with urllib.request.urlopen(url, timeout=timeout):
+        with DIRECT_HTTP.open(url, timeout=timeout):
             return True
     except urllib.error.HTTPError:
         return True
