@@ -7,6 +7,7 @@ never signalled.
 
 from __future__ import annotations
 
+import atexit
 import os
 import random
 import socket
@@ -25,6 +26,16 @@ GRACE_SECONDS = 10.0
 #: Children started by this Python process, kept so they can be reaped when stopped
 #: (and so Python does not warn about a Popen dropped while its process runs).
 _children: dict[int, subprocess.Popen[bytes]] = {}
+
+
+@atexit.register
+def _settle_exited_children() -> None:
+    """At exit, take the exit status of every child that has ended without `stop` (killed by
+    an experiment, a MirrorMaker worker or a node SIGKILLed and started again): Python warns
+    "subprocess N is still running" of any Popen never waited on, though it ended long ago.
+    Children still running are services left running on purpose (`workbench up`)."""
+    for popen in list(_children.values()):
+        popen.poll()
 
 
 def spawn(command: Sequence[str], log: Path, env: Mapping[str, str] | None = None) -> psutil.Process:
