@@ -48,6 +48,10 @@ def test_cluster_example_is_valid_and_has_no_embedded_services() -> None:
         ("embedded: false\n", None, "bootstrap.servers is required"),
         ("spark: {connector: jar}\n", "spark.connector", "'auto', 'kafka' or 'workbench'"),
         ("broker: [1, 2\n", "line", "not valid YAML"),
+        ("proxy: {unresponsive_s: .nan}\n", "proxy.unresponsive_s", "less than or equal to 3600"),
+        ("proxy: {unresponsive_s: -1}\n", "proxy.unresponsive_s", "greater than or equal to 0"),
+        ("proxy: {unresponsive_s: 1e12}\n", "proxy.unresponsive_s", "less than or equal to 3600"),
+        ("proxy: {unresponsive_s: ''}\n", "proxy.unresponsive_s", "valid number"),
     ],
 )
 def test_bad_profiles_name_file_and_key(tmp_path: Path, text: str, key: str | None, fragment: str) -> None:
