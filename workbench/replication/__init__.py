@@ -24,6 +24,7 @@ Modules:
     whole_path  a's REST proxy → MirrorMaker → b's REST proxy and Spark on b, every record counted
     internal_topics  MirrorMaker's offset syncs and checkpoints, decoded, and its translation rule
     numbered    numbered records, found on both clusters whatever their offsets
+    preflight   before a run: both clusters answer, and the flow's filters copy its topic and group
     flows       a flow's connectors and tasks as a table
     conclusions  what a run says, in sentences computed from its rows
 """

@@ -36,6 +36,7 @@ from workbench.measure.schedule import Phase, RateSchedule
 from workbench.replication.lag import APPEND_TIME, check_ranges, flow_row, joined_appends, offer, pick_up, settle
 from workbench.replication.naming import remote_topic, separator
 from workbench.replication.numbered import SEQ_DIGITS, seq_of
+from workbench.replication.preflight import check_flow
 
 if TYPE_CHECKING:
     from workbench.config import Profile
@@ -107,6 +108,8 @@ def active_active_run(
     a, b = stack.profile.replication.source, stack.profile.replication.target
     name = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     to_b, to_a = remote_topic(stack.profile, name), remote_topic(stack.profile, name, source=b)
+    check_flow(stack, name)
+    check_flow(stack, name, from_peer=True)
     schedule = RateSchedule([Phase("offered", seconds, rate)])
     with _topics(stack, name, to_b, to_a, partitions), ThreadPoolExecutor(max_workers=2) as pool:
         pickup_s = max(

@@ -10,6 +10,7 @@ import pandas as pd
 
 from workbench.config import Profile
 from workbench.numbers import format_number
+from workbench.replication.preflight import flow_unavailable
 from workbench.stack.mirror_plan import NOTEBOOK_INTERVALS
 
 if TYPE_CHECKING:
@@ -290,6 +291,11 @@ def refresh_seconds(profile: Profile) -> float:
 
 def setup_sentence(geo: Stack | None, active: Stack) -> str:
     """Which clusters and flow this run measures, or in one line why it measures nothing."""
+    if geo is None and active.profile.replication.enabled:
+        return (
+            f"Profile `{active.profile.name}` names a second cluster, but no run can measure its flow: "
+            f"{flow_unavailable(active)}."
+        )
     if geo is None:
         return (
             f"Profile `{active.profile.name}` names no second cluster (`replication.enabled` is false) and is not "

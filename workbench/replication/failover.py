@@ -32,6 +32,7 @@ from workbench.errors import BenchError
 from workbench.replication.lag import check_ranges
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import numbered, seq_of, topic_total, wait_until
+from workbench.replication.preflight import check_flow
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -91,6 +92,7 @@ def consumer_failover_run(
         )
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     target, group = remote_topic(stack.profile, source), f"wb-failover-{uuid.uuid4().hex[:8]}"
+    check_flow(stack, source, group=group)
     stack.create_topics({source: partitions})
     try:
         _write(stack, source, target, range(first))

@@ -28,16 +28,18 @@ BOTH_WAYS_PROFILE = "local-geo-2way"
 def replicating_stack(active: Stack, *, both_ways: bool = False) -> Stack | None:
     """`active` when its profile replicates (`both_ways`: in both directions); else the
     `local-geo` (`local-geo-2way`) stack when `active` is embedded, running already or
-    started now; None on a cluster profile without such a second cluster.
+    started now; None on a cluster profile without such a second cluster, or whose flow no
+    run can measure (`preflight.flow_unavailable`).
 
     Raises:
         StackError: the two-cluster stack did not start (the cause in one line).
     """
     from workbench.replication.active_active import active_active_unavailable
+    from workbench.replication.preflight import flow_unavailable
     from workbench.stack import attach, up
 
     if active.profile.replication.enabled and not (both_ways and active_active_unavailable(active)):
-        return active
+        return None if not active.profile.embedded and flow_unavailable(active) else active
     if not active.profile.embedded:
         return None
     geo = load_profile(BOTH_WAYS_PROFILE if both_ways else GEO_PROFILE)

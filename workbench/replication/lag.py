@@ -32,6 +32,7 @@ from workbench.measure.schedule import Phase, RateSchedule, run_open_loop
 from workbench.numbers import format_number
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import SEQ_DIGITS, numbered, seq_of
+from workbench.replication.preflight import check_flow
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -144,6 +145,7 @@ def stamped_topics(stack: Stack, prefix: str, partitions: int) -> Iterator[tuple
     brokers stamp each record with its append time (`APPEND_TIME`); both deleted at the end."""
     source = f"{prefix}-{uuid.uuid4().hex[:8]}"
     target = remote_topic(stack.profile, source)
+    check_flow(stack, source)
     # The copy's topic first: once the source exists, MirrorMaker may make the copy's topic
     # itself (CI saw "already exists"), and with the create time (its default config filter
     # does not copy message.timestamp.type).

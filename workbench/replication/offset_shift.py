@@ -36,6 +36,7 @@ from workbench.kafka.producing import Outgoing, send
 from workbench.replication.internal_topics import Checkpoint, checkpoints, offset_syncs, translate
 from workbench.replication.naming import remote_topic
 from workbench.replication.numbered import numbered, seq_of, topic_total, wait_until
+from workbench.replication.preflight import check_flow
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -89,6 +90,7 @@ def offset_shift_run(
     _check(records, deleted, aborted, transaction)
     source = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     target, group = remote_topic(stack.profile, source), f"wb-offsets-{uuid.uuid4().hex[:8]}"
+    check_flow(stack, source, group=group)
     stack.create_topics({source: 1})
     try:
         written = _write_phases(stack, source, records, deleted, aborted, transaction)

@@ -135,6 +135,16 @@ def _cluster_rows(profile: Profile) -> dict[str, dict[str, Any]]:
         named += [(f"proxy-{variant}-{i}", url) for i, url in enumerate(settings.urls)]
     for name, url in named:
         checks[name] = ("proxy", url, partial(probe_http, url, auth=auth))
+    replication = profile.replication
+    if replication.enabled and replication.target_bootstrap:
+        peer, alias = replication.target_bootstrap, replication.target
+        checks[f"{alias}-broker"] = ("peer-broker", peer, lambda: probe_broker(peer, profile.kafka.for_role("admin")))
+    if replication.enabled and replication.target_proxy_url:
+        checks[f"{replication.target}-proxy"] = (
+            "peer-proxy",
+            replication.target_proxy_url,
+            partial(probe_http, replication.target_proxy_url, auth=auth),
+        )
     if profile.balancer.url:
         checks["balancer"] = ("balancer", profile.balancer.url, partial(probe_http, profile.balancer.url, auth=auth))
     master = profile.spark.master
