@@ -12,9 +12,10 @@ import shutil
 import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from workbench.config import Profile, load_profile
@@ -47,7 +48,8 @@ log = logging.getLogger(__name__)
 
 
 def services_for(profile: Profile) -> list[Service]:
-    """The services an embedded profile runs, in start order.
+    """The services an embedded profile runs, in start order (`up` starts them by
+    `Service.wave`, the services of one wave side by side).
 
     The broker (Kafka's nodes, or Tansu), the Schema Registry when `schema_registry.enabled` (before the proxies,
     which get its URL), then `proxy.instances` REST proxies, then nginx in front of them
@@ -102,8 +104,7 @@ def up(profile: Profile | str | None = None) -> Stack:
             StackState.remove(run_dir)
         state = StackState(profile=profile.name)
         try:
-            for service in services_for(profile):
-                _start(service, run_dir, state)
+            _start_in_waves(services_for(profile), run_dir, state)
         except BaseException:
             _stop_all(state.services)
             StackState.remove(run_dir)
@@ -286,10 +287,46 @@ def _profile(profile: Profile | str | None) -> Profile:
 
 
 def _start(service: Service, run_dir: Path, state: StackState) -> None:
-    record = service.start(run_dir, state.services)
-    state.services[record.name] = record
-    state.save(run_dir)  # saved before waiting, so a failed start can still be cleaned up
-    service.wait_ready(record, service.startup_timeout)
+    _start_in_waves([service], run_dir, state)
+
+
+def _start_in_waves(services: Sequence[Service], run_dir: Path, state: StackState) -> None:
+    """Start `services` wave by wave (`Service.wave`), each wave's processes at once and
+    awaited in parallel: two clusters' JVMs, or two MirrorMaker workers, start side by side
+    instead of one after the other.
+
+    Raises:
+        StackError: the first service, in start order, that did not answer; the others of its
+            wave are not waited for (the caller stops them all).
+    """
+    for _, wave in groupby(sorted(services, key=lambda s: s.wave), key=lambda s: s.wave):
+        started: list[tuple[Service, ServiceRecord]] = []
+        for service in wave:
+            record = service.start(run_dir, state.services)
+            state.services[record.name] = record
+            state.save(run_dir)  # saved before waiting, so a failed start can still be cleaned up
+            started.append((service, record))
+        _await_ready(started)
+
+
+def _await_ready(started: Sequence[tuple[Service, ServiceRecord]]) -> None:
+    """Wait until every started service answers; raise the first failure in start order as
+    soon as one is known, without waiting out the others' timeouts."""
+    if len(started) == 1:
+        service, record = started[0]
+        service.wait_ready(record, service.startup_timeout)
+        return
+    pool = ThreadPoolExecutor(max_workers=len(started), thread_name_prefix="wait-ready")
+    try:
+        futures = [pool.submit(s.wait_ready, r, s.startup_timeout) for s, r in started]
+        wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            if future.done() and future.exception() is not None:
+                future.result()
+        for future in futures:
+            future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:

@@ -79,6 +79,7 @@ class MirrorWorker(Service):
     """One MirrorMaker 2 process in dedicated mode, running every enabled flow of the profile."""
 
     kind = "mirror-maker"
+    wave = 2
 
     def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
         if name is not None and name.startswith("mirror-") and name[7:].isdigit():

@@ -51,6 +51,12 @@ class Service(ABC):
     kind: str = "service"
     #: Run under `workbench.stack.supervisor`, which restarts it when it dies.
     supervised: bool = False
+    #: When `up` starts it: the services of one wave are started together and awaited in
+    #: parallel, and a wave starts once every service of the one before answers. 0: Kafka's
+    #: nodes (both clusters' at once); 1: the registry; 2: the REST proxies and MirrorMaker's
+    #: workers (each needs only the brokers); 3: nginx (its proxies) and Spark's master; 4:
+    #: Spark's workers.
+    wave: int = 0
 
     def __init__(self, profile: Profile, name: str | None = None) -> None:
         self.profile = profile
@@ -219,6 +225,7 @@ class ProxyInstance(Service):
     """
 
     kind = "proxy"
+    wave = 2
     supervised = True
 
     def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
@@ -302,6 +309,7 @@ class SchemaRegistry(Service):
     """
 
     kind = "registry"
+    wave = 1
     supervised = True
 
     def listen_on(self) -> tuple[str, int]:
@@ -331,6 +339,7 @@ class Balancer(Service):
     """nginx balancing round-robin over the proxy instances, with a generated config."""
 
     kind = "balancer"
+    wave = 3
 
     def listen_on(self) -> tuple[str, int]:
         return self.profile.balancer.host, self.profile.balancer.port

@@ -120,6 +120,7 @@ class SparkMaster(_SparkDaemon):
     """The standalone master: `spark://host:master_port`, web UI and `/json/` on `master_ui_port`."""
 
     kind = "spark-master"
+    wave = 3
     main_class = "org.apache.spark.deploy.master.Master"
 
     def listen_on(self) -> tuple[str, int]:
@@ -139,6 +140,7 @@ class SparkWorker(_SparkDaemon):
     """Standalone worker `index`: offers `worker_cores` cores and `worker_memory` to executors."""
 
     kind = "spark-worker"
+    wave = 4
     main_class = "org.apache.spark.deploy.worker.Worker"
 
     def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
