@@ -11,7 +11,7 @@ import pytest
 
 from workbench.bench.sweep import sweep
 from workbench.stack import Stack
-from workbench.topics import share_groups
+from workbench.topics import share_groups, share_redelivery
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # contract_points, beside this file
 from contract_points import CHEAP, check_contract
@@ -40,13 +40,13 @@ def test_a_consumer_group_keeps_each_key_in_order(stack: Stack, filled: str) -> 
 
 
 def test_released_and_killed_members_records_come_again_and_each_is_accepted_once(stack: Stack) -> None:
-    run = share_groups.redelivery_check(stack, records=300, lock_ms=1_000, partitions=2)
+    run = share_redelivery.redelivery_check(stack, records=300, lock_ms=1_000, partitions=2)
     assert run.accepted == 300
     assert run.released and run.abandoned
     again = {(d.partition, d.offset): d.delivery_count for d in run.deliveries}
     assert all(again[p] >= 2 for p in run.released | run.abandoned)  # each came again, counted
     assert len(run.waits_s) == len(run.abandoned)  # every record the killed process held came back
-    assert "records were accepted, each once" in share_groups.redelivery_sentence(run)
+    assert "records were accepted, each once" in share_redelivery.redelivery_sentence(run)
 
 
 @pytest.mark.parametrize("path, acks", [("native", "next_fetch"), ("proxy", "next_fetch"), ("proxy", "call")])

@@ -20,7 +20,8 @@ Modules:
     read_cost        what reading one device's history costs in each layout
     device_io        every device's records written through a layout and read back exactly
     group_join       how long a group takes to hand out partitions: classic against KIP-848
-    share_groups     share groups against consumer groups: who helps, what comes twice
+    share_groups     share groups against consumer groups: who helps, what order holds
+    share_redelivery  a released record and a killed member's: what comes again, and when
     errors           `TopicDesignError` and `PartitionGrowthRefused`
 """
 

@@ -12,8 +12,8 @@ by two members at once.
 `run_group` reads one pre-filled topic with N members of either kind, each spending
 `processing_ms` on every record (a sleep: the work a real consumer does between polls,
 without using a core), until every record has been processed; every delivery is kept,
-so the row can say what came twice and what came out of order. `redelivery_run` shows a
-release and a member killed mid-batch.
+so the row can say what came twice and what came out of order. A release and a member
+killed mid-batch are `workbench.topics.share_redelivery`'s.
 
 The broker hands a share member whole record batches (as the producer wrote them): a
 producer that put 300 records in one batch makes one unit of work that one member takes,
@@ -26,15 +26,12 @@ group can share.
 from __future__ import annotations
 
 import itertools
-import json
-import subprocess
-import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import pandas as pd
 from confluent_kafka import AcknowledgeType, Consumer, ShareConsumer
@@ -59,15 +56,14 @@ __all__ = [
     "Redelivery",
     "conclusions",
     "configure_share_group",
+    "delivery_of",
     "fill_for_sharing",
     "order_breaks",
-    "redelivery_check",
-    "redelivery_run",
-    "redelivery_sentence",
     "run_group",
     "scaling_sentence",
     "share_consumer_conf",
     "share_groups_missing",
+    "share_member",
 ]
 
 Kind = Literal["consumer group", "share group"]
@@ -143,6 +139,20 @@ class GroupRun:
         return len({d.member for d in self.deliveries})
 
 
+@dataclass
+class Redelivery:
+    """What a release and a killed member cost, from `share_redelivery.redelivery_run`."""
+
+    records: int
+    released: set[tuple[int, int]]
+    abandoned: set[tuple[int, int]]
+    lock_ms: int
+    deliveries: list[Delivery]
+    #: Seconds from each abandoned record's acquisition to its next delivery.
+    waits_s: list[float]
+    accepted: int
+
+
 def share_consumer_conf(stack: Stack, group: str) -> KafkaConf:
     """A share consumer's settings: the profile's connection settings without the keys a
     share consumer refuses, explicit acknowledgement, and `group`."""
@@ -171,7 +181,8 @@ def configure_share_group(target: Stack | KafkaConf, group: str, *, lock_ms: int
         raise TopicDesignError(f"the broker refused share group {group!r}'s settings: {exc}") from None
 
 
-def _share_member(stack: Stack, group: str, max_records: int) -> ShareConsumer:
+def share_member(stack: Stack, group: str, max_records: int) -> ShareConsumer:
+    """A share consumer of `group` handed at most `max_records` a poll."""
     return ShareConsumer({**share_consumer_conf(stack, group), "max.poll.records": max_records})
 
 
@@ -232,7 +243,7 @@ def run_group(
         if kind == "share group" and path == "proxy":
             _proxy_share_loop(stack, group, member, topic, processing_ms, stop, record, proxy_acks, per_batch)
         elif kind == "share group":
-            _share_loop(_share_member(stack, group, per_batch), member, topic, processing_ms, stop, record)
+            _share_loop(share_member(stack, group, per_batch), member, topic, processing_ms, stop, record)
         else:
             _group_loop(_group_member(stack, group), member, topic, processing_ms, stop, record)
 
@@ -298,7 +309,7 @@ def _share_loop(
                     client.acknowledge(message, AcknowledgeType.RELEASE)
                     continue
                 _process(processing_ms)
-                done.append(_delivery(member, message, message.delivery_count()))
+                done.append(delivery_of(member, message, message.delivery_count()))
                 client.acknowledge(message, AcknowledgeType.ACCEPT)
             record(done)
         client.commit_sync(10)
@@ -369,7 +380,7 @@ def _group_loop(
             if message is None or message.error() is not None:
                 continue
             _process(processing_ms)
-            record([_delivery(member, message, 1)])
+            record([delivery_of(member, message, 1)])
     finally:
         client.close()
 
@@ -381,7 +392,8 @@ def _process(processing_ms: float) -> None:
         time.sleep(processing_ms / 1000)
 
 
-def _delivery(member: int, message: Any, count: int | None) -> Delivery:
+def delivery_of(member: int, message: Any, count: int | None) -> Delivery:
+    """What member `member` was handed: `message`'s place, with delivery count `count`."""
     return Delivery(member, message.partition(), message.offset(), message.key(), int(count or 1), time.perf_counter())
 
 
@@ -404,120 +416,6 @@ def order_breaks(deliveries: Iterable[Delivery]) -> int:
     return len(broken)
 
 
-@dataclass
-class Redelivery:
-    """What a release and a killed member cost, from `redelivery_run`."""
-
-    records: int
-    released: set[tuple[int, int]]
-    abandoned: set[tuple[int, int]]
-    lock_ms: int
-    deliveries: list[Delivery]
-    #: Seconds from each abandoned record's acquisition to its next delivery.
-    waits_s: list[float]
-    accepted: int
-
-
-def redelivery_run(stack: Stack, topic: str, *, records: int, lock_ms: int = 2_000) -> Redelivery:
-    """A share group on `topic`: one member releases the first batch it gets; another, in a
-    process of its own, takes a batch and is killed (SIGKILL) before acknowledging it; a third
-    processes everything. Every record ends accepted once; the released ones come again at
-    once with a higher delivery count, the killed member's once their lock runs out.
-    """
-    group = f"share-{uuid.uuid4().hex[:8]}"
-    configure_share_group(stack, group, lock_ms=lock_ms)
-    released_at = _release_one_batch(_share_member(stack, group, 50), topic)
-    abandoned_at = _killed_member(stack, group, topic)
-    deliveries: list[Delivery] = []
-    accepted: set[tuple[int, int]] = set()
-    waits: list[float] = []
-    survivor = _share_member(stack, group, 500)
-    try:
-        survivor.subscribe([topic])
-        deadline = time.perf_counter() + FIRST_RECORD_S + lock_ms / 1000 * 3
-        while len(accepted) < records and time.perf_counter() < deadline:
-            for message in survivor.poll(0.2):
-                if message.error() is not None:
-                    continue
-                delivery = _delivery(2, message, message.delivery_count())
-                where = (delivery.partition, delivery.offset)
-                deliveries.append(delivery)
-                if where in abandoned_at and where not in accepted:
-                    waits.append(delivery.done_s - abandoned_at[where])
-                accepted.add(where)
-                survivor.acknowledge(message, AcknowledgeType.ACCEPT)
-        survivor.commit_sync(10)
-    finally:
-        survivor.close()
-    return Redelivery(records, set(released_at), set(abandoned_at), lock_ms, deliveries, waits, len(accepted))
-
-
-def _release_one_batch(client: ShareConsumer, topic: str) -> list[tuple[int, int]]:
-    """Release the first batch that comes, then leave the group: the positions released."""
-    try:
-        client.subscribe([topic])
-        deadline = time.perf_counter() + FIRST_RECORD_S
-        while time.perf_counter() < deadline:
-            got = [m for m in client.poll(0.5) if m.error() is None]
-            for message in got:
-                client.acknowledge(message, AcknowledgeType.RELEASE)
-            if got:
-                client.commit_sync(10)
-                return [(int(m.partition() or 0), int(m.offset() or 0)) for m in got]
-        raise TopicDesignError(
-            f"no share group member got a record within {FIRST_RECORD_S:.0f} s: "
-            "this broker has no share groups (KIP-932, Kafka 4.2 or newer)"
-        )
-    finally:
-        client.close()
-
-
-def _killed_member(stack: Stack, group: str, topic: str) -> dict[tuple[int, int], float]:
-    """A member in a process of its own takes one batch and is killed before acknowledging it:
-    the records it held, each with the moment it held it (perf_counter)."""
-    conf = {**share_consumer_conf(stack, group), "max.poll.records": 50}
-    with subprocess.Popen(
-        [sys.executable, "-m", "workbench.topics.share_groups", topic],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    ) as child:  # the block closes its pipes
-        try:
-            assert child.stdin is not None and child.stdout is not None
-            child.stdin.write(json.dumps(dict(conf)) + "\n")
-            child.stdin.flush()
-            line = _first_line(child.stdout, FIRST_RECORD_S)
-            held_at = time.perf_counter()
-        finally:
-            child.kill()  # SIGKILL: no close, no acknowledgement, as a crashed process
-            child.wait(30)
-    if line is None:
-        raise TopicDesignError(f"the member to be killed got no record within {FIRST_RECORD_S:.0f} s")
-    return {(int(p), int(o)): held_at for p, o in json.loads(line)}
-
-
-def _first_line(stream: IO[str], timeout_s: float) -> str | None:
-    """The first line of `stream`, or None after `timeout_s` (read in a thread: a pipe has no timeout)."""
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
-    reader.start()
-    reader.join(timeout_s)
-    return lines[0].strip() or None if lines else None
-
-
-def _hold_one_batch(topic: str) -> None:
-    """The killed member's side (run as `python -m workbench.topics.share_groups TOPIC`, its
-    settings on stdin): print the positions of the first batch it holds, then wait to be killed."""
-    client = ShareConsumer(json.loads(sys.stdin.readline()))
-    client.subscribe([topic])
-    while True:
-        held = [(m.partition(), m.offset()) for m in client.poll(0.5) if m.error() is None]
-        if held:
-            print(json.dumps(held), flush=True)
-            time.sleep(600)
-
-
 def fill_for_sharing(
     stack: Stack, topic: str, records: int, records_per_batch: int = 1, record_bytes: int | None = None
 ) -> None:
@@ -532,40 +430,6 @@ def fill_for_sharing(
     result = kafka.produce(stack.kafka_config("producer"), topic, rows, settings=settings)
     if result.acknowledged != records:
         raise TopicDesignError(f"only {result.acknowledged} of {records} records were acknowledged")
-
-
-def redelivery_check(stack: Stack, *, records: int, lock_ms: int, partitions: int) -> Redelivery:
-    """`redelivery_run` on a fresh topic of `records` records, deleted afterwards."""
-    topic = f"share-redelivery-{uuid.uuid4().hex[:8]}"
-    with stack.temporary_topics({topic: partitions}):
-        fill_for_sharing(stack, topic, records)
-        return redelivery_run(stack, topic, records=records, lock_ms=lock_ms)
-
-
-def redelivery_sentence(run: Redelivery) -> str:
-    """Markdown bullets: what came again, with which delivery count, how soon, and that every
-    record was accepted once."""
-
-    def counts(positions: set[tuple[int, int]]) -> str:
-        seen = sorted({d.delivery_count for d in run.deliveries if (d.partition, d.offset) in positions})
-        return ", ".join(map(str, seen)) or "none"
-
-    waits = pd.Series(run.waits_s)
-    lines = [
-        f"- The first member released **{len(run.released)}** records; they came again to the third member "
-        f"with delivery count {counts(run.released)}.",
-        f"- The killed member held **{len(run.abandoned)}** records ({len(run.abandoned & run.released)} of them "
-        f"the released ones); they came again with delivery count {counts(run.abandoned)}, "
-        + (
-            f"{waits.median():.1f} s (median; {waits.min():.1f}-{waits.max():.1f} s) after the kill, with a "
-            f"{run.lock_ms / 1000:.0f} s record lock and a 6 s member session."
-            if len(waits)
-            else "but not within the wait."
-        ),
-        f"- **{run.accepted} of {run.records}** records were accepted, each once; the third member saw "
-        f"{len(run.deliveries) - run.accepted} record(s) a second time.",
-    ]
-    return "\n".join(lines)
 
 
 def scaling_sentence(grid: pd.DataFrame, *, partitions: int) -> str:
@@ -645,7 +509,3 @@ def share_groups_missing(stack: Stack) -> str | None:
         except TopicDesignError as exc:
             return str(exc)
     return None
-
-
-if __name__ == "__main__":
-    _hold_one_batch(sys.argv[1])
