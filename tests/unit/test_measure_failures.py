@@ -182,3 +182,10 @@ def test_a_restart_check_names_each_count_that_is_not_the_records_produced() -> 
         "records after the restart do not add up: workbench rows: 33 of 30 (3 extra); "
         "workbench log_records: 28 of 30 (2 missing)"
     )
+
+
+def test_check_complete_at_least_passes_extra_records_and_still_names_missing_ones() -> None:
+    """A producer without idempotence may land a retried batch twice: extra, never missing."""
+    check_complete({"linger 0": 50_004, "linger 10": 50_000}, 50_000, at_least=True)
+    with pytest.raises(DeliveryError, match=r"records do not add up: linger 0: 49,996 of 50,000 \(4 missing\)"):
+        check_complete({"linger 0": 49_996, "linger 10": 50_004}, 50_000, at_least=True)

@@ -160,8 +160,9 @@ def check_complete(
     *,
     what: str = "records",
     stack: Stack | None = None,
+    at_least: bool = False,
 ) -> None:
-    """Pass when every count equals what was expected of it.
+    """Pass when every count equals what was expected of it (`at_least`: is no smaller).
 
     For the counts a notebook checks after a run (read back, in the log by its end
     offsets, rows in Spark's output), so that a shortfall is named with the likely
@@ -174,6 +175,8 @@ def check_complete(
             in the same order as `counts`).
         what: what is counted, for the message.
         stack: the stack counted on, for the likely cause (`likely_cause`).
+        at_least: extra records pass: what a producer without idempotence promises, as
+            a batch whose answer was lost is sent again and may land twice.
 
     Raises:
         DeliveryError: the counts that differ (at most five), each with its expected
@@ -191,7 +194,7 @@ def check_complete(
     problems, missing = [], False
     for (label, count), target in zip(found, wanted, strict=True):
         have, want = int(count), int(target)
-        if have != want:
+        if have < want or (have > want and not at_least):
             missing = missing or have < want
             gap = f"{want - have:,} missing" if have < want else f"{have - want:,} extra"
             problems.append(f"{label}: {have:,} of {want:,} ({gap})")
