@@ -291,11 +291,8 @@ def refresh_seconds(profile: Profile) -> float:
 
 def setup_sentence(geo: Stack | None, active: Stack) -> str:
     """Which clusters and flow this run measures, or in one line why it measures nothing."""
-    if geo is None and active.profile.replication.enabled:
-        return (
-            f"Profile `{active.profile.name}` names a second cluster, but no run can measure its flow: "
-            f"{flow_unavailable(active)}."
-        )
+    if geo is None and active.profile.replication.enabled and (reason := flow_unavailable(active)):
+        return f"Profile `{active.profile.name}` names a second cluster, but no run can measure its flow: {reason}."
     if geo is None:
         return (
             f"Profile `{active.profile.name}` names no second cluster (`replication.enabled` is false) and is not "
