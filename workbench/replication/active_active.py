@@ -108,8 +108,7 @@ def active_active_run(
     a, b = stack.profile.replication.source, stack.profile.replication.target
     name = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
     to_b, to_a = remote_topic(stack.profile, name), remote_topic(stack.profile, name, source=b)
-    check_flow(stack, name)
-    check_flow(stack, name, from_peer=True)
+    check_flow(stack, name, both_ways=True)
     schedule = RateSchedule([Phase("offered", seconds, rate)])
     with _topics(stack, name, to_b, to_a, partitions), ThreadPoolExecutor(max_workers=2) as pool:
         pickup_s = max(

@@ -64,9 +64,10 @@ def left_out(
     return None
 
 
-def check_flow(stack: Stack, topic: str, *, group: str | None = None, from_peer: bool = False) -> None:
+def check_flow(stack: Stack, topic: str, *, group: str | None = None, both_ways: bool = False) -> None:
     """Before a run writes to `topic` (and commits for `group`): both clusters answer a
-    metadata request, and the flow (b->a with `from_peer`) copies the topic and syncs the group.
+    metadata request, and the flow a->b (and b->a too, with `both_ways`) copies the topic
+    and syncs the group.
 
     Raises:
         BenchError: one line naming the cluster and the setting to look at, or the filter
@@ -82,12 +83,12 @@ def check_flow(stack: Stack, topic: str, *, group: str | None = None, from_peer:
         if not broker_answers(servers, timeout=ANSWER_TIMEOUT_S, conf=conf):
             where = "see `workbench status`" if stack.profile.embedded else f"is the profile's {key} right?"
             raise BenchError(f"cluster {alias} ({servers}) did not answer within {ANSWER_TIMEOUT_S:.0f} s: {where}")
-    source = settings.target if from_peer else settings.source
-    reason = left_out(stack.profile, topic, source=source)
-    if reason is None and group is not None:
-        reason = left_out(stack.profile, group, kind="groups", source=source)
-    if reason is not None:
-        raise BenchError(reason)
+    for source in (settings.source, settings.target) if both_ways else (settings.source,):
+        reason = left_out(stack.profile, topic, source=source)
+        if reason is None and group is not None:
+            reason = left_out(stack.profile, group, kind="groups", source=source)
+        if reason is not None:
+            raise BenchError(reason)
 
 
 def flow_unavailable(stack: Stack) -> str | None:

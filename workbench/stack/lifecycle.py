@@ -319,12 +319,10 @@ def _await_ready(started: Sequence[tuple[Service, ServiceRecord]]) -> None:
     pool = ThreadPoolExecutor(max_workers=len(started), thread_name_prefix="wait-ready")
     try:
         futures = [pool.submit(s.wait_ready, r, s.startup_timeout) for s, r in started]
-        wait(futures, return_when=FIRST_EXCEPTION)
+        wait(futures, return_when=FIRST_EXCEPTION)  # all done, unless one failed first
         for future in futures:
-            if future.done() and future.exception() is not None:
-                future.result()
-        for future in futures:
-            future.result()
+            if future.done():
+                future.result()  # the first failure in start order
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
 
