@@ -29,6 +29,7 @@ def _with(properties: dict[str, str]) -> Profile:
         ({"topics.exclude": "wb-.*"}, "wb-geo-1234", "topics.exclude 'wb-.*' matches topic 'wb-geo-1234'"),
         ({"topics.exclude": ""}, "__mine", None),
         ({"a->b.topics": "(unclosed"}, "wb-geo-1234", None),  # MirrorMaker judges a pattern Python cannot read
+        ({"a->b.topics": "x" * 10_000}, "wb-geo-1234", "a->b.topics '" + "x" * 80 + "…' does not match"),
     ],
 )
 def test_a_topic_the_flow_would_never_copy_is_named_with_the_setting(

@@ -53,12 +53,12 @@ def left_out(
     verb = "copy" if kind == "topics" else "sync"
     if _matches(include, name) is False:
         return (
-            f"MirrorMaker's {include_key} {include!r} does not match {kind[:-1]} {name!r}, so the flow {flow} "
+            f"MirrorMaker's {include_key} {_shown(include)} does not match {kind[:-1]} {name!r}, so the flow {flow} "
             f"would never {verb} it: widen it in the profile's replication.properties"
         )
     if _matches(exclude, name):
         return (
-            f"MirrorMaker's {exclude_key} {exclude!r} matches {kind[:-1]} {name!r}, so the flow {flow} "
+            f"MirrorMaker's {exclude_key} {_shown(exclude)} matches {kind[:-1]} {name!r}, so the flow {flow} "
             f"would never {verb} it: narrow it in the profile's replication.properties"
         )
     return None
@@ -110,6 +110,11 @@ def _setting(profile: Profile, flow: str, key: str) -> tuple[str, str]:
         if name in properties:
             return name, str(properties[name])
     return f"default {key}", FILTER_DEFAULTS[key]
+
+
+def _shown(value: str, limit: int = 80) -> str:
+    """A setting's value as a message quotes it: a 10,000-character pattern is cut, not pasted."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
 def _matches(patterns: str, name: str) -> bool | None:
