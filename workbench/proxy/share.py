@@ -117,8 +117,9 @@ class ProxyShareConsumer(Instance):
         """Accept, release or reject records: `(topic, partition, offset, type)` each.
 
         Returns:
-            The broker's answer per partition: None, or the error text where it refused
-            them (a record whose lock ran out before the acknowledgement, for one).
+            The answer per partition: None, or the error text where its acknowledgements
+            were not applied (a lock that ran out before them, or a member that no longer
+            held some of them): then none of that partition's count, and its records come again.
         """
         items = [{"topic": t, "partition": p, "offset": o, "type": kind} for t, p, o, kind in acks]
         if not items:

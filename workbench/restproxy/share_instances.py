@@ -310,23 +310,38 @@ def coordinates(message: Message) -> Coordinates:
     return (message.topic() or "", message.partition() or 0, message.offset() or 0)
 
 
-def _commit(instance: ShareInstance) -> list[dict[str, Any]]:
+def _commit(instance: ShareInstance, named: Iterable[tuple[str, int]] = ()) -> list[dict[str, Any]]:
     """Send the acknowledgements made so far and wait for the broker's answer: one row
-    per partition, with its error when the broker refused them."""
+    per partition, with its error when the broker refused them. A partition in `named`
+    that the answer leaves out gets an error row: nothing says the broker took its
+    acknowledgements, so the client must not count them."""
     try:
         results = instance.consumer.commit_sync(_COMMIT_TIMEOUT_S)
     except KafkaException as exc:
         raise kafka_error(exc, "acknowledgement commit failed") from None
-    rows = []
-    for tp, error in sorted((results or {}).items(), key=lambda item: (item[0].topic, item[0].partition)):
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    for tp, error in (results or {}).items():
         row: dict[str, Any] = {"topic": tp.topic, "partition": tp.partition, "error_code": None, "error": None}
         if error is not None:
             detail: Any = error.args[0] if error.args else error
             retriable = bool(detail.retriable()) if hasattr(detail, "retriable") else False
             row["error_code"] = 50003 if retriable else 50002
             row["error"] = detail.str() if hasattr(detail, "str") else str(detail)
-        rows.append(row)
-    return rows
+        rows[(tp.topic, tp.partition)] = row
+    for topic, partition in named:
+        if (topic, partition) not in rows:
+            log.warning("share %s/%s: no commit result for %s-%d", instance.group, instance.name, topic, partition)
+            rows[(topic, partition)] = _refused_row(topic, partition, "the commit's answer did not name this partition")
+    return [rows[key] for key in sorted(rows)]
+
+
+def _refused_row(topic: str, partition: int, why: str) -> dict[str, Any]:
+    return {
+        "topic": topic,
+        "partition": partition,
+        "error_code": 50002,
+        "error": f"acknowledgements not applied ({why}): this partition's records come again",
+    }
 
 
 def _close(instance: ShareInstance) -> None:
@@ -502,10 +517,37 @@ def acknowledge(instance: ShareInstance, acks: list[tuple[str, int, int, str]]) 
             f"Not held by this share consumer instance: {shown}{more}. Only records of answers it "
             "wrote in full and not yet acknowledged can be acknowledged.",
         )
+    by_partition: dict[tuple[str, int], list[tuple[int, str]]] = {}
     for topic, partition, offset, kind in acks:
         instance.outstanding.pop((topic, partition, offset), None)
-        _ack_all(instance, [(topic, partition, offset)], ACK_TYPES[kind])
-    return _commit(instance)
+        by_partition.setdefault((topic, partition), []).append((offset, kind))
+    refused = {key: row for key, items in by_partition.items() if (row := _apply(instance, key, items)) is not None}
+    committed = _commit(instance, [key for key in by_partition if key not in refused])
+    rows = [row for row in committed if (row["topic"], row["partition"]) not in refused] + list(refused.values())
+    return sorted(rows, key=lambda row: (row["topic"], row["partition"]))
+
+
+def _apply(instance: ShareInstance, key: tuple[str, int], items: list[tuple[int, str]]) -> dict[str, Any] | None:
+    """Acknowledge one partition's records as the client asked, all or none, as the broker
+    applies a partition's acknowledgements. When librdkafka no longer holds some of them
+    (the partition moved to another member, and with it the records' acquisition), the
+    rest are released, so every record of the partition comes again; the error row says
+    so. None when all were taken."""
+    topic, partition = key
+    taken = [offset for offset, kind in items if _ack_all(instance, [(topic, partition, offset)], ACK_TYPES[kind])]
+    if len(taken) == len(items):
+        return None
+    _ack_all(instance, [(topic, partition, offset) for offset in taken], AcknowledgeType.RELEASE)
+    log.warning(
+        "share %s/%s: %s-%d: librdkafka no longer holds %d of %d acknowledged record(s); all come again",
+        instance.group,
+        instance.name,
+        topic,
+        partition,
+        len(items) - len(taken),
+        len(items),
+    )
+    return _refused_row(topic, partition, f"this member no longer holds {len(items) - len(taken)} of them")
 
 
 def partitions(instance: ShareInstance) -> list[TopicPartition]:
