@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal, overload
 if TYPE_CHECKING:
     from workbench.stack import Stack
 
-__all__ = ["notebook_setup"]
+__all__ = ["left_out", "notebook_setup"]
 
 
 @overload
@@ -45,3 +45,19 @@ def notebook_setup(profile: str = "", *, start: bool = True) -> Stack | None:
     settings = load_profile(profile or None)
     freeze_startup_objects()  # what the notebook imported stays: keep it out of each benchmark's collections
     return stack.up(settings) if start else None
+
+
+def left_out(section: str, parameter: str) -> str:
+    """The line a notebook shows in place of a section its parameters leave out.
+
+    Quick mode empties the point lists of a notebook's longest sections (a first look, and
+    the tests, need its central question answered, not every one); each such section says
+    so, and what to change to measure it, instead of leaving a gap or failing later.
+
+    Usage: `display(Markdown(left_out("4", "trigger_intervals")))` when the list is empty.
+    A section left out so by a user's own parameters reads the same.
+    """
+    return (
+        f"Section {section} is left out of this run: quick mode gives `{parameter}` nothing to measure. "
+        f"Run without `quick`, or set `{parameter}`, to measure it."
+    )

@@ -39,16 +39,21 @@ from workbench.streaming.ingestion.real_time import (
 )
 from workbench.streaming.ingestion.restart import check_restarts, restart_check, restart_exact, spark_restart
 from workbench.streaming.ingestion.runs import bench_session, ingest, spark_row, telemetry_topic, warm_up
-from workbench.streaming.ingestion.topic_layout import LAYOUTS, per_device_topics, spark_topic_layout
-from workbench.streaming.ingestion.trigger_latency import spark_trigger_latency, trigger_floor, trigger_latency
+from workbench.streaming.ingestion.topic_layout import LAYOUTS, layout_sentence, per_device_topics, spark_topic_layout
+from workbench.streaming.ingestion.trigger_latency import (
+    spark_trigger_latency,
+    trigger_floor,
+    trigger_latency,
+    trigger_sentence,
+)
 
 __all__ = [
     "LAYOUTS", "MODES", "PARITY_GOAL", "PLAIN_SINKS", "SINKS", "available_connectors",
     "bench_session", "check_restarts", "connector_sentence", "connector_table", "consumer_ceiling",
-    "cpu_per_row", "cpu_sentence", "ingest", "parallelism_sweep", "per_device_topics",
+    "cpu_per_row", "cpu_sentence", "ingest", "layout_sentence", "parallelism_sweep", "per_device_topics",
     "rate_limit_runs", "reader_alone", "real_time_latency", "real_time_refusal",
     "real_time_sentence", "restart_check", "restart_exact", "shuffle_sweep", "source_vs_ceiling",
     "spark_aggregate", "spark_ingest", "spark_real_time", "spark_restart", "spark_row",
     "spark_topic_layout", "spark_trigger_latency", "telemetry_topic", "trigger_floor",
-    "trigger_latency", "warm_up"
+    "trigger_latency", "trigger_sentence", "warm_up"
 ]  # fmt: skip

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from workbench.topics.strategies import TopicPerDevice, device_ids
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["LAYOUTS", "per_device_topics", "spark_topic_layout"]
+__all__ = ["LAYOUTS", "layout_sentence", "per_device_topics", "spark_topic_layout"]
 
 
 #: The layouts `spark_topic_layout` reads the same readings from.
@@ -142,3 +143,17 @@ def spark_topic_layout(
         produce_readings(conf, readings, per_device if layout == LAYOUTS[0] else shared)
         params = {"layout": layout, "devices": devices, "readings_seconds": readings_seconds}
         return _layout_point(spark, stack, work, params, _layout_options(per_device, shared, layout))
+
+
+def layout_sentence(layouts: pd.DataFrame, pickup: Mapping[str, Any]) -> str:
+    """Notebook 09's reading of `per_device_topics`: tasks and rows/s of one topic per
+    device against the shared topic, and whether the device topic made mid-stream was read."""
+    per_device, shared = layouts.set_index("layout").iloc[0], layouts.set_index("layout").iloc[1]
+    return (
+        f"- {int(per_device.topics)} device topics meant {int(per_device.spark_tasks)} tasks per batch against "
+        f"{int(shared.spark_tasks)} for the shared topic; rows/s: {per_device.msg_s:,.0f} vs {shared.msg_s:,.0f} "
+        f"({per_device.msg_s / shared.msg_s:.2f}x).\n"
+        f"- The device topic created mid-stream was read in full: {pickup['new_topic_rows_read']} of "
+        f"{pickup['new_topic_rows_produced']} rows; all {pickup['rows_read']:,} of {pickup['rows_produced']:,} "
+        "readings arrived."
+    )

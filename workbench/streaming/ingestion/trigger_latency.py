@@ -34,7 +34,7 @@ from workbench.streaming.progress import DURATIONS, progress_frame
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["spark_trigger_latency", "trigger_floor", "trigger_latency"]
+__all__ = ["spark_trigger_latency", "trigger_floor", "trigger_latency", "trigger_sentence"]
 
 
 def _latency_point(
@@ -281,3 +281,35 @@ def spark_trigger_latency(
         "topic_partitions": topic_partitions,
     }
     return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
+
+
+def trigger_sentence(latency: pd.DataFrame, *, produced: int) -> str:
+    """Notebook 09's reading of its trigger runs (`trigger_latency`'s rows): the lowest
+    latency and its trigger, the micro-batch floor and where it went, the same against
+    Spark's own floor and a Python source's, and whether each of the `produced` records
+    was read exactly once."""
+    low, high = latency.loc[latency.latency_p50_ms.idxmin()], latency.loc[latency.latency_p50_ms.idxmax()]
+    fastest = latency.loc[latency.median_batch_ms.idxmin()]
+    phases = {phase: fastest[f"median_{phase}_ms"] for phase in DURATIONS}
+    where = ", ".join(f"{name} {ms:,.0f} ms" for name, ms in sorted(phases.items(), key=lambda kv: -kv[1]) if ms)
+    lead, others = ("The lowest median latency came with", f"; `{high.trigger}` gave p50 {high.latency_p50_ms:,.0f} ms")
+    if len(latency) == 1:
+        lead, others = "The one trigger measured,", ""
+    exact = bool((latency.records == latency.distinct_offsets).all() and (latency.records == produced).all())
+    return (
+        f"- {lead} `{low.trigger}`: p50 {low.latency_p50_ms:,.0f} ms, p95 {low.latency_p95_ms:,.0f} ms{others}.\n"
+        f"- A micro-batch of a few thousand rows took at least {fastest.median_batch_ms:,.0f} ms (median): that is "
+        f"the latency floor of a micro-batch here, whatever the interval; it went to {where} (medians of "
+        f"`{fastest.trigger}`).\n"
+        f"- Spark's own floor in this session, its `rate` source into the `noop` sink under the same trigger, was "
+        f"{low.floor_ms:,.0f} ms per batch: the p50 of `{low.trigger}` is **{low.p50_over_floor:.1f}x** that floor "
+        f"(about 1.5x is what back-to-back batches cost a source that takes no time; where our batch's extra time "
+        f"goes: latestOffset {low.median_latestOffset_ms:,.0f} ms against {low.floor_latestOffset_ms:,.0f}, addBatch "
+        f"{low.median_addBatch_ms:,.0f} ms against {low.floor_addBatch_ms:,.0f}).\n"
+        f"- A Python source that reads nothing (`workbench_null`: its rows are made in memory) took "
+        f"{low.python_floor_ms:,.0f} ms per batch under the same trigger, {low.python_floor_over_floor:.1f}x Spark's "
+        f"floor: what the Python Data Source API costs a batch before any Kafka is read. Its records would "
+        f"wait about {1.5 * low.python_floor_over_floor:.1f}x the floor, the least any Python source reaches here; "
+        f"ours reached {low.p50_over_floor:.1f}x.\n"
+        f"- Every run read each produced record exactly once: {exact}."
+    )
