@@ -55,9 +55,9 @@ def left_out(section: str, parameter: str) -> str:
     so, and what to change to measure it, instead of leaving a gap or failing later.
 
     Usage: `display(Markdown(left_out("4", "trigger_intervals")))` when the list is empty.
-    A section left out so by a user's own parameters reads the same.
+    The line holds whether quick mode or the user's own parameters emptied it.
     """
     return (
-        f"Section {section} is left out of this run: quick mode gives `{parameter}` nothing to measure. "
-        f"Run without `quick`, or set `{parameter}`, to measure it."
+        f"Section {section} is left out of this run: `{parameter}` names nothing to measure, as quick mode "
+        f"sets it. Set `{parameter}` (or run without `quick`) to measure it."
     )
