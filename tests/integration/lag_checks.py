@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.bench.burst import BurstPlan, BurstRun
+from workbench.bench.burst import BurstRun
+from workbench.bench.burst_plan import BurstPlan
 from workbench.measure.contract import contract_problems
 from workbench.measure.lag import total_lag
 

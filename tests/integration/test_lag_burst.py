@@ -13,7 +13,8 @@ import pytest
 from lag_checks import check_burst
 
 from workbench import kafka
-from workbench.bench.burst import lag_burst, lag_burst_run, plan_burst
+from workbench.bench.burst import lag_burst, lag_burst_run
+from workbench.bench.burst_plan import plan_burst
 from workbench.config import load_profile
 from workbench.errors import BenchError
 from workbench.measure.lag import GroupOffsets, LagSampler

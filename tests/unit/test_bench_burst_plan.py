@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from workbench.bench.burst import plan_burst
+from workbench.bench.burst_plan import plan_burst
 from workbench.errors import BenchError
 
 

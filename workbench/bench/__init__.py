@@ -30,6 +30,7 @@ Modules:
     schema_registry  what a schema id costs a consumer, cached and uncached
     message_size     large records against Kafka's size limits: who refuses, what must change
     burst            `lag_burst`: lag over time and the time to clear a backlog
+    burst_plan       a burst's settings checked, and the capacity and time to clear they promise
     burst_consumers  the three consumers a burst is read by
     share            `share_consume`: a share group against a consumer group
     failover         a partition leader killed under load

@@ -17,7 +17,8 @@ from typing import Any, get_type_hints
 from pydantic import TypeAdapter, ValidationError
 
 from workbench.bench._run import TOPIC_SETTING
-from workbench.bench.burst import lag_burst, plan_burst
+from workbench.bench.burst import lag_burst
+from workbench.bench.burst_plan import plan_burst
 from workbench.bench.efficiency import proxy_vs_native
 from workbench.bench.failover import leader_failover
 from workbench.bench.formats import format_produce

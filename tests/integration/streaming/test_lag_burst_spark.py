@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workbench import kafka
-from workbench.bench.burst import lag_burst_run, plan_burst
+from workbench.bench.burst import lag_burst_run
+from workbench.bench.burst_plan import plan_burst
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # lag_checks, beside the integration tests
 from lag_checks import check_burst
