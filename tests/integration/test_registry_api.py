@@ -292,7 +292,8 @@ def test_a_registration_that_loses_a_race_adopts_the_winners_outcome(
     the id we picked (another schema) and on our subject version. Ours is ignored by
     every reader, the winner's record is written again over our key, and the
     registration retries and gets the next id; the process registry agrees."""
-    from workbench.registry.store import SchemaStore, SchemaVersion
+    from workbench.registry.log import SchemaVersion
+    from workbench.registry.store import SchemaStore
 
     store = SchemaStore(
         {"bootstrap.servers": stack.bootstrap_servers, "allow.auto.create.topics": False},
@@ -341,7 +342,8 @@ def test_a_version_stored_in_an_older_canonical_form_is_found_again(
     fully qualified, a nested record with its own namespace): the same schema registered or
     looked up again under its subject is that version, as Confluent's lookup parses each
     version of the subject; no new version, no new id."""
-    from workbench.registry.store import SchemaStore, SchemaVersion
+    from workbench.registry.log import SchemaVersion
+    from workbench.registry.store import SchemaStore
 
     subject, namespace = _subject(), f"old.n{uuid.uuid4().hex[:8]}"
     inner = {"type": "record", "name": "Inner", "namespace": namespace, "fields": []}

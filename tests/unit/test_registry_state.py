@@ -10,15 +10,15 @@ import pytest
 
 from workbench.registry.compatibility import check_level, incompatibilities
 from workbench.registry.errors import RegistryError
+from workbench.registry.log import LogState, SchemaVersion
 from workbench.registry.schemas import parse_schema
-from workbench.registry.store import SchemaVersion, _State
 
 
 def _schema(name: str) -> str:
     return json.dumps({"type": "record", "name": name, "fields": []})
 
 
-def _apply(state: _State, version: SchemaVersion | None, key: bytes | None = None) -> None:
+def _apply(state: LogState, version: SchemaVersion | None, key: bytes | None = None) -> None:
     if version is not None:
         raw_key, raw_value = version.record()
         state.apply(orjson.loads(raw_key), orjson.loads(raw_value))
@@ -28,7 +28,7 @@ def _apply(state: _State, version: SchemaVersion | None, key: bytes | None = Non
 
 
 def test_first_record_wins_an_id_and_a_subject_version() -> None:
-    state = _State()
+    state = LogState()
     _apply(state, SchemaVersion("a", 1, 1, _schema("A")))
     _apply(state, SchemaVersion("b", 1, 1, _schema("B")))  # id 1 is A's: ignored
     _apply(state, SchemaVersion("a", 1, 2, _schema("C")))  # a@1 holds A: ignored
@@ -40,7 +40,7 @@ def test_first_record_wins_an_id_and_a_subject_version() -> None:
 
 
 def test_soft_delete_hard_delete_config_and_unknown_records() -> None:
-    state = _State()
+    state = LogState()
     _apply(state, SchemaVersion("a", 1, 1, _schema("A")))
     _apply(state, SchemaVersion("a", 1, 1, _schema("A"), deleted=True))
     assert state.subjects["a"][1].deleted

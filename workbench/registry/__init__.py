@@ -7,7 +7,8 @@ the REST proxy, the workbench ships its own. Clients (confluent-kafka's
 Modules:
 
     app                 routes, media types, validation, error bodies
-    store               state in memory, the `_schemas` topic behind it, ids across instances
+    store               state in memory, the `_schemas` topic behind it, the writes
+    log                 the topic's records, and the rules by which instances agree on ids
     schemas             parsing and identity (avro, jsonschema, protoc/descriptors)
     compatibility       levels and checks
     json_compatibility  JSON Schema compatibility as Confluent decides it, ported

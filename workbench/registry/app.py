@@ -42,9 +42,10 @@ from workbench.registry.errors import (
     VERSION_NOT_FOUND,
     RegistryError,
 )
+from workbench.registry.log import SchemaVersion
 from workbench.registry.schemas import SCHEMA_TYPES, Reference
 from workbench.registry.settings import RegistrySettings
-from workbench.registry.store import SchemaStore, SchemaVersion
+from workbench.registry.store import SchemaStore
 
 __all__ = ["INT32_MAX", "RegistryApp", "SUBJECT_MAX_CHARS", "V1_JSON", "create_app"]
 

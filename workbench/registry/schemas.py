@@ -111,7 +111,7 @@ def identity(schema_type: str, text: str, references: Sequence[Reference]) -> st
 
 def loose_identity(schema_type: str, text: str, references: Sequence[Reference]) -> str:
     """`identity` blind to JSON key order and to Protobuf whitespace: two records for one id
-    must agree on this, or the later one lost a race (`store._State`)."""
+    must agree on this, or the later one lost a race (`log.LogState`)."""
     canonical = " ".join(_PROTO_TOKEN.findall(_PROTO_COMMENT.sub(" ", text)))
     if schema_type in ("AVRO", "JSON"):
         with contextlib.suppress(ValueError, RecursionError):

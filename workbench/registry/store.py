@@ -6,30 +6,8 @@ keeps reading it in a background thread. Reads are answered from memory; a write
 produced with `acks=all` and answered only once this instance has read it back, so
 what a client was told is in the log, and any instance that reads the log agrees.
 
-Records (keys are compact JSON with upstream's field order, so equal keys are equal
-bytes and compaction keeps the last):
-
-    {"keytype":"SCHEMA","subject":s,"version":n,"magic":1}  {"subject","version","id","schema",
-                                                             "schemaType"?,"references"?,"deleted"}
-    {"keytype":"CONFIG","subject":s,"magic":0}               {"compatibilityLevel": ...}  (no subject: global)
-    {"keytype":"DELETE_SUBJECT","subject":s,"magic":0}       {"subject","version"}  (read, never written)
-    {"keytype":"NOOP","magic":0}                             null: a write barrier
-
-A null value removes its key (hard delete, config reset). Unknown key types are skipped.
-
-**Ids across instances and restarts.** There is no leader. Before a registration the
-writer produces a NOOP and reads up to it (a barrier), so it has seen every earlier
-write; an identical schema (same identity, see `schemas.identity`) reuses its id in
-any subject, as Confluent does; a new one takes max id seen + 1. Two instances racing
-may both pick the same id, or the same subject version. Every reader applies the log
-in order with the same rules, so all agree on the outcome: a SCHEMA record is ignored
-when its id already belongs to another schema, when its schema already has another
-id, or when its subject version already holds another schema. The writer reads its
-own record back; if it was ignored it retries (after another barrier it finds the
-winner's id for the same schema, or the next free one), and when its record landed on
-the winner's key it first writes the winner's record again, so that after compaction
-the key still holds the winner. Ids are never reused: the maximum counts every id ever
-seen, deleted ones included.
+The records' layout, and the rules by which every instance agrees on ids and versions
+without a leader, are in `registry.log`.
 """
 
 from __future__ import annotations
@@ -40,7 +18,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -62,9 +39,10 @@ from workbench.registry.errors import (
     VERSION_SOFT_DELETED,
     RegistryError,
 )
-from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, loose_identity, parse_schema
+from workbench.registry.log import NOOP_KEY, LogState, SchemaVersion, config_key, deletion
+from workbench.registry.schemas import ParsedSchema, Reference, Resolved, identity, parse_schema
 
-__all__ = ["MAX_REFERENCES", "MAX_REFERENCE_DEPTH", "ProducerFactory", "SchemaStore", "SchemaVersion"]
+__all__ = ["MAX_REFERENCES", "MAX_REFERENCE_DEPTH", "ProducerFactory", "SchemaStore"]
 
 log = logging.getLogger("workbench.registry")
 
@@ -82,134 +60,12 @@ _MAX_ATTEMPTS = 5
 _READER_FETCH_WAIT_MS = {"kafka": 5000, "tansu": 100}
 
 
-@dataclass(frozen=True)
-class SchemaVersion:
-    """One version of a subject, as stored."""
-
-    subject: str
-    version: int
-    id: int
-    schema: str
-    schema_type: str = "AVRO"
-    references: tuple[Reference, ...] = ()
-    deleted: bool = False
-
-    @property
-    def identity(self) -> str:
-        return identity(self.schema_type, self.schema, self.references)
-
-    @property
-    def loose_identity(self) -> str:
-        return loose_identity(self.schema_type, self.schema, self.references)
-
-    def to_json(self) -> dict[str, Any]:
-        """The REST answer for this version (Confluent 7.x shape: AVRO's type omitted)."""
-        body: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id}
-        if self.schema_type != "AVRO":
-            body["schemaType"] = self.schema_type
-        if self.references:
-            body["references"] = [r.to_json() for r in self.references]
-        body["schema"] = self.schema
-        return body
-
-    def record(self) -> tuple[bytes, bytes]:
-        key = orjson.dumps({"keytype": "SCHEMA", "subject": self.subject, "version": self.version, "magic": 1})
-        value: dict[str, Any] = {"subject": self.subject, "version": self.version, "id": self.id, "schema": self.schema}
-        if self.schema_type != "AVRO":
-            value["schemaType"] = self.schema_type
-        if self.references:
-            value["references"] = [r.to_json() for r in self.references]
-        value["deleted"] = self.deleted
-        return key, orjson.dumps(value)
-
-
 def _reader_fetch_wait_ms(conf: KafkaConf) -> int:
     """The reader's fetch wait for this cluster: Tansu's (declared to need the end-offset
     probe, `workbench.kafka.offsets`) or Kafka's."""
     from workbench.kafka.offsets import needs_end_probe
 
     return _READER_FETCH_WAIT_MS["tansu" if needs_end_probe(conf) else "kafka"]
-
-
-def _config_key(subject: str | None) -> bytes:
-    if subject is None:
-        return orjson.dumps({"keytype": "CONFIG", "magic": 0})
-    return orjson.dumps({"keytype": "CONFIG", "subject": subject, "magic": 0})
-
-
-_NOOP_KEY = orjson.dumps({"keytype": "NOOP", "magic": 0})
-
-
-@dataclass
-class _State:
-    """What the log says, applied in order (see the module docstring for the rules)."""
-
-    subjects: dict[str, dict[int, SchemaVersion]] = field(default_factory=dict)
-    ids: dict[int, SchemaVersion] = field(default_factory=dict)  # the first version that took the id
-    by_identity: dict[str, int] = field(default_factory=dict)
-    configs: dict[str | None, str] = field(default_factory=dict)
-    max_id: int = 0
-
-    def apply(self, key: dict[str, Any], value: dict[str, Any] | None) -> None:
-        keytype = key.get("keytype")
-        subject = key.get("subject")
-        if keytype == "SCHEMA" and isinstance(subject, str) and isinstance(key.get("version"), int):
-            version = int(key["version"])
-            if value is None:
-                self.subjects.get(subject, {}).pop(version, None)
-                if subject in self.subjects and not self.subjects[subject]:
-                    del self.subjects[subject]
-                return
-            self._schema(subject, version, value)
-        elif keytype == "CONFIG":
-            level = value.get("compatibilityLevel") if value else None
-            if isinstance(level, str):
-                self.configs[subject if isinstance(subject, str) else None] = level
-            else:
-                self.configs.pop(subject if isinstance(subject, str) else None, None)
-        elif keytype == "DELETE_SUBJECT" and isinstance(subject, str) and value:
-            upto = value.get("version")
-            for number, stored in list(self.subjects.get(subject, {}).items()):
-                if isinstance(upto, int) and number <= upto:
-                    self.subjects[subject][number] = _replace(stored, deleted=True)
-
-    def _schema(self, subject: str, version: int, value: dict[str, Any]) -> None:
-        try:
-            refs = tuple(
-                Reference(str(r["name"]), str(r["subject"]), int(r["version"])) for r in value.get("references") or []
-            )
-            schema_type = str(value.get("schemaType") or "AVRO")
-            stored = SchemaVersion(
-                subject, version, int(value["id"]), str(value["schema"]), schema_type, refs, bool(value.get("deleted"))
-            )
-        except (KeyError, TypeError, ValueError):
-            log.warning("skipping a malformed schema record for %r version %d", subject, version)
-            return
-        self.max_id = max(self.max_id, stored.id)
-        key = stored.identity
-        owner = self.ids.get(stored.id)
-        if owner is not None and owner.identity != key and owner.loose_identity != stored.loose_identity:
-            return  # the id belongs to another schema: this record lost a race
-        known = self.by_identity.get(key)
-        if known is not None and known != stored.id:
-            return  # this schema already has another id
-        current = self.subjects.get(subject, {}).get(version)
-        if current is not None and (current.id != stored.id or current.identity != key):
-            return  # the subject version holds another schema
-        self.ids.setdefault(stored.id, stored)
-        self.by_identity[key] = stored.id
-        self.subjects.setdefault(subject, {})[version] = stored
-
-
-def _replace(stored: SchemaVersion, **changes: Any) -> SchemaVersion:
-    from dataclasses import replace
-
-    return replace(stored, **changes)
-
-
-def _deletion(stored: SchemaVersion, permanent: bool) -> tuple[bytes, bytes | None]:
-    """The record that deletes a version: its tombstone (hard), or it marked deleted (soft)."""
-    return (stored.record()[0], None) if permanent else _replace(stored, deleted=True).record()
 
 
 ProducerFactory = Callable[[KafkaConf], Any]
@@ -235,7 +91,7 @@ class SchemaStore:
         self.kafka_conf = kafka_conf
         self.topic = topic
         self.timeout_s = timeout_s
-        self.state = _State()
+        self.state = LogState()
         self._lock = threading.RLock()  # guards `state`
         self._applied = threading.Condition(self._lock)
         self._applied_offset = -1
@@ -366,7 +222,7 @@ class SchemaStore:
 
     def barrier(self) -> None:
         """Read everything written before now, by any instance."""
-        self._write(_NOOP_KEY, None)
+        self._write(NOOP_KEY, None)
 
     # -- reads -------------------------------------------------------------------------
     def subjects(self, deleted: bool = False, prefix: str = "") -> list[str]:
@@ -616,7 +472,7 @@ class SchemaStore:
                     f"Subject '{subject}' Version {stored.version} "
                     "was not deleted first before being permanently deleted",
                 )
-            self._write(*_deletion(stored, permanent))
+            self._write(*deletion(stored, permanent))
             self._drop_config_if_empty(subject)
             return stored.version
 
@@ -642,7 +498,7 @@ class SchemaStore:
                         f"Subject '{subject}' was not deleted first before being permanently deleted",
                     )
             for stored in targets:
-                self._write(*_deletion(stored, permanent))
+                self._write(*deletion(stored, permanent))
             if permanent:
                 self._drop_config_if_empty(subject)
             return [v.version for v in targets]
@@ -670,10 +526,10 @@ class SchemaStore:
         with self._lock:
             empty = not self.state.subjects.get(subject) and subject in self.state.configs
         if empty:
-            self._write(_config_key(subject), None)
+            self._write(config_key(subject), None)
 
     def set_level(self, subject: str | None, level: str | None) -> None:
         """Set (or with None, remove) the global or a subject's compatibility level."""
         value = orjson.dumps({"compatibilityLevel": level}) if level is not None else None
         with self._write_lock:
-            self._write(_config_key(subject), value)
+            self._write(config_key(subject), value)
