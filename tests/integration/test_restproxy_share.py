@@ -87,6 +87,13 @@ def _number(record: ProxyRecord) -> int:
     return int(bytes(record.value).split(b":", 1)[0])
 
 
+def _said(pair: Pair) -> str:
+    """The proxies' last warnings about share consumers: what a failing count is read against."""
+    lines = [line for p in pair.proxies for line in p.log.read_text(errors="replace").splitlines()]
+    warned = [line for line in lines if " WARNING " in line and "share" in line][-8:]
+    return "the proxies warned: " + (" | ".join(warned) if warned else "nothing about share consumers")
+
+
 # ---------------------------------------------------------------- explicit acknowledgement
 
 
@@ -152,7 +159,7 @@ def test_explicit_instances_accept_each_record_once_release_comes_back_reject_ne
     assert set(accepted) == expected_accept
     twice = [n for n, times in accepted.items() if times != 1]
     first = [(n, deliveries[n]) for n in twice[:5]]
-    assert twice == [], f"{len(twice)} accepted more than once; delivery counts of the first: {first}"
+    assert twice == [], f"{len(twice)} accepted more than once; delivery counts of the first: {first}; {_said(pair)}"
     assert rejected == {n for n in range(10_000) if n % 10 == 1}
     assert all(len(deliveries[n]) == rejected_after[n] for n in rejected), "a rejected record came back"
     released = [n for n in range(10_000) if n % 10 == 0]
