@@ -310,9 +310,9 @@ def coordinates(message: Message) -> Coordinates:
     return (message.topic() or "", message.partition() or 0, message.offset() or 0)
 
 
-def _commit(instance: ShareInstance, named: Iterable[tuple[str, int]] = ()) -> list[dict[str, Any]]:
-    """Send the acknowledgements made so far and wait for the broker's answer: one row
-    per partition, with its error when the broker refused them. A partition in `named`
+def _commit(instance: ShareInstance, named: Iterable[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Send the acknowledgements made so far and wait for the broker's answer: a row per
+    partition, with its error when the broker refused them. A partition in `named`
     that the answer leaves out gets an error row: nothing says the broker took its
     acknowledgements, so the client must not count them."""
     try:
@@ -332,7 +332,7 @@ def _commit(instance: ShareInstance, named: Iterable[tuple[str, int]] = ()) -> l
         if (topic, partition) not in rows:
             log.warning("share %s/%s: no commit result for %s-%d", instance.group, instance.name, topic, partition)
             rows[(topic, partition)] = _refused_row(topic, partition, "the commit's answer did not name this partition")
-    return [rows[key] for key in sorted(rows)]
+    return rows
 
 
 def _refused_row(topic: str, partition: int, why: str) -> dict[str, Any]:
@@ -522,9 +522,8 @@ def acknowledge(instance: ShareInstance, acks: list[tuple[str, int, int, str]]) 
         instance.outstanding.pop((topic, partition, offset), None)
         by_partition.setdefault((topic, partition), []).append((offset, kind))
     refused = {key: row for key, items in by_partition.items() if (row := _apply(instance, key, items)) is not None}
-    committed = _commit(instance, [key for key in by_partition if key not in refused])
-    rows = [row for row in committed if (row["topic"], row["partition"]) not in refused] + list(refused.values())
-    return sorted(rows, key=lambda row: (row["topic"], row["partition"]))
+    rows = {**_commit(instance, [key for key in by_partition if key not in refused]), **refused}
+    return [rows[key] for key in sorted(rows)]
 
 
 def _apply(instance: ShareInstance, key: tuple[str, int], items: list[tuple[int, str]]) -> dict[str, Any] | None:
@@ -534,7 +533,10 @@ def _apply(instance: ShareInstance, key: tuple[str, int], items: list[tuple[int,
     rest are released, so every record of the partition comes again; the error row says
     so. None when all were taken."""
     topic, partition = key
-    taken = [offset for offset, kind in items if _ack_all(instance, [(topic, partition, offset)], ACK_TYPES[kind])]
+    taken = []
+    for offset, kind in items:
+        if _ack_all(instance, [(topic, partition, offset)], ACK_TYPES[kind]):
+            taken.append(offset)
     if len(taken) == len(items):
         return None
     _ack_all(instance, [(topic, partition, offset) for offset in taken], AcknowledgeType.RELEASE)
