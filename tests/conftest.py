@@ -9,6 +9,7 @@ process (the CLI, papermill kernels, proxies) inherits the same sandbox.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -382,8 +383,24 @@ class ForeignCluster:
 _VARIANTS = {"unbuffered": {"producer.linger.ms": 0}, "buffered-500ms": {"producer.linger.ms": 500}}
 
 
+@pytest.fixture
+def foreign_cluster(foreign_cluster_started: ForeignCluster) -> ForeignCluster:
+    """The worker's foreign cluster, holding no topic when the test starts: a test that
+    failed before it cleaned up (a notebook whose kernel died mid-run) has been reported
+    already, and the topics it left are deleted here, so that they fail no later test that
+    checks "nothing left behind" on the same cluster."""
+    from workbench import kafka
+
+    admin = {"bootstrap.servers": foreign_cluster_started.bootstrap_servers}
+    left = kafka.list_topics(admin)
+    if left:
+        logging.getLogger(__name__).warning("topics an earlier test left on the foreign cluster, deleted: %s", left)
+        kafka.delete_topics(admin, left)
+    return foreign_cluster_started
+
+
 @pytest.fixture(scope="session")
-def foreign_cluster(sandbox: Path) -> Iterator[ForeignCluster]:
+def foreign_cluster_started(sandbox: Path) -> Iterator[ForeignCluster]:
     """Someone else's cluster: Tansu (the second broker, so that `make test` runs every
     notebook on a Kafka-compatible broker that is not Kafka too) and four REST proxy
     processes started as plain subprocesses, outside the stack's lifecycle (no state

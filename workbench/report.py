@@ -22,6 +22,7 @@ import html
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -292,7 +293,9 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
     except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
         error = NotebookRunError(path.stem, exc.ename, exc.evalue, output)
     except Exception as exc:  # the notebook could not run at all (bad file, kernel died)
-        error = NotebookRunError(path.stem, type(exc).__name__, str(exc), output)
+        said = _last_words(kernel_log)
+        evalue = f"{exc}; the kernel's last lines: {said}" if said else str(exc)
+        error = NotebookRunError(path.stem, type(exc).__name__, evalue, output)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
         if kernel_log.exists() and _says_nothing(kernel_log, failed=error is not None):
@@ -383,12 +386,49 @@ def _ipc_kernel_manager(socket_dir: Path, log_path: Path) -> type:
             super().__init__(**kwargs)
             self.transport = "ipc"
             self.ip = str(socket_dir / "kernel")
+            self.stopping = False  # set when the run stops the kernel: any other end is a death
 
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             with log_path.open("ab") as log:  # the kernel keeps its own copy of the descriptor
                 await super()._async_launch_kernel(kernel_cmd, **{"stdout": log, "stderr": log, **kw})
 
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
+            self.stopping = True
+            await super().shutdown_kernel(now=now, restart=restart)
+
+        async def cleanup_resources(self, restart: bool = False) -> None:  # type: ignore[override]
+            # A kernel gone before the run stopped it died: how it ended goes in its log.
+            process = getattr(self.provisioner, "process", None)
+            code = process.poll() if process is not None else None
+            if code is not None and not self.stopping:
+                with log_path.open("a") as log:
+                    log.write(f"{_DIED_LINE}: {_exit_reason(code)}\n")
+            await super().cleanup_resources(restart=restart)
+
     return LocalIPCKernelManager
+
+
+#: The line a report writes in a kernel's log when the kernel ended before the run stopped it.
+_DIED_LINE = "the kernel process ended on its own"
+
+
+def _exit_reason(code: int) -> str:
+    """A process's exit status in words: a negative status is the signal that ended it, and
+    SIGKILL from outside is what Linux's out-of-memory killer sends."""
+    if code >= 0:
+        return f"exit status {code}"
+    name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+    hint = " (out of memory, or killed from outside)" if -code == signal.SIGKILL else ""
+    return f"killed by {name}{hint}"
+
+
+def _last_words(kernel_log: Path, lines: int = 4) -> str:
+    """The last lines a kernel wrote to its own output (a native library's assertion, how it
+    ended), for a failure papermill can only call "Kernel died"."""
+    if not kernel_log.exists():
+        return ""
+    said = [line.strip() for line in kernel_log.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(said[-lines:])
 
 
 #: The one copy of plotly.js a report's pages load, beside index.html.

@@ -34,6 +34,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
             "01_passes": ["quick = False", "print('fine', quick)"],
             "02_fails": ["quick = False", "raise ValueError('bad reading: -1')"],
             "03_hangs": ["quick = False", "print('before the hang')", "import time\ntime.sleep(600)"],
+            "04_dies": ["quick = False", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"],
         },
     )
     env = {
@@ -53,7 +54,9 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     assert "01_passes: ok" in result.stdout
     assert "02_fails: FAILED" in result.stdout and "ValueError" in result.stdout
     assert "03_hangs: FAILED" in result.stdout
-    assert result.stderr.strip().splitlines()[-1].startswith("error: 2 notebook(s) failed")
+    # A kernel that dies says how, not only papermill's "Kernel died".
+    assert "04_dies: FAILED" in result.stdout and "killed by SIGKILL" in result.stdout
+    assert result.stderr.strip().splitlines()[-1].startswith("error: 3 notebook(s) failed")
     assert "Traceback" not in result.stderr
 
     out = project / "out"
@@ -77,7 +80,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     (entry,) = [row for _, row in table.iterrows() if row["output"] == str(out / "index.html")]
     assert entry["status"] == "failed"
     assert entry["error"].startswith("02_fails: ValueError: bad reading: -1; 03_hangs: CellTimeoutError")
-    assert entry["name"] == "01_passes,02_fails,03_hangs" and '"quick": true' in entry["parameters"]
+    assert entry["name"] == "01_passes,02_fails,03_hangs,04_dies" and '"quick": true' in entry["parameters"]
     assert entry["run_id"] in index and entry["ended_at"] > entry["started_at"]
 
 
