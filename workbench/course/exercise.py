@@ -21,12 +21,14 @@ __all__ = [
     "AnswerError",
     "Exercise",
     "Figures",
+    "NearTheBest",
     "NotMeasured",
     "as_choice",
     "as_number",
     "as_point",
     "catalogue",
     "find",
+    "measured_point",
     "medians",
     "number_text",
     "plain",
@@ -94,6 +96,39 @@ class Exercise:
             AnswerError: the answer is not of the expected form.
         """
         raise NotImplementedError
+
+
+class NearTheBest(Exercise):
+    """Choose settings among a sweep's measured points whose median msg/s reaches `goal` of the
+    best point's: the shape of every "within N % of the fastest" exercise. A subclass names
+    the settings (`keys`), the goal, and asks the question; `remark` may add a word on a point.
+    """
+
+    keys: ClassVar[tuple[str, ...]]
+    goal: ClassVar[float]
+    #: How the judgement names the best point: "the fastest", "the best proxy point".
+    best_name: ClassVar[str]
+
+    def best_of(self, frame: Any, missing: str) -> Figures:
+        """The sweep's points (settings and median msg/s) and the best median rate."""
+        points = medians(frame, self.keys, ["msg_s"], missing)
+        return {"best_msg_s": max(p["msg_s"] for p in points), "points": points}
+
+    def solve(self, figures: Figures) -> dict[str, Any]:
+        best = max(figures["points"], key=lambda p: p["msg_s"])
+        return {k: best[k] for k in self.keys}
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        point, unmeasured = measured_point(answer, figures["points"], self.keys)
+        if point is None:
+            return False, unmeasured
+        share = point["msg_s"] / figures["best_msg_s"]
+        said = f"{point['msg_s']:,.0f} msg/s, {share:.0%} of {self.best_name}{self.remark(point, figures)}"
+        return share >= self.goal, said
+
+    def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
+        """What the judgement adds about the chosen point (nothing by default)."""
+        return ""
 
 
 def register(cls: type[Exercise]) -> type[Exercise]:
@@ -246,6 +281,18 @@ def point_for(answer: Any, points: Sequence[Mapping[str, Any]], keys: Sequence[s
         if all(float(point[k]) == chosen[k] for k in keys):
             return dict(point)
     return None
+
+
+def measured_point(
+    answer: Any, points: Sequence[Mapping[str, Any]], keys: Sequence[str]
+) -> tuple[dict[str, Any] | None, str]:
+    """The measured point the answer names, or None and the judgement that says what was measured.
+
+    Raises:
+        AnswerError: the answer is not a settings mapping with exactly `keys`.
+    """
+    point = point_for(answer, points, keys)
+    return point, "" if point is not None else f"{answer} was not measured; measured: {settings_text(points, keys)}"
 
 
 def settings_text(points: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> str:

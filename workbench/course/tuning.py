@@ -11,12 +11,13 @@ import pandas as pd
 from workbench.course.exercise import (
     Exercise,
     Figures,
+    NearTheBest,
     NotMeasured,
     as_choice,
     as_number,
+    measured_point,
     medians,
     plain,
-    point_for,
     prediction,
     register,
     settings_text,
@@ -114,9 +115,9 @@ class ProxyShareOfNative(Exercise):
         return {k: fits[0][k] for k in _PROXY_KEYS}
 
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        point = point_for(answer, figures["points"], _PROXY_KEYS)
+        point, unmeasured = measured_point(answer, figures["points"], _PROXY_KEYS)
         if point is None:
-            return False, f"{answer} was not measured; measured: {settings_text(figures['points'], _PROXY_KEYS)}"
+            return False, unmeasured
         share = point["mb_s"] / figures["native_mb_s"]
         return share >= figures["goal_share"], (
             f"{point['records_per_call']:,} records per call x {point['concurrency']} thread(s) moved "
@@ -212,9 +213,9 @@ class DoubleTheDefault(Exercise):
                 if count
                 else "right: no measured point doubles the default within the bound"
             )
-        point = point_for(answer, figures["points"], _BATCH_KEYS)
+        point, unmeasured = measured_point(answer, figures["points"], _BATCH_KEYS)
         if point is None:
-            return False, f"{answer} was not measured; measured: {settings_text(figures['points'], _BATCH_KEYS)}"
+            return False, unmeasured
         return self._fits(point, figures), (
             f"`linger.ms`={point['linger.ms']}, `batch.size`={point['batch.size']:,}: {point['msg_s']:,.0f} msg/s "
             f"({point['msg_s'] / figures['default_msg_s']:.2f}x the default, 2x needed), p99 "
@@ -256,73 +257,48 @@ class LingerTen(Exercise):
         )
 
 
-_FETCH_KEYS = ("max.partition.fetch.bytes", "fetch.min.bytes")
-
-
 @register
-class FastestFetch(Exercise):
+class FastestFetch(NearTheBest):
     notebook, key, number = "03", "fastest_fetch", 1
     title = "Fetch settings within 10 % of the fastest native read"
     section = "1 · Fetch sizes through the native client"
     form = '{"max.partition.fetch.bytes": …, "fetch.min.bytes": …}'
+    keys, goal, best_name = ("max.partition.fetch.bytes", "fetch.min.bytes"), 0.9, "the fastest"
 
     def figures(self, fetches: pd.DataFrame) -> Figures:
-        points = medians(fetches, _FETCH_KEYS, ["msg_s"], "section 1 measured no fetch setting")
-        return {"best_msg_s": max(p["msg_s"] for p in points), "points": points}
+        return self.best_of(fetches, "section 1 measured no fetch setting")
 
     def question(self, figures: Figures) -> str:
         return (
             f"Goal: one native consumer reading at least **90 %** of the fastest median rate of section 1 "
             f"(≥ {0.9 * figures['best_msg_s']:,.0f} msg/s). Choose `max.partition.fetch.bytes` and "
-            f"`fetch.min.bytes` among {settings_text(figures['points'], _FETCH_KEYS)}."
+            f"`fetch.min.bytes` among {settings_text(figures['points'], self.keys)}."
         )
 
-    def solve(self, figures: Figures) -> dict[str, int]:
-        best = max(figures["points"], key=lambda p: p["msg_s"])
-        return {k: best[k] for k in _FETCH_KEYS}
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        point = point_for(answer, figures["points"], _FETCH_KEYS)
-        if point is None:
-            return False, f"{answer} was not measured; measured: {settings_text(figures['points'], _FETCH_KEYS)}"
-        share = point["msg_s"] / figures["best_msg_s"]
-        return share >= 0.9, f"{point['msg_s']:,.0f} msg/s, {share:.0%} of the fastest ({figures['best_msg_s']:,.0f})"
-
-
-_PROXY_FETCH_KEYS = ("max_bytes", "fetch_min_bytes")
+    def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
+        return f" ({figures['best_msg_s']:,.0f})"
 
 
 @register
-class ProxyFetch(Exercise):
+class ProxyFetch(NearTheBest):
     notebook, key, number = "03", "proxy_fetch", 2
     title = "A proxy consumer's max_bytes and fetch.min.bytes within 20 % of its best"
     section = "4 · Through the REST proxy"
     form = '{"max_bytes": …, "fetch_min_bytes": …}'
+    keys, goal, best_name = ("max_bytes", "fetch_min_bytes"), 0.8, "the best proxy point"
 
     def figures(self, via_proxy: pd.DataFrame) -> Figures:
-        points = medians(
-            via_proxy, _PROXY_FETCH_KEYS, ["msg_s"], "this stack runs no REST proxy: section 4 was skipped"
-        )
-        return {"best_msg_s": max(p["msg_s"] for p in points), "points": points}
+        return self.best_of(via_proxy, "this stack runs no REST proxy: section 4 was skipped")
 
     def question(self, figures: Figures) -> str:
         return (
             f"Goal: one proxy consumer reading at least **80 %** of the best proxy rate of section 4 "
             f"(≥ {0.8 * figures['best_msg_s']:,.0f} msg/s). Choose `max_bytes` and `fetch_min_bytes` among "
-            f"{settings_text(figures['points'], _PROXY_FETCH_KEYS)}."
+            f"{settings_text(figures['points'], self.keys)}."
         )
 
-    def solve(self, figures: Figures) -> dict[str, int]:
-        best = max(figures["points"], key=lambda p: p["msg_s"])
-        return {k: best[k] for k in _PROXY_FETCH_KEYS}
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        point = point_for(answer, figures["points"], _PROXY_FETCH_KEYS)
-        if point is None:
-            return False, f"{answer} was not measured; measured: {settings_text(figures['points'], _PROXY_FETCH_KEYS)}"
-        share = point["msg_s"] / figures["best_msg_s"]
-        wait = " (-1 makes every request wait its whole timeout)" if point["fetch_min_bytes"] == -1 else ""
-        return share >= 0.8, f"{point['msg_s']:,.0f} msg/s, {share:.0%} of the best proxy point{wait}"
+    def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
+        return " (-1 makes every request wait its whole timeout)" if point["fetch_min_bytes"] == -1 else ""
 
 
 def _proxy_sizes(proxied: pd.DataFrame) -> list[dict[str, Any]]:
