@@ -21,24 +21,21 @@ loop (from the due time) and closed loop (from the actual send) from the same re
 
 from __future__ import annotations
 
-import shutil
-import struct
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from confluent_kafka import TIMESTAMP_LOG_APPEND_TIME, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaException, Message
 from confluent_kafka.admin import ConfigResource
 
 from workbench import kafka
-from workbench.bench._run import TOPIC_PREFIX, bench_consumer, bench_producer, bench_topic, result_row
+from workbench.bench._run import TOPIC_PREFIX, bench_producer, bench_topic, result_row
+from workbench.bench.waterfall_readers import Reader, ReadJob, drain, open_reader
+from workbench.bench.waterfall_stamps import STAMP, Stamps, stamp
 from workbench.errors import BenchError
 from workbench.kafka.producing import Outgoing, enqueue
 from workbench.measure.hops import (
@@ -64,11 +61,8 @@ PATHS = ("native", "proxy")
 #: Who reads them: a native consumer, a REST consumer instance, or a Spark micro-batch query.
 READERS = ("native", "proxy", "spark")
 
-_STAMP = struct.Struct(">qq")  # sequence number, due time (wall-clock ns)
 #: The topic setting that makes the broker stamp each record with its append time.
 _LOG_APPEND_TIME = {"message.timestamp.type": "LogAppendTime"}
-#: Seconds the run waits for the reader to catch up after the schedule ends.
-_DRAIN_S = 60.0
 
 
 @dataclass
@@ -91,46 +85,6 @@ class Waterfall:
     def ack_hops(self) -> pd.DataFrame:
         """Per counted record, the ms of each hop to the producer's acknowledgement."""
         return hop_durations(self.stamps[self.counted], ACK_PATH)
-
-
-class _Stamps:
-    """Per record, wall-clock ns of each stamp (0: not taken); written by several threads, one slot each."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.ns = {name: np.zeros(total, dtype=np.int64) for name in STAMPS}
-        self.partition = np.full(total, -1, dtype=np.int64)
-        self.offset = np.full(total, -1, dtype=np.int64)
-        self.read = 0
-        self.duplicates = 0
-        self.failed = 0
-
-    def consumed(self, seq: int, when_ns: int, partition: int, offset: int, appended_ns: int) -> None:
-        if not 0 <= seq < self.total:
-            return
-        if self.ns["consumed"][seq]:
-            self.duplicates += 1
-            return
-        self.ns["consumed"][seq] = when_ns
-        self.ns["appended"][seq] = appended_ns
-        self.partition[seq], self.offset[seq] = partition, offset
-        self.read += 1
-
-    def frame(self, base_ns: int) -> pd.DataFrame:
-        columns = {name: np.where(ns > 0, (ns - base_ns) / 1e6, np.nan) for name, ns in self.ns.items()}
-        frame = pd.DataFrame(columns)
-        frame["partition"], frame["offset"] = self.partition, self.offset
-        frame.index.name = "seq"
-        return frame
-
-
-def _stamp(seq: int, due_ns: int, padding: bytes) -> bytes:
-    return _STAMP.pack(seq, due_ns) + padding
-
-
-def _append_ns(timestamp_ms: int) -> int:
-    """The broker's whole-millisecond stamp as ns, at the middle of its millisecond (unbiased)."""
-    return timestamp_ms * 1_000_000 + 500_000
 
 
 def _check(params: dict[str, Any]) -> None:
@@ -213,26 +167,25 @@ def waterfall_run(
     }
     _check(params)
     schedule = OpenLoopSchedule(offered_msg_s, offered_seconds)
-    stamps = _Stamps(schedule.total)
-    padding = b"x" * (record_bytes - _STAMP.size)
+    stamps = Stamps(schedule.total)
+    padding = b"x" * (record_bytes - STAMP.size)
     producer_settings = {k: v for k, v in settings.items() if not k.startswith("consumer.")}
     consumer_settings = {k[len("consumer.") :]: v for k, v in settings.items() if k.startswith("consumer.")}
-    extra: dict[str, Any] = {}
     with bench_topic(stack, partitions, topic_prefix, config=_LOG_APPEND_TIME) as topic:
         log_append = _has_log_append_time(stack, topic)
-        start_reader = {"native": _native_reader, "proxy": _proxy_reader, "spark": _spark_reader}[reader]
+        job = ReadJob(stack, topic, partitions, stamps, consumer_settings, trigger)
         with (
-            start_reader(stack, topic, partitions, stamps, consumer_settings, params, extra) as done,
+            open_reader(reader, job) as done,
             ResourceMonitor(stack.services) as monitor,
         ):
             if path == "native":
                 _native_writer(stack, topic, schedule, stamps, producer_settings, padding, done)
             else:
                 _proxy_writer(stack, topic, schedule, stamps, max_batch, padding, done)
-            _drain(stamps, done)
+            drain(stamps, done)
     if not log_append:
         stamps.ns["appended"][:] = 0
-    return _result(stack, params, settings, schedule, stamps, monitor.columns(), extra)
+    return _result(stack, params, settings, schedule, stamps, monitor.columns(), job.extra)
 
 
 def latency_waterfall(stack: Stack, **params: Any) -> dict[str, Any]:
@@ -266,17 +219,17 @@ def _native_writer(
     stack: Stack,
     topic: str,
     schedule: OpenLoopSchedule,
-    stamps: _Stamps,
+    stamps: Stamps,
     settings: dict[str, Any],
     padding: bytes,
-    done: _Reader,
+    done: Reader,
 ) -> None:
     """Each record produced when due; its delivery report stamped by a thread that only polls."""
     client = bench_producer(stack, settings)
     delivered = stamps.ns["delivered"]
 
     def report(error: Any, message: Message) -> None:
-        seq = _STAMP.unpack_from(message.value() or b"")[0]
+        seq = STAMP.unpack_from(message.value() or b"")[0]
         delivered[seq] = time.time_ns()
         if error is not None:
             stamps.failed += 1
@@ -290,7 +243,7 @@ def _native_writer(
         def stamped() -> Iterator[Outgoing]:
             for due in schedule.batches(max_batch=1, stop=done.failed):
                 seq = due.start
-                value = _stamp(seq, schedule.due_ns(seq), padding)
+                value = stamp(seq, schedule.due_ns(seq), padding)
                 sent[seq] = time.time_ns()
                 yield Outgoing(topic, value)
 
@@ -313,16 +266,16 @@ def _proxy_writer(
     stack: Stack,
     topic: str,
     schedule: OpenLoopSchedule,
-    stamps: _Stamps,
+    stamps: Stamps,
     max_batch: int,
     padding: bytes,
-    done: _Reader,
+    done: Reader,
 ) -> None:
     """What is due, in one traced REST call at a time over a reused connection."""
     ns = stamps.ns
     with ProxyClient.for_stack(stack, session_reuse=True, pool_size=1) as client:
         for due in schedule.batches(max_batch=max_batch, stop=done.failed):
-            values = [_stamp(seq, schedule.due_ns(seq), padding) for seq in due]
+            values = [stamp(seq, schedule.due_ns(seq), padding) for seq in due]
             sent = time.time_ns()
             result = client.produce(topic, values, trace="answer")
             answered = time.time_ns()
@@ -336,221 +289,6 @@ def _proxy_writer(
                 ns["delivered"][seq] = trace.delivered_ns or 0
 
 
-# --- readers -------------------------------------------------------------------------------
-
-
-class _Reader:
-    """What the writer and the drain ask a reader: has it failed, and how far it got."""
-
-    def __init__(self) -> None:
-        self.error: BaseException | None = None
-        self.ready = threading.Event()
-
-    def failed(self) -> bool:
-        return self.error is not None
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise BenchError(f"the reader failed: {self.error}") from self.error
-
-
-def _drain(stamps: _Stamps, done: _Reader) -> None:
-    """Until every record sent was read once, the reader failed, or `_DRAIN_S` passed (the row counts the lost)."""
-    deadline = time.monotonic() + _DRAIN_S
-    while stamps.read < stamps.total and time.monotonic() < deadline and not done.failed():
-        time.sleep(0.01)
-    done.check()
-
-
-@contextmanager
-def _reader_thread(name: str, loop: Callable[[threading.Event, _Reader], None]) -> Iterator[_Reader]:
-    """Run `loop(stop, reader)` in a thread from before the schedule starts until the block ends."""
-    stop, reader = threading.Event(), _Reader()
-
-    def run() -> None:
-        try:
-            loop(stop, reader)
-        except BaseException as exc:  # the writer and the drain read it; the thread must not die silently
-            reader.error = exc
-        finally:
-            reader.ready.set()
-
-    thread = threading.Thread(target=run, name=name, daemon=True)
-    thread.start()
-    if not reader.ready.wait(60):
-        stop.set()
-        raise BenchError("the reader did not start within 60 s")
-    reader.check()
-    try:
-        yield reader
-    finally:
-        stop.set()
-        thread.join(30)
-
-
-@contextmanager
-def _native_reader(
-    stack: Stack,
-    topic: str,
-    partitions: int,
-    stamps: _Stamps,
-    settings: dict[str, Any],
-    params: dict[str, Any],
-    extra: dict[str, Any],
-) -> Iterator[_Reader]:
-    def loop(stop: threading.Event, reader: _Reader) -> None:
-        client = bench_consumer(stack, {"fetch.wait.max.ms": 10, **settings})
-        try:
-            client.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-            client.poll(0.5)  # the first fetch answered (empty) before the schedule starts
-            reader.ready.set()
-            while not stop.is_set() and stamps.read < stamps.total:
-                # What is fetched already, else the next record within 50 ms; a batch call with
-                # a timeout would hold the first records until the batch filled.
-                messages: list[Message | None] = [*client.consume(num_messages=10_000, timeout=0)]
-                for message in messages or [client.poll(0.05)]:
-                    now = time.time_ns()
-                    if message is None or message.error() is not None or not message.value():
-                        continue
-                    seq = _STAMP.unpack_from(message.value())[0]  # type: ignore[arg-type]
-                    kind, stamp_ms = message.timestamp()
-                    appended = _append_ns(stamp_ms) if kind == TIMESTAMP_LOG_APPEND_TIME else 0
-                    stamps.consumed(seq, now, message.partition() or 0, message.offset() or 0, appended)
-        finally:
-            client.close()
-
-    with _reader_thread("waterfall-native-reader", loop) as reader:
-        yield reader
-
-
-@contextmanager
-def _proxy_reader(
-    stack: Stack,
-    topic: str,
-    partitions: int,
-    stamps: _Stamps,
-    settings: dict[str, Any],
-    params: dict[str, Any],
-    extra: dict[str, Any],
-) -> Iterator[_Reader]:
-    def loop(stop: threading.Event, reader: _Reader) -> None:
-        group = f"waterfall-{uuid.uuid4().hex[:8]}"
-        with (
-            ProxyClient.for_stack(stack, session_reuse=True, pool_size=1) as client,
-            client.consumer(group, partitions=[(topic, p) for p in range(partitions)]) as consumer,
-        ):
-            consumer.poll(timeout_ms=200)
-            reader.ready.set()
-            while not stop.is_set() and stamps.read < stamps.total:
-                records = consumer.poll(timeout_ms=50)
-                now = time.time_ns()
-                for record in records:
-                    seq = _STAMP.unpack_from(record.value)[0]
-                    appended = _append_ns(record.timestamp) if record.timestamp is not None else 0
-                    stamps.consumed(seq, now, record.partition, record.offset, appended)
-
-    with _reader_thread("waterfall-proxy-reader", loop) as reader:
-        yield reader
-
-
-@contextmanager
-def _spark_reader(
-    stack: Stack,
-    topic: str,
-    partitions: int,
-    stamps: _Stamps,
-    settings: dict[str, Any],
-    params: dict[str, Any],
-    extra: dict[str, Any],
-) -> Iterator[_Reader]:
-    """A micro-batch query into a foreachBatch sink that stamps each batch's start and its rows' write."""
-    from workbench.streaming import connector_name, installed_spark_version, kafka_source
-    from workbench.streaming.ingestion.runs import bench_session
-    from workbench.streaming.pipelines import stopping
-
-    spark, work = bench_session(stack)
-    extra["connector"] = connector_name(spark, stack.profile)
-    extra["spark_version"] = installed_spark_version()
-    started_by_batch: dict[int, int] = {}
-
-    def sink(frame: Any, batch_id: int) -> None:
-        started = time.time_ns()
-        rows = frame.selectExpr(
-            "substring(value, 1, 8) AS seq", "partition", "offset", "timestampType", "unix_micros(timestamp) AS ts"
-        ).collect()
-        written = time.time_ns()
-        if rows:  # the batches whose plan time is wanted (an empty one posts no usable progress)
-            started_by_batch[batch_id] = started
-        for row in rows:
-            seq = int.from_bytes(row.seq, "big", signed=True)
-            appended = row.ts * 1_000 + 500_000 if row.timestampType == 1 else 0
-            if 0 <= seq < stamps.total and not stamps.ns["consumed"][seq]:
-                stamps.ns["batch_started"][seq] = started
-                stamps.ns["batch_planned"][seq] = batch_id + 1  # the batch, until its plan time is known
-            stamps.consumed(seq, written, row.partition, row.offset, appended)
-
-    checkpoint = work / f"waterfall-{uuid.uuid4().hex[:8]}"
-    reader = _Reader()
-    frame = kafka_source(spark, stack, subscribe=topic, startingOffsets="earliest")
-    query = (
-        frame.writeStream.foreachBatch(sink)
-        .trigger(processingTime=params["trigger"])
-        .option("checkpointLocation", str(checkpoint))
-        .start()
-    )
-    planned: dict[int, int] = {}
-    try:
-        with stopping(query):
-            deadline = time.monotonic() + 120
-            while not query.recentProgress:
-                if query.exception() is not None or time.monotonic() > deadline:
-                    raise BenchError(f"the Spark query did not start: {query.exception() or 'no batch in 120 s'}")
-                time.sleep(0.05)
-            finished = threading.Event()
-            watcher = threading.Thread(
-                target=_watch_query, args=(query, reader, planned, started_by_batch, finished), daemon=True
-            )
-            watcher.start()
-            try:
-                yield reader
-            finally:
-                finished.set()
-                watcher.join(30)
-    finally:
-        shutil.rmtree(checkpoint, ignore_errors=True)
-    batch_of = stamps.ns["batch_planned"]
-    for seq in np.flatnonzero(batch_of):
-        batch_of[seq] = planned.get(int(batch_of[seq]) - 1, 0)
-
-
-def _watch_query(
-    query: Any, reader: _Reader, planned: dict[int, int], sunk: dict[int, int], finished: threading.Event
-) -> None:
-    """Collect each batch's plan time (trigger start + the time to fix its offsets) from the query's
-    progress, which keeps only its last 100 batches, so it is read while the query runs; a
-    failed query becomes the reader's error. Once `finished`, it waits (up to 10 s) for the
-    progress of every batch the sink saw, which Spark posts after the sink returns."""
-    give_up = float("inf")
-    while True:
-        if finished.is_set() and give_up == float("inf"):
-            give_up = time.monotonic() + 10
-        last = time.monotonic() > give_up or (finished.is_set() and set(sunk) <= set(planned))
-        for progress in query.recentProgress:
-            # An idle trigger posts progress too (no rows, every 10 s), under the id of the batch
-            # that has not run yet: its time would date that batch's plan before its records.
-            if progress.batchId not in planned and progress.numInputRows > 0:
-                trigger_ms = datetime.fromisoformat(progress.timestamp.replace("Z", "+00:00")).timestamp() * 1000
-                fixing_ms = progress.durationMs.get("latestOffset", 0)
-                # Both are whole milliseconds, cut down: the moment lies up to 2 ms after their
-                # sum, so the stamp is put at the middle (its resolution, ±2 ms, covers the rest).
-                planned[progress.batchId] = int((trigger_ms + fixing_ms + 1) * 1_000_000)
-        if query.exception() is not None and reader.error is None:
-            reader.error = query.exception()
-        if last or not query.isActive:
-            return
-        time.sleep(0.2)
-
-
 # --- the row -------------------------------------------------------------------------------
 
 
@@ -559,7 +297,7 @@ def _result(
     params: dict[str, Any],
     settings: dict[str, Any],
     schedule: OpenLoopSchedule,
-    stamps: _Stamps,
+    stamps: Stamps,
     resources: dict[str, float],
     extra: dict[str, Any],
 ) -> Waterfall:
