@@ -20,6 +20,7 @@ ASGI app on uvicorn, built on confluent-kafka. Modules, one per concept:
     share_groups        v3 share groups: Confluent Cloud's five read-only GETs
     v3                  v3 clusters, topics, configs, consumer groups and lag
     producer            the shared async producer
+    delivery            one request's delivery reports, collected into its answer
     tracing             opt-in per-record tracing of produce (Workbench-Trace)
     metadata            admin calls and their cache
     schemas             Schema Registry formats (avro, jsonschema, protobuf)

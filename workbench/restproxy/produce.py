@@ -43,6 +43,7 @@ from starlette.responses import Response
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context, int_param, parse_json_body, read_body
+from workbench.restproxy.delivery import Delivery, Traced, TracedBatchDelivery, TracedDelivery
 from workbench.restproxy.errors import PARTITION_NOT_FOUND, TOPIC_NOT_FOUND
 from workbench.restproxy.formats import (
     SCHEMA_FORMATS,
@@ -52,7 +53,6 @@ from workbench.restproxy.formats import (
     no_registry,
     produce_format,
 )
-from workbench.restproxy.producer import Delivery, Traced, TracedBatchDelivery, TracedDelivery
 from workbench.restproxy.schemas import encode_schema_records
 from workbench.restproxy.tracing import TRACE_HEADER, trace_mode, trace_object
 

@@ -43,9 +43,9 @@ from starlette.types import Receive, Scope, Send
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
 from workbench.restproxy.context import Context
+from workbench.restproxy.delivery import TracedDelivery
 from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.produce import outcome_error
-from workbench.restproxy.producer import TracedDelivery
 from workbench.restproxy.schemas import encode_v3_part
 from workbench.restproxy.tracing import TRACE_HEADER, trace_mode, trace_object
 from workbench.restproxy.v3 import check_cluster
