@@ -12,6 +12,7 @@ Modules:
     session          the Spark session a profile describes, our source registered
     connector        Spark's own Kafka connector, resolved for the installed PySpark
     source           our Kafka source, on PySpark's Python Data Source API
+    range_reader     a task's offset ranges read into Arrow batches (the source's executor side)
     options          the Kafka source's options, checked as Spark's own source checks them
     offsets          a micro-batch's offset ranges, checkpoint JSON and rate limits
     null_source      a source that reads nothing: the least a Python source's batch costs

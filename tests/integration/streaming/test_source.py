@@ -241,7 +241,8 @@ def test_one_consumer_reads_several_ranges_exactly(stack: Stack, topic: Callable
     interleave, also where the log goes on past a range's end or a range is empty."""
     from workbench.streaming.offsets import OffsetRange
     from workbench.streaming.options import parse_options
-    from workbench.streaming.source import kafka_schema, read_ranges
+    from workbench.streaming.range_reader import read_ranges
+    from workbench.streaming.source import kafka_schema
 
     name = topic(partitions=3)
     for partition in (0, 1, 2):

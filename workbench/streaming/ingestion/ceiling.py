@@ -69,7 +69,8 @@ def reader_alone(stack: Stack, topic: str) -> dict[str, Any]:
     from workbench.streaming import source_options
     from workbench.streaming.offsets import OffsetRange
     from workbench.streaming.options import parse_options
-    from workbench.streaming.source import kafka_schema, read_ranges
+    from workbench.streaming.range_reader import read_ranges
+    from workbench.streaming.source import kafka_schema
 
     options = parse_options(source_options(stack, subscribe=topic, startingOffsets="earliest"), streaming=False)
     plan = kafka.record_ranges(stack.kafka_config("consumer"), topic)
