@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from workbench.bench.rolling_restart import Delivery, RollingRestart, protocol_properties, record_waits
+from workbench.bench.rolling_clients import Delivery
+from workbench.bench.rolling_restart import RollingRestart, protocol_properties, record_waits
 from workbench.errors import BenchError
 
 

@@ -11,32 +11,35 @@ here, never asserted by tests.
 
 Modules:
 
-    experiments      the registry of experiments: the names `sweep` and `workbench bench` accept
-    _run             what every load generator shares: a throw-away topic, the result row
-    sweep            an experiment over a grid, repeats interleaved, rows kept
-    command          `workbench bench`: an experiment from the shell, printed as a table
-    native           native producers and consumers: the ceiling the rest is compared with
-    payload          record values that compress like real events
-    meter            `ThroughputMeter`: msg/s from true end offsets, sampled under load
-    proxy_load       REST proxy produce and consume: records arrays, sessions, threads, formats
-    proxy_calls      produce calls to a proxy, from threads, client processes or wrk
-    loadgen          wrk, the compiled HTTP load generator
-    http_floor       what HTTP alone costs a Python proxy before it touches a record
-    instance_cost    what a consumer instance costs the proxy process holding it, idle and fetching
-    rolling_restart  proxies restarted one at a time under a reading group, by group protocol
-    efficiency       the proxy against the native client: MB/s and CPU per MB as ratios
-    scale            proxies configured otherwise than the stack's, for one experiment
-    formats          binary, JSON, Avro, JSON Schema and Protobuf: what a format costs
-    schema_registry  what a schema id costs a consumer, cached and uncached
-    message_size     large records against Kafka's size limits: who refuses, what must change
-    burst            `lag_burst`: lag over time and the time to clear a backlog
-    burst_plan       a burst's settings checked, and the capacity and time to clear they promise
-    burst_consumers  the three consumers a burst is read by
-    share            `share_consume`: a share group against a consumer group
-    failover         a partition leader killed under load
-    waterfall        per-hop latency from the HTTP client to the reader
-    waterfall_study  reading waterfall rows: the slow hop, which hop a knob moved
-    warmup           a JVM broker's warm-up curve, and the load that warms it
+    experiments        the registry of experiments: the names `sweep` and `workbench bench` accept
+    _run               what every load generator shares: a throw-away topic, the result row
+    sweep              an experiment over a grid, repeats interleaved, rows kept
+    command            `workbench bench`: an experiment from the shell, printed as a table
+    native             native producers and consumers: the ceiling the rest is compared with
+    payload            record values that compress like real events
+    meter              `ThroughputMeter`: msg/s from true end offsets, sampled under load
+    proxy_load         REST proxy produce and consume: records arrays, sessions, threads, formats
+    proxy_calls        produce calls to a proxy, from threads, client processes or wrk
+    loadgen            wrk, the compiled HTTP load generator
+    http_floor         what HTTP alone costs a Python proxy before it touches a record
+    instance_cost      what a consumer instance costs the proxy process holding it, idle and fetching
+    rolling_restart    proxies restarted one at a time under a reading group, by group protocol
+    rolling_clients    a rolling restart's writer and readers, and what they saw
+    efficiency         the proxy against the native client: MB/s and CPU per MB as ratios
+    scale              proxies configured otherwise than the stack's, for one experiment
+    formats            binary, JSON, Avro, JSON Schema and Protobuf: what a format costs
+    schema_registry    what a schema id costs a consumer, cached and uncached
+    message_size       large records against Kafka's size limits: who refuses, what must change
+    burst              `lag_burst`: lag over time and the time to clear a backlog
+    burst_plan         a burst's settings checked, and the capacity and time to clear they promise
+    burst_consumers    the three consumers a burst is read by
+    share              `share_consume`: a share group against a consumer group
+    failover           a partition leader killed under load
+    waterfall          per-hop latency from the HTTP client to the reader
+    waterfall_stamps   the per-record stamp table every hop writes into
+    waterfall_readers  the waterfall's readers: native, REST consumer instance, Spark query
+    waterfall_study    reading waterfall rows: the slow hop, which hop a knob moved
+    warmup             a JVM broker's warm-up curve, and the load that warms it
 """
 
 from workbench.bench.efficiency import proxy_vs_native

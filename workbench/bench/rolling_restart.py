@@ -32,20 +32,18 @@ from __future__ import annotations
 
 import itertools
 import math
-import struct
 import threading
 import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from statistics import median
 from typing import TYPE_CHECKING, Any
 
-from workbench.errors import BenchError, ProxyError
+from workbench.bench.rolling_clients import SEQUENCE, Delivery, Reader, Writer, await_every_partition, drain
+from workbench.errors import BenchError
 from workbench.measure.contract import result_row
-from workbench.proxy import ProxyClient, ProxyConsumer, ProxyUnavailableError, Retries, Timeout
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +51,6 @@ if TYPE_CHECKING:
     from workbench.stack import ServiceRestart, Stack
 
 __all__ = [
-    "Delivery",
     "GROUP_PROTOCOLS",
     "ROLLING_DEFAULTS",
     "RollingRestart",
@@ -82,11 +79,6 @@ ROLLING_DEFAULTS: dict[str, Any] = {
     "drain_s": 30.0,
     "commit_interval_s": 1.0,
 }
-#: The record's number, big-endian, at the start of its value.
-_SEQUENCE = struct.Struct(">Q")
-#: How often the writer sends one produce call, and how long a records request may wait.
-_TICK_S = 0.05
-_POLL_MS = 200
 #: Width of the timeline's bins.
 _BIN_S = 0.5
 
@@ -105,16 +97,6 @@ def protocol_properties(protocol: str, heartbeat_ms: int = 0) -> dict[str, str]:
         "consumer.session.timeout.ms": "",
         "consumer.heartbeat.interval.ms": "",
     }
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """One record as a reader got it: when (`time.monotonic()`), where, and its number."""
-
-    at: float
-    partition: int
-    offset: int
-    sequence: int
 
 
 @dataclass
@@ -285,9 +267,9 @@ def rolling_restart_run(
         auth = side.profile.proxy.auth.credentials() if side.profile.proxy.auth else None
         stop_reading, stop_writing = threading.Event(), threading.Event()
         readers = [
-            _Reader(url, group, topic, auto_commit, commit_interval_s, auth, stop_reading) for url in side.proxy_urls
+            Reader(url, group, topic, auto_commit, commit_interval_s, auth, stop_reading) for url in side.proxy_urls
         ]
-        writer = _Writer(
+        writer = Writer(
             side.balancer_url or side.proxy_urls[0], topic, partitions, rate, record_bytes, auth, stop_writing
         )
         started_at = time.monotonic()
@@ -295,7 +277,7 @@ def rolling_restart_run(
             thread.start()
         restarts: list[ServiceRestart] = []
         try:
-            reading_at = _await_every_partition(readers, partitions, started_at + 60)
+            reading_at = await_every_partition(readers, partitions, started_at + 60)
             time.sleep(settle_s)
             for index in range(proxies):
                 restarts.append(restart_service(side, f"proxy-{index}"))
@@ -304,7 +286,7 @@ def rolling_restart_run(
             stop_writing.set()
             writer.join()
             stopped_writing_at = time.monotonic()
-            _drain(readers, writer.acknowledged, stopped_writing_at + drain_s)
+            drain(readers, writer.acknowledged, stopped_writing_at + drain_s)
             stop_reading.set()
             for reader in readers:
                 reader.join()
@@ -413,179 +395,13 @@ def _check(
     protocol_properties(protocol)
     for name, value, low, high in (
         ("rate", rate, 1, 50_000),
-        ("record_bytes", record_bytes, _SEQUENCE.size, 1_000_000),
+        ("record_bytes", record_bytes, SEQUENCE.size, 1_000_000),
         ("partitions", partitions, proxies, 64),
     ):
         if not low <= value <= high:
             raise BenchError(f"{name} must be {low:,} to {high:,} (partitions: at least one per proxy), got {value}")
     if not all(0 <= s <= 600 for s in seconds):
         raise BenchError(f"settle_s, between_s, drain_s and commit_interval_s must be 0 to 600 s, got {seconds}")
-
-
-def _await_every_partition(readers: Sequence[_Reader], partitions: int, deadline: float) -> float:
-    """The moment every partition has been delivered at least once: the group reads."""
-    while time.monotonic() < deadline:
-        seen = {d.partition for r in readers for d in list(r.deliveries)}
-        if len(seen) == partitions:
-            return time.monotonic()
-        time.sleep(0.05)
-    raise BenchError(f"the group did not read all {partitions} partitions within 60 s of starting")
-
-
-def _drain(readers: Sequence[_Reader], acknowledged: dict[tuple[int, int], int], deadline: float) -> None:
-    """Wait until every acknowledged record has been delivered, or the deadline."""
-    wanted = set(acknowledged)
-    while time.monotonic() < deadline:
-        got = {(d.partition, d.offset) for r in readers for d in list(r.deliveries)}
-        if wanted <= got:
-            return
-        time.sleep(0.1)
-
-
-class _Writer(threading.Thread):
-    """Numbered records through the balancer at a steady rate; a failed call is sent again."""
-
-    def __init__(
-        self,
-        url: str,
-        topic: str,
-        partitions: int,
-        rate: int,
-        record_bytes: int,
-        auth: tuple[str, str] | None,
-        stop: threading.Event,
-    ) -> None:
-        super().__init__(name=f"rolling-writer-{topic}", daemon=True)
-        self.client = _client(url, auth)
-        self.topic, self.partitions, self.rate, self.stop = topic, partitions, rate, stop
-        self.padding = b"r" * (record_bytes - _SEQUENCE.size)
-        self.acknowledged: dict[tuple[int, int], int] = {}
-        self.acked_at: dict[tuple[int, int], float] = {}
-        #: Failed produce calls by cause ("HTTP 502", "unavailable", a per-record error code).
-        self.causes: Counter[str] = Counter()
-        self.written_at: list[tuple[float, int]] = []
-        self.failed = 0
-
-    def run(self) -> None:
-        sent, started = 0, time.monotonic()
-        with self.client:
-            while not self.stop.is_set():
-                due = min(int((time.monotonic() - started) * self.rate), sent + 5_000)
-                if due > sent:
-                    self._send(range(sent, due))
-                    sent = due
-                time.sleep(_TICK_S)
-
-    def _send(self, numbers: range) -> None:
-        """Send these records, and send again those not acknowledged until writing stops."""
-        pending = list(numbers)
-        while pending:
-            records = [{"partition": n % self.partitions, "value": _SEQUENCE.pack(n) + self.padding} for n in pending]
-            try:
-                offsets = self.client.produce(self.topic, records).offsets
-            except (ProxyError, ProxyUnavailableError) as exc:  # the balancer found no proxy, or lost the answer
-                self.causes[_cause(exc)] += 1
-                offsets = ()
-            now = time.monotonic()
-            again = []
-            for number, offset in itertools.zip_longest(pending, offsets):
-                where = (offset.partition, offset.offset) if offset is not None and offset.error_code is None else None
-                if where is not None and where[0] is not None and where[1] is not None:
-                    place = (int(where[0]), int(where[1]))
-                    self.acknowledged[place], self.acked_at[place] = number, now
-                else:
-                    again.append(number)
-            self.written_at.append((now, len(pending) - len(again)))
-            if again:
-                self.failed += 1
-                if offsets:
-                    code = next((o.error_code for o in offsets if o.error_code), "missing")
-                    self.causes[f"record error {code}"] += 1
-                if self.stop.is_set():
-                    return
-                time.sleep(_TICK_S)
-            pending = again
-
-
-class _Reader(threading.Thread):
-    """One consumer instance on one proxy, made again on it whenever it is gone."""
-
-    def __init__(
-        self,
-        url: str,
-        group: str,
-        topic: str,
-        auto_commit: bool,
-        commit_interval_s: float,
-        auth: tuple[str, str] | None,
-        stop: threading.Event,
-    ) -> None:
-        super().__init__(name=f"rolling-reader-{url}", daemon=True)
-        self.client = _client(url, auth)
-        self.group, self.topic, self.auto_commit = group, topic, auto_commit
-        self.commit_interval_s, self.stop = commit_interval_s, stop
-        self.deliveries: list[Delivery] = []
-        self.made = 0
-        #: Calls its instance refused other than with a 404 (a commit during a rebalance).
-        self.refused = 0
-
-    def run(self) -> None:
-        consumer: ProxyConsumer | None = None
-        committed_at = time.monotonic()
-        # What this member read since its last commit. Only that is committed: a position read
-        # before a rebalance moved the partition away would rewind the new owner's commit.
-        unsaved: dict[tuple[str, int], int] = {}
-        with self.client:
-            while not self.stop.is_set():
-                if consumer is None:
-                    consumer, unsaved = self._make(), {}
-                    continue
-                try:
-                    records = consumer.poll(timeout_ms=_POLL_MS)
-                    now = time.monotonic()
-                    for r in records:
-                        self.deliveries.append(Delivery(now, r.partition, r.offset, _SEQUENCE.unpack_from(r.value)[0]))
-                        unsaved[(r.topic, r.partition)] = r.offset
-                    if not self.auto_commit and unsaved and now - committed_at >= self.commit_interval_s:
-                        consumer.commit(unsaved)
-                        committed_at, unsaved = now, {}
-                except ProxyUnavailableError:  # its proxy is restarting: the instance goes with it
-                    consumer = None
-                except ProxyError as exc:
-                    if exc.status == 404:  # its proxy restarted: the instance is gone
-                        consumer = None
-                    else:  # a commit refused mid-rebalance: the instance lives on, and reads on
-                        self.refused += 1
-            if consumer is not None:
-                _quietly_close(consumer)
-
-    def _make(self) -> ProxyConsumer | None:
-        consumer = self.client.consumer(
-            self.group, topics=[self.topic], auto_offset_reset="earliest", auto_commit=self.auto_commit
-        )
-        try:
-            consumer.open()
-        except (ProxyError, ProxyUnavailableError):  # its proxy is stopping or starting
-            time.sleep(_TICK_S)
-            return None
-        self.made += 1
-        return consumer
-
-
-def _client(url: str, auth: tuple[str, str] | None) -> ProxyClient:
-    """A client of one URL that never retries by itself: the writer and readers decide what a
-    failed call means (send again; make the instance again)."""
-    return ProxyClient(url, retries=Retries(attempts=1), timeout=Timeout(2.0, 30.0), auth=auth)
-
-
-def _cause(exc: Exception) -> str:
-    """A failed call's cause in a few words: the HTTP status, or that no proxy answered."""
-    return f"HTTP {exc.status}" if isinstance(exc, ProxyError) else "no proxy answered"
-
-
-def _quietly_close(consumer: ProxyConsumer) -> None:
-    with suppress(ProxyError, ProxyUnavailableError):  # its proxy is gone with it
-        consumer.close()
 
 
 def _row(stack: Stack, run: RollingRestart, record_bytes: int) -> dict[str, Any]:
