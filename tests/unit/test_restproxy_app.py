@@ -19,9 +19,10 @@ from starlette.testclient import TestClient
 
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.app import create_app
+from workbench.restproxy.delivery import Delivery
 from workbench.restproxy.errors import PARTITION_NOT_FOUND
 from workbench.restproxy.metadata import Metadata
-from workbench.restproxy.producer import AsyncProducer, Delivery
+from workbench.restproxy.producer import AsyncProducer
 from workbench.restproxy.settings import RestProxySettings
 
 JSON_V2 = "application/vnd.kafka.json.v2+json"

@@ -10,7 +10,8 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from workbench.streaming.offsets import OffsetRange
 from workbench.streaming.options import parse_options
-from workbench.streaming.source import ONE_TASK_BELOW, KafkaStreamReader, _to_batch, kafka_schema
+from workbench.streaming.range_reader import _to_batch
+from workbench.streaming.source import ONE_TASK_BELOW, KafkaStreamReader, kafka_schema
 
 RANGE = OffsetRange("t", 3, 10, 20)
 
