@@ -467,24 +467,16 @@ def _cells(row: Any) -> list[str]:
     ]  # fmt: skip
 
 
+#: The headings of `_cells`'s columns but the interval's (after "B / A"), which the page and
+#: the terminal name each their own way, as they draw the verdict's (last).
+_FIGURES = ("point", "metric", "n A", "n B", "median A", "median B", "B / A", "p", "load A", "load B")
+
+
 def comparison_html(table: pd.DataFrame, baseline: str, run: str) -> str:
     """A comparison as an HTML section for a report's index page: headline figures first, rule stated."""
     import html
 
-    head = (
-        "point",
-        "metric",
-        "n A",
-        "n B",
-        "median A",
-        "median B",
-        "B / A",
-        "interval",
-        "p",
-        "load A",
-        "load B",
-        "verdict",
-    )
+    head = (*_FIGURES[:7], "interval", *_FIGURES[7:], "verdict")
     later = ~table["metric"].map(is_headline).astype(bool)
     ordered = table.assign(_later=later).sort_values(["_later", "point"], kind="stable")
     rows = []
@@ -514,17 +506,9 @@ def comparison_table(frame: pd.DataFrame, a: str, b: str) -> Any:
 
     verdicts, notes = _verdict_cells(frame["verdict"].tolist())
     table = Table(
-        "point",
-        "metric",
-        "n A",
-        "n B",
-        "median A",
-        "median B",
-        "B / A",
+        *_FIGURES[:7],
         Column("95 % interval", no_wrap=True),
-        "p",
-        "load A",
-        "load B",
+        *_FIGURES[7:],
         Column("verdict", no_wrap=True),
         title=f"{b} against {a}",
         caption="\n".join(notes) or None,
