@@ -150,7 +150,8 @@ def restart_brokers(stack: Stack, names: Sequence[str]) -> Stack:
 def restart_mirror_worker(stack: Stack, name: str) -> Stack:
     """Start again a MirrorMaker worker of this embedded stack that died or was killed, with
     the profile's properties, and record it: an experiment that kills a worker restores the
-    flow's workers. Returns once it says it started (and, for the last worker, once the flow runs).
+    flow's workers. Returns once it says it started and the flows have settled again: its
+    return rebalances the workers' group, and a flow measured meanwhile stops.
 
     Raises:
         StackError: no such worker, it still runs, or it did not start (MirrorMaker's cause).
@@ -164,7 +165,7 @@ def restart_mirror_worker(stack: Stack, name: str) -> Stack:
         if process.is_ours(old.pid, old.create_time):
             raise StackError(f"{name} is still running (pid {old.pid})")
         process.stop(old.pid, old.create_time)  # reaps it, when it was this process's child
-        _start(MirrorWorker(stack.profile, name), run_dir, state)
+        _start(MirrorWorker(stack.profile, name, awaits_flows=True), run_dir, state)
     return Stack(stack.profile, state.services, stack.started_here)
 
 

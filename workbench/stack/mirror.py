@@ -81,11 +81,16 @@ class MirrorWorker(Service):
     kind = "mirror-maker"
     wave = 2
 
-    def __init__(self, profile: Profile, name: str | None = None, index: int = 0) -> None:
+    def __init__(
+        self, profile: Profile, name: str | None = None, index: int = 0, *, awaits_flows: bool | None = None
+    ) -> None:
         if name is not None and name.startswith("mirror-") and name[7:].isdigit():
             index = int(name[7:]) - 1
         super().__init__(profile, name or f"mirror-{index + 1}")
         self.index = index
+        #: Whether `wait_ready` also waits for every flow to settle: for the last worker `up`
+        #: starts, and for any worker started again, since its return rebalances the group.
+        self.awaits_flows = index == profile.replication.workers - 1 if awaits_flows is None else awaits_flows
         self._properties: dict[str, str] = {}
         self._version = ""
 
@@ -131,7 +136,7 @@ class MirrorWorker(Service):
         try:
             super().wait_ready(record, timeout)
             self._wait_started(record, deadline)
-            if self.index == self.profile.replication.workers - 1:
+            if self.awaits_flows:
                 self._wait_flows(record, deadline)
         except StackError:
             if process.is_ours(record.pid, record.create_time):
