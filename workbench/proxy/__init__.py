@@ -12,7 +12,7 @@ Modules:
     consumer         `ProxyConsumer`: a v2 consumer instance, always deleted again
     share            share-group consumption through the workbench's proxy
     records          the shapes records take into and out of a proxy
-    wire             the v2 media types and topic names in paths
+    wire             the v2 media types, topic names in paths, answers read into JSON or errors
     settings         typed timeouts and limits, in the manner of httpx
     errors           `ProxyUnavailableError`: no proxy answered; `InstanceNotOpen`
 """

@@ -32,7 +32,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
-import orjson
 import requests
 from requests.adapters import HTTPAdapter
 
@@ -51,7 +50,7 @@ from workbench.proxy.records import (
 )
 from workbench.proxy.settings import Retries, Timeout
 from workbench.proxy.share import ProxyShareConsumer, share_fetch
-from workbench.proxy.wire import V2, V2_ACCEPT, embedded_type, encode_topic
+from workbench.proxy.wire import V2, V2_ACCEPT, checked, embedded_type, encode_topic, json_of, never_sent, short_cause
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
@@ -272,7 +271,7 @@ class ProxyClient:
         sent_ns = time.time_ns()
         response = self.request("POST", path, data=data, headers=headers)
         received_ns = time.time_ns()  # requests has read the whole body (no stream)
-        body = _json_of(response, "POST", path)
+        body = json_of(response, "POST", path)
         items = body.get("offsets", [])
         offsets = tuple(
             RecordOffset(o.get("partition"), o.get("offset"), o.get("error_code"), o.get("error")) for o in items
@@ -489,8 +488,8 @@ class ProxyClient:
                 try:
                     response = self._send(method, url, data=data, headers=merged, params=params, stream=stream)
                 except requests.RequestException as exc:
-                    last_error = f"{type(exc).__name__} on {method} {url}: {_short(exc)}"
-                    if _never_sent(exc) or retry:
+                    last_error = f"{type(exc).__name__} on {method} {url}: {short_cause(exc)}"
+                    if never_sent(exc) or retry:
                         log.debug("failing over: %s", last_error)
                         continue  # the request never reached a proxy (or may be repeated)
                     raise ProxyUnavailableError(self.urls, last_error) from None
@@ -498,7 +497,7 @@ class ProxyClient:
                     last_error = f"HTTP {response.status_code} from {url}"
                     response.close()
                     break
-                return _checked(response, method, url)
+                return checked(response, method, url)
             if attempt < attempts:
                 time.sleep(self.retries.delay(attempt))
         raise ProxyUnavailableError([path] if absolute else self.urls, last_error)
@@ -509,7 +508,7 @@ class ProxyClient:
         Raises:
             ProxyError: as `request`, or the answer is not JSON.
         """
-        return _json_of(self.request(method, path, **kwargs), method, path)
+        return json_of(self.request(method, path, **kwargs), method, path)
 
     def _v3(self) -> str:
         return f"/v3/clusters/{quote(self.cluster_id(), safe='')}"
@@ -557,54 +556,6 @@ class ProxyClient:
         finally:
             if not stream:
                 session.close()
-
-
-def _json_of(response: requests.Response, method: str, path: str) -> Any:
-    """An answer's JSON body (`{}` for an empty one); ProxyError when it is not JSON."""
-    if response.status_code == 204 or not response.content:
-        return {}
-    try:
-        return orjson.loads(response.content)
-    except orjson.JSONDecodeError:
-        raise ProxyError(
-            response.status_code,
-            response.status_code,
-            f"{method} {path}: the answer is not JSON: {response.text[:120]!r}",
-        ) from None
-
-
-def _checked(response: requests.Response, method: str, url: str) -> requests.Response:
-    if response.status_code < 400:
-        return response
-    status = response.status_code
-    error_code, message = status, response.text.strip() or response.reason
-    try:
-        body = response.json()
-        if isinstance(body, dict):
-            error_code = int(body.get("error_code", status))
-            message = str(body.get("message", message))
-    except (ValueError, TypeError):
-        pass  # Karapace sends some errors as text/plain; the text is the message
-    finally:
-        response.close()
-    raise ProxyError(status, error_code, f"{message} ({method} {url.split('?')[0]})")
-
-
-def _never_sent(exc: requests.RequestException) -> bool:
-    """True when the request cannot have reached a proxy: refused or timed out connecting."""
-    if isinstance(exc, requests.exceptions.ConnectTimeout):
-        return True
-    if isinstance(exc, requests.ConnectionError):
-        text = repr(exc.args[0]) if exc.args else ""
-        return "NewConnectionError" in text or "Connection refused" in text or "NameResolutionError" in text
-    return False
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc)
-    if "Connection refused" in text:
-        return "connection refused"
-    return text if len(text) < 160 else text[:157] + "..."
 
 
 def _v3_record(record: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What the proxy client puts on the wire: the v2 media types and topic names in paths.
+"""What the proxy client puts on the wire and reads off it: the v2 media types, topic names
+in paths, and answers turned into JSON or `ProxyError`.
 
 `ProxyClient` and `ProxyConsumer` both speak it, and neither imports the other for it:
 the client creates consumers, and a consumer sends through whatever `Transport` it is
@@ -13,14 +14,28 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 from urllib.parse import quote
 
+import orjson
+import requests
+
+from workbench.errors import ProxyError
 from workbench.proxy.errors import InstanceNotOpen
 
 if TYPE_CHECKING:
-    import requests
-
     from workbench.proxy.settings import Retries
 
-__all__ = ["Instance", "Transport", "V2", "V2_ACCEPT", "delete_instance", "embedded_type", "encode_topic"]
+__all__ = [
+    "Instance",
+    "Transport",
+    "V2",
+    "V2_ACCEPT",
+    "checked",
+    "delete_instance",
+    "embedded_type",
+    "encode_topic",
+    "json_of",
+    "never_sent",
+    "short_cause",
+]
 
 log = logging.getLogger("workbench.proxy")
 
@@ -125,3 +140,54 @@ class Instance:
             return
         uri, self.base_uri = self.base_uri, None
         delete_instance(self.client, uri)
+
+
+def json_of(response: requests.Response, method: str, path: str) -> Any:
+    """An answer's JSON body (`{}` for an empty one); ProxyError when it is not JSON."""
+    if response.status_code == 204 or not response.content:
+        return {}
+    try:
+        return orjson.loads(response.content)
+    except orjson.JSONDecodeError:
+        raise ProxyError(
+            response.status_code,
+            response.status_code,
+            f"{method} {path}: the answer is not JSON: {response.text[:120]!r}",
+        ) from None
+
+
+def checked(response: requests.Response, method: str, url: str) -> requests.Response:
+    """The response when it is not an error; else `ProxyError` with the proxy's own error code
+    and message (Confluent's JSON body, or the text of a proxy that answers in text)."""
+    if response.status_code < 400:
+        return response
+    status = response.status_code
+    error_code, message = status, response.text.strip() or response.reason
+    try:
+        body = response.json()
+        if isinstance(body, dict):
+            error_code = int(body.get("error_code", status))
+            message = str(body.get("message", message))
+    except (ValueError, TypeError):
+        pass  # Karapace sends some errors as text/plain; the text is the message
+    finally:
+        response.close()
+    raise ProxyError(status, error_code, f"{message} ({method} {url.split('?')[0]})")
+
+
+def never_sent(exc: requests.RequestException) -> bool:
+    """True when the request cannot have reached a proxy: refused or timed out connecting."""
+    if isinstance(exc, requests.exceptions.ConnectTimeout):
+        return True
+    if isinstance(exc, requests.ConnectionError):
+        text = repr(exc.args[0]) if exc.args else ""
+        return "NewConnectionError" in text or "Connection refused" in text or "NameResolutionError" in text
+    return False
+
+
+def short_cause(exc: Exception) -> str:
+    """A transport error in a few words, for a message that names every attempt's cause."""
+    text = str(exc)
+    if "Connection refused" in text:
+        return "connection refused"
+    return text if len(text) < 160 else text[:157] + "..."
