@@ -161,18 +161,19 @@ def _run_notebooks(
     (directory / "executed").mkdir(parents=True, exist_ok=True)
     kernel = ensure_kernel()
     report = Report(run_id=run_id, directory=directory, index=directory / "index.html")
-    with _environment({"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}):
-        for path in paths:
-            params = {**defaults, **per_notebook.get(path.stem, {}), **overrides}
-            before = _row_counts(profile, run_id)
-            run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout())
-            after = _row_counts(profile, run_id)
-            run.tables = [table for table, count in after.items() if count > before.get(table, 0)]
-            _slim(run.executed, directory)
-            run.html = _to_html(run.executed, directory / f"{path.stem}.html")
-            report.runs.append(run)
-            if progress is not None:
-                progress(run)
+    # What the kernels are told (their environment, not this process's): the profile and the run.
+    told = {"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}
+    for path in paths:
+        params = {**defaults, **per_notebook.get(path.stem, {}), **overrides}
+        before = _row_counts(profile, run_id)
+        run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout(), told)
+        after = _row_counts(profile, run_id)
+        run.tables = [table for table, count in after.items() if count > before.get(table, 0)]
+        _slim(run.executed, directory)
+        run.html = _to_html(run.executed, directory / f"{path.stem}.html")
+        report.runs.append(run)
+        if progress is not None:
+            progress(run)
     _write_index(report, profile)
     return report
 
@@ -261,7 +262,9 @@ def _cell_timeout() -> float:
     return environment().cell_timeout_s or CELL_TIMEOUT_S
 
 
-def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, cell_timeout: float) -> NotebookRun:
+def _execute(
+    path: Path, output: Path, parameters: dict[str, Any], kernel: str, cell_timeout: float, env: Mapping[str, str]
+) -> NotebookRun:
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -287,7 +290,7 @@ def _execute(path: Path, output: Path, parameters: dict[str, Any], kernel: str, 
             progress_bar=False,
             log_output=False,
             execution_timeout=cell_timeout,
-            kernel_manager_class=_ipc_kernel_manager(Path(sockets), kernel_log),
+            kernel_manager_class=_ipc_kernel_manager(Path(sockets), kernel_log, env),
             engine_name=_report_engine(),
         )
     except PapermillExecutionError as exc:  # a cell raised: papermill kept the executed copy
@@ -369,9 +372,10 @@ def _report_engine() -> str:
     return "workbench-throttled-saves"
 
 
-def _ipc_kernel_manager(socket_dir: Path, log_path: Path) -> type:
+def _ipc_kernel_manager(socket_dir: Path, log_path: Path, env: Mapping[str, str]) -> type:
     """A kernel manager that talks to its kernel over Unix sockets in a private folder,
-    and writes the kernel process's own output to `log_path`.
+    starts it with `env` added to its environment, and writes the kernel process's own
+    output to `log_path`.
 
     A report's kernel is always local: Unix sockets (folder mode 0700) need no TCP port
     and carry nothing another user of the machine could read. What the kernel process
@@ -389,8 +393,9 @@ def _ipc_kernel_manager(socket_dir: Path, log_path: Path) -> type:
             self.stopping = False  # set when the run stops the kernel: any other end is a death
 
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            told = {**(kw.get("env") or os.environ), **env}
             with log_path.open("ab") as log:  # the kernel keeps its own copy of the descriptor
-                await super()._async_launch_kernel(kernel_cmd, **{"stdout": log, "stderr": log, **kw})
+                await super()._async_launch_kernel(kernel_cmd, **{"stdout": log, "stderr": log, **kw, "env": told})
 
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
             self.stopping = True
@@ -498,23 +503,3 @@ def _write_plotlyjs(directory: Path) -> None:
     shared = directory / PLOTLYJS
     if not shared.exists():
         shared.write_text(get_plotlyjs())
-
-
-class _environment:
-    """Set environment variables for the kernels papermill starts, then restore them."""
-
-    def __init__(self, values: Mapping[str, str]) -> None:
-        self.values = dict(values)
-        self.saved: dict[str, str | None] = {}
-
-    def __enter__(self) -> None:
-        for key, value in self.values.items():
-            self.saved[key] = os.environ.get(key)
-            os.environ[key] = value
-
-    def __exit__(self, *exc: object) -> None:
-        for key, value in self.saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
