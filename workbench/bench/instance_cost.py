@@ -179,6 +179,9 @@ def _instance(client: ProxyClient, kind: str, topic: str, index: int) -> Any:
 #: request waits (it holds no records ahead, docs/rest-proxy.md), and the broker answers a
 #: share fetch when its own wait is up: a short request returned nothing at 200 records/s.
 POLL_MS = {"consumer": 50, "share": 600}
+#: How long a member's first ask waits while the instances join: joining needs the request,
+#: not records (at a share instance's 600 ms, 50 members asking in turn took 30 s, measured).
+_JOIN_ASK_MS = 50
 
 
 def _read(instance: Any, kind: str, wait_ms: int | None = None) -> int:
@@ -193,13 +196,12 @@ def _read(instance: Any, kind: str, wait_ms: int | None = None) -> int:
 def _await_joined(opened: list[Any], kind: str, timeout_s: float = 30.0) -> None:
     """Records requests until every consumer instance holds partitions (its group joined, its
     connections open): before that an instance has cost its proxy almost nothing yet. A
-    share group's members share partitions; each asks once, without waiting for records
-    (at its kind's 600 ms, asking 50 members one after another took 30 s, measured)."""
+    share group's members share partitions; each asks once (`_JOIN_ASK_MS`)."""
     deadline = time.monotonic() + timeout_s
     waiting = list(opened)
     while waiting and time.monotonic() < deadline:
         for instance in waiting:
-            _read(instance, kind, wait_ms=POLL_MS["consumer"])
+            _read(instance, kind, wait_ms=_JOIN_ASK_MS)
         waiting = [i for i in waiting if kind == "consumer" and not i.assignments()]
     if waiting:
         raise BenchError(f"{len(waiting)} of {len(opened)} consumer instances held no partition after {timeout_s:g} s")

@@ -270,8 +270,9 @@ class FastestFetch(NearTheBest):
 
     def question(self, figures: Figures) -> str:
         return (
-            f"Goal: one native consumer reading at least **90 %** of the fastest median rate of section 1 "
-            f"(≥ {0.9 * figures['best_msg_s']:,.0f} msg/s). Choose `max.partition.fetch.bytes` and "
+            f"Goal: one native consumer reading at least **{self.goal * 100:.0f} %** of the fastest median rate "
+            "of section 1 "
+            f"(≥ {self.goal * figures['best_msg_s']:,.0f} msg/s). Choose `max.partition.fetch.bytes` and "
             f"`fetch.min.bytes` among {settings_text(figures['points'], self.keys)}."
         )
 
@@ -292,8 +293,9 @@ class ProxyFetch(NearTheBest):
 
     def question(self, figures: Figures) -> str:
         return (
-            f"Goal: one proxy consumer reading at least **80 %** of the best proxy rate of section 4 "
-            f"(≥ {0.8 * figures['best_msg_s']:,.0f} msg/s). Choose `max_bytes` and `fetch_min_bytes` among "
+            f"Goal: one proxy consumer reading at least **{self.goal * 100:.0f} %** of the best proxy rate "
+            "of section 4 "
+            f"(≥ {self.goal * figures['best_msg_s']:,.0f} msg/s). Choose `max_bytes` and `fetch_min_bytes` among "
             f"{settings_text(figures['points'], self.keys)}."
         )
 
