@@ -101,18 +101,33 @@ class Exercise:
 class NearTheBest(Exercise):
     """Choose settings among a sweep's measured points whose median msg/s reaches `goal` of the
     best point's: the shape of every "within N % of the fastest" exercise. A subclass names
-    the settings (`keys`), the goal, and asks the question; `remark` may add a word on a point.
+    the settings (`keys`), the goal, who reads and which rate is the best (for the question),
+    and what a sweep that measured nothing means; `remark` may add a word on a point.
     """
 
     keys: ClassVar[tuple[str, ...]]
     goal: ClassVar[float]
     #: How the judgement names the best point: "the fastest", "the best proxy point".
     best_name: ClassVar[str]
+    #: Who reaches the goal, as the question says it: "one native consumer reading".
+    reader: ClassVar[str]
+    #: The rate the goal is a share of, as the question says it: "the fastest median rate of section 1".
+    best_rate: ClassVar[str]
+    #: Why the exercise is skipped when the sweep measured no point.
+    missing: ClassVar[str]
 
-    def best_of(self, frame: Any, missing: str) -> Figures:
+    def figures(self, sweep: Any) -> Figures:
         """The sweep's points (settings and median msg/s) and the best median rate."""
-        points = medians(frame, self.keys, ["msg_s"], missing)
+        points = medians(sweep, self.keys, ["msg_s"], self.missing)
         return {"best_msg_s": max(p["msg_s"] for p in points), "points": points}
+
+    def question(self, figures: Figures) -> str:
+        settings = " and ".join(f"`{k}`" for k in self.keys)
+        return (
+            f"Goal: {self.reader} at least **{self.goal * 100:.0f} %** of {self.best_rate} "
+            f"(≥ {self.goal * figures['best_msg_s']:,.0f} msg/s). Choose {settings} among "
+            f"{settings_text(figures['points'], self.keys)}."
+        )
 
     def solve(self, figures: Figures) -> dict[str, Any]:
         best = max(figures["points"], key=lambda p: p["msg_s"])

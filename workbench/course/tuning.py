@@ -264,17 +264,8 @@ class FastestFetch(NearTheBest):
     section = "1 · Fetch sizes through the native client"
     form = '{"max.partition.fetch.bytes": …, "fetch.min.bytes": …}'
     keys, goal, best_name = ("max.partition.fetch.bytes", "fetch.min.bytes"), 0.9, "the fastest"
-
-    def figures(self, fetches: pd.DataFrame) -> Figures:
-        return self.best_of(fetches, "section 1 measured no fetch setting")
-
-    def question(self, figures: Figures) -> str:
-        return (
-            f"Goal: one native consumer reading at least **{self.goal * 100:.0f} %** of the fastest median rate "
-            "of section 1 "
-            f"(≥ {self.goal * figures['best_msg_s']:,.0f} msg/s). Choose `max.partition.fetch.bytes` and "
-            f"`fetch.min.bytes` among {settings_text(figures['points'], self.keys)}."
-        )
+    reader, best_rate = "one native consumer reading", "the fastest median rate of section 1"
+    missing = "section 1 measured no fetch setting"
 
     def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
         return f" ({figures['best_msg_s']:,.0f})"
@@ -287,17 +278,8 @@ class ProxyFetch(NearTheBest):
     section = "4 · Through the REST proxy"
     form = '{"max_bytes": …, "fetch_min_bytes": …}'
     keys, goal, best_name = ("max_bytes", "fetch_min_bytes"), 0.8, "the best proxy point"
-
-    def figures(self, via_proxy: pd.DataFrame) -> Figures:
-        return self.best_of(via_proxy, "this stack runs no REST proxy: section 4 was skipped")
-
-    def question(self, figures: Figures) -> str:
-        return (
-            f"Goal: one proxy consumer reading at least **{self.goal * 100:.0f} %** of the best proxy rate "
-            "of section 4 "
-            f"(≥ {self.goal * figures['best_msg_s']:,.0f} msg/s). Choose `max_bytes` and `fetch_min_bytes` among "
-            f"{settings_text(figures['points'], self.keys)}."
-        )
+    reader, best_rate = "one proxy consumer reading", "the best proxy rate of section 4"
+    missing = "this stack runs no REST proxy: section 4 was skipped"
 
     def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
         return " (-1 makes every request wait its whole timeout)" if point["fetch_min_bytes"] == -1 else ""
