@@ -37,7 +37,7 @@ from workbench.restproxy.consumer_instances import (
 )
 from workbench.restproxy.schemas import SchemaFormats
 
-__all__ = ["RecordsAnswer", "Unrenderable", "renderer"]
+__all__ = ["RecordsAnswer", "Unrenderable", "record_row", "renderer"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -85,6 +85,19 @@ def renderer(fmt: str, schemas: SchemaFormats | None) -> Callable[[bytes | None]
     return render_schema
 
 
+def record_row(message: Message, key: Any, value: Any) -> dict[str, Any]:
+    """One record of a records answer, its key and value already rendered (v2 and share
+    consumers alike; a share consumer's row adds its `delivery_count`)."""
+    return {
+        "topic": message.topic(),
+        "key": key,
+        "value": value,
+        "partition": message.partition(),
+        "offset": message.offset(),
+        "timestamp": message.timestamp()[1],
+    }
+
+
 class _Gathered:
     """The rows of one records answer, rendered as each record is taken.
 
@@ -112,42 +125,13 @@ class _Gathered:
         self.poison: Message | None = None
 
     def offer(self, message: Message) -> bool:
-        """Take `message` if it fits and renders; False when gathering must stop."""
-        if self.done:
-            return False
-        key, value = message.key(), message.value()
-        length = len(key or b"") + len(value or b"")
-        if self.size + length > self.budget and (self.rows or not self.first):
-            self.full = True
-            return False
-        if self.rows and self.size + length > self.piece:
-            self.piece_full = True
-            return False
-        try:
-            key_out, value_out = self.render(key), self.render(value)
-        except Unrenderable:
-            self.poison = message
-            return False
-        self.rows.append(
-            {
-                "topic": message.topic(),
-                "key": key_out,
-                "value": value_out,
-                "partition": message.partition(),
-                "offset": message.offset(),
-                "timestamp": message.timestamp()[1],
-            }
-        )
-        self.taken.append(message)
-        self.size += length
-        if 0 < self.min_bytes <= self.size:
-            self.full = True
-        return True
+        """Take `message` if it fits and renders (`offer_all` of one); False when gathering must stop."""
+        return self.offer_all([message]) == 1
 
     def offer_all(self, messages: list[Message]) -> int:
-        """`offer` over a batch without errors, in one loop: how many were taken (the
-        rest are left, in order, for the next call). The per-record loop of a records
-        request, so its names are bound once."""
+        """Take records of a batch without errors, in order, while each fits and renders:
+        how many were taken (the rest are left, in order, for the next call). The
+        per-record loop of a records request, so its names are bound once."""
         if self.done:
             return 0
         render, rows, taken, budget, min_bytes = self.render, self.rows, self.taken, self.budget, self.min_bytes
@@ -168,16 +152,7 @@ class _Gathered:
             except Unrenderable:
                 self.poison = message
                 break
-            rows.append(
-                {
-                    "topic": message.topic(),
-                    "key": key_out,
-                    "value": value_out,
-                    "partition": message.partition(),
-                    "offset": message.offset(),
-                    "timestamp": message.timestamp()[1],
-                }
-            )
+            rows.append(record_row(message, key_out, value_out))
             taken.append(message)
             size += length
             count += 1

@@ -35,7 +35,7 @@ from starlette.types import Receive, Scope, Send
 from workbench.backoff import Backoff
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.protocol import TRANSPORT_KEY
-from workbench.restproxy.consumer_records import Unrenderable, renderer
+from workbench.restproxy.consumer_records import Unrenderable, record_row, renderer
 from workbench.restproxy.share_instances import (
     ShareInstance,
     acknowledge_held,
@@ -59,15 +59,10 @@ _FIRST_CHECK_S, _LAST_CHECK_S = 0.0005, 0.005
 
 
 def _row(message: Message, key: Any, value: Any) -> dict[str, Any]:
-    return {
-        "topic": message.topic(),
-        "key": key,
-        "value": value,
-        "partition": message.partition(),
-        "offset": message.offset(),
-        "timestamp": message.timestamp()[1],
-        "delivery_count": message.delivery_count(),
-    }
+    """A v2 records row plus the record's `delivery_count`."""
+    row = record_row(message, key, value)
+    row["delivery_count"] = message.delivery_count()
+    return row
 
 
 def fetch_answer(
