@@ -48,6 +48,7 @@ from workbench.restproxy.formats import (
     media_type,
     require_json_body_type,
 )
+from workbench.restproxy.instances import Instance
 from workbench.restproxy.validation import (
     INT32_MAX,
     INT64_MAX,
@@ -55,7 +56,7 @@ from workbench.restproxy.validation import (
     check_topic,
 )
 
-__all__ = ["ROUTES", "check_records_accept", "consumer_body", "parse_topics", "records_limits"]
+__all__ = ["ROUTES", "check_records_accept", "consumer_body", "created_response", "parse_topics", "records_limits"]
 
 log = logging.getLogger("workbench.restproxy")
 
@@ -66,16 +67,17 @@ def _partitions(body: dict[str, Any], key: str = "partitions") -> list[Partition
         raise RestError(422, 422, f"`{key}` must be a JSON array of {{topic, partition}} objects")
     result = []
     for item in items:
-        if (
-            not isinstance(item, dict)
-            or not isinstance(item.get("topic"), str)
-            or type(item.get("partition")) is not int
-        ):
+        if not _names_partition(item):
             raise RestError(
                 422, 422, f"each of `{key}` needs a string topic and an integer partition, got {_short(item)}"
             )
         result.append((_body_topic(item["topic"]), _body_partition(item["partition"])))
     return result
+
+
+def _names_partition(item: Any) -> bool:
+    """Whether a body's item is an object with a string `topic` and an integer `partition`."""
+    return isinstance(item, dict) and isinstance(item.get("topic"), str) and type(item.get("partition")) is int
 
 
 def _short(item: Any) -> str:
@@ -100,11 +102,7 @@ def _offsets(body: dict[str, Any]) -> list[tuple[str, int, int, str | None]]:
         raise RestError(422, 422, "`offsets` must be a JSON array of {topic, partition, offset} objects")
     result = []
     for item in items:
-        if (
-            not isinstance(item, dict)
-            or not isinstance(item.get("topic"), str)
-            or type(item.get("partition")) is not int
-        ):
+        if not _names_partition(item):
             raise RestError(422, 422, f"each offset needs a topic, a partition and an offset, got {_short(item)}")
         metadata = item.get("metadata")
         if metadata is not None and (not isinstance(metadata, str) or len(metadata) > 4096):
@@ -149,12 +147,18 @@ async def consumer_body(ctx: Context, request: Request) -> dict[str, Any]:
     return object_body(await read_json(request, ctx.settings), "consumer request")
 
 
+def created_response(ctx: Context, request: Request, root: str, instance: Instance) -> Response:
+    """The answer to a create: the instance's name and its absolute `base_uri` under
+    `/{root}` ("consumers", "share-consumers"), on this process's own base URL."""
+    base = ctx.settings.base_url(request.headers.get("host"))
+    uri = f"{base}/{root}/{quote(instance.group, safe='')}/instances/{quote(instance.name, safe='')}"
+    return json_response({"instance_id": instance.name, "base_uri": uri})
+
+
 async def _handle_create(ctx: Context, request: Request, group: str) -> Response:
     body = await consumer_body(ctx, request)
     instance = ctx.consumers.create(group, body)
-    base = ctx.settings.base_url(request.headers.get("host"))
-    uri = f"{base}/consumers/{quote(group, safe='')}/instances/{quote(instance.name, safe='')}"
-    return json_response({"instance_id": instance.name, "base_uri": uri})
+    return created_response(ctx, request, "consumers", instance)
 
 
 async def _handle_delete(ctx: Context, request: Request, group: str, instance: str) -> Response:

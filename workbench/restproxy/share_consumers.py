@@ -22,14 +22,19 @@ import asyncio
 import hashlib
 import time
 from typing import Any
-from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from workbench.httpserver.errors import RestError
 from workbench.httpserver.routing import Route
-from workbench.restproxy.consumers import check_records_accept, consumer_body, parse_topics, records_limits
+from workbench.restproxy.consumers import (
+    check_records_accept,
+    consumer_body,
+    created_response,
+    parse_topics,
+    records_limits,
+)
 from workbench.restproxy.context import Context, empty_response, json_response
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, embedded_format, media_type, no_registry
 from workbench.restproxy.share_instances import (
@@ -64,9 +69,7 @@ async def _handle_create(ctx: Context, request: Request, group: str) -> Response
     await _ready(ctx)
     instance = ctx.shares.create(group, body)
     await ctx.shares.configure_group(instance)
-    base = ctx.settings.base_url(request.headers.get("host"))
-    uri = f"{base}/share-consumers/{quote(group, safe='')}/instances/{quote(instance.name, safe='')}"
-    return json_response({"instance_id": instance.name, "base_uri": uri})
+    return created_response(ctx, request, "share-consumers", instance)
 
 
 async def _handle_delete(ctx: Context, request: Request, group: str, instance: str) -> Response:
