@@ -28,7 +28,9 @@ __all__ = [
     "as_point",
     "catalogue",
     "find",
+    "frame_with",
     "measured_point",
+    "measured_rows",
     "medians",
     "number_text",
     "plain",
@@ -270,6 +272,29 @@ def plain(value: Any) -> Any:
     return value
 
 
+def frame_with(frame: Any, columns: Sequence[str], missing: str) -> Any:
+    """The frame itself, when it is a data frame that has every one of `columns`.
+
+    Raises:
+        NotMeasured: with `missing` as the reason, when it is not (None included).
+    """
+    if frame is None or not hasattr(frame, "columns") or any(c not in frame for c in columns):
+        raise NotMeasured(missing)
+    return frame
+
+
+def measured_rows(frame: Any, columns: Sequence[str], missing: str) -> Any:
+    """The frame's rows that have every one of `columns` measured.
+
+    Raises:
+        NotMeasured: with `missing` as the reason, when there is no such row.
+    """
+    rows = frame_with(frame, columns, missing).dropna(subset=list(columns))
+    if rows.empty:
+        raise NotMeasured(missing)
+    return rows
+
+
 def medians(frame: Any, keys: Sequence[str], metrics: Sequence[str], missing: str) -> list[dict[str, Any]]:
     """One dict per measured point of a sweep: its settings and the medians of `metrics` over repeats.
 
@@ -277,11 +302,8 @@ def medians(frame: Any, keys: Sequence[str], metrics: Sequence[str], missing: st
         NotMeasured: with `missing` as the reason, when the frame holds no such points.
     """
     columns = [*keys, *metrics]
-    if frame is None or not hasattr(frame, "columns") or len(frame) == 0 or any(c not in frame for c in columns):
-        raise NotMeasured(missing)
-    grouped = frame.dropna(subset=list(metrics)).groupby(list(keys), sort=True)[list(metrics)].median().reset_index()
-    if grouped.empty:
-        raise NotMeasured(missing)
+    rows = measured_rows(frame, columns, missing)
+    grouped = rows.groupby(list(keys), sort=True)[list(metrics)].median().reset_index()
     return [{c: plain(row[c]) for c in columns} for _, row in grouped.iterrows()]
 
 

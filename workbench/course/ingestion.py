@@ -14,6 +14,8 @@ from workbench.course.exercise import (
     NotMeasured,
     as_choice,
     as_number,
+    frame_with,
+    measured_rows,
     medians,
     prediction,
     register,
@@ -28,10 +30,7 @@ BATCH_BUDGET_MS = 1_000.0
 
 def _batch_model(limited: pd.DataFrame) -> tuple[float, float]:
     """A batch's fixed cost (ms) and cost per row (ms), fitted to each run's largest batch and median duration."""
-    needed = ["max_batch_rows", "median_batch_ms"]
-    if limited is None or not hasattr(limited, "columns") or any(c not in limited for c in needed):
-        raise NotMeasured("section 2 measured no micro-batches")
-    runs = limited.dropna(subset=needed)
+    runs = measured_rows(limited, ["max_batch_rows", "median_batch_ms"], "section 2 measured no micro-batches")
     runs = runs[runs["max_batch_rows"] > 0]
     if runs.empty:
         raise NotMeasured("section 2 measured no micro-batches")
@@ -125,11 +124,8 @@ class RealTimeRatio(Exercise):
 
     def figures(self, real_time: pd.DataFrame) -> Figures:
         needed = ["mode", "offered_msg_s", "latency_p50_ms"]
-        if real_time is None or not hasattr(real_time, "columns") or any(c not in real_time for c in needed):
-            raise NotMeasured(
-                "this run did not measure real-time mode (it needs Spark's Kafka connector; quick mode leaves it out)"
-            )
-        runs = real_time.dropna(subset=["latency_p50_ms"])
+        missing = "this run did not measure real-time mode (it needs Spark's Kafka connector; quick mode leaves it out)"
+        runs = frame_with(real_time, needed, missing).dropna(subset=["latency_p50_ms"])
         if set(runs["mode"]) != {"real-time", "micro-batch"}:
             raise NotMeasured("section 4b did not measure both modes")
         rate = int(min(runs["offered_msg_s"].unique(), key=lambda r: abs(math.log(r / 1_000))))
@@ -166,9 +162,7 @@ class SmallerFormat(Exercise):
     form = 'a format name: "binary", "json", "avro", "jsonschema" or "protobuf"'
 
     def figures(self, summary: pd.DataFrame) -> Figures:
-        columns = ["point_label", "wire_bytes", "steady_msg_s"]
-        if summary is None or not hasattr(summary, "columns") or any(c not in summary for c in columns):
-            raise NotMeasured("no format was measured")
+        summary = frame_with(summary, ["point_label", "wire_bytes", "steady_msg_s"], "no format was measured")
         native = {
             str(r.point_label).split(" · ")[-1]: (float(r.wire_bytes), float(r.steady_msg_s))
             for r in summary.itertuples()

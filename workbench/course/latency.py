@@ -12,6 +12,7 @@ from workbench.course.exercise import (
     Figures,
     NotMeasured,
     as_number,
+    frame_with,
     plain,
     prediction,
     register,
@@ -71,8 +72,7 @@ class ClearTime(Exercise):
     form = "a number of seconds (from the burst's end to the lag back at its baseline)"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        if frame is None or "consumer" not in frame or "clear_s" not in frame:
-            raise NotMeasured("section 4 ran no burst")
+        frame = frame_with(frame, ["consumer", "clear_s"], "section 4 ran no burst")
         cleared = frame[frame["cleared"].astype(bool)]
         if cleared.empty:
             raise NotMeasured("no consumer's backlog cleared within its deadline")

@@ -6,7 +6,16 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
+from workbench.course.exercise import (
+    Exercise,
+    Figures,
+    NotMeasured,
+    as_number,
+    frame_with,
+    plain,
+    prediction,
+    register,
+)
 
 __all__ = ["CutBacklog", "InFlight"]
 
@@ -19,8 +28,7 @@ class InFlight(Exercise):
     form = "a number of records"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        if frame is None or "latency_p50_ms" not in frame or "rate" not in frame:
-            raise NotMeasured("no replication run was measured on this profile")
+        frame = frame_with(frame, ["latency_p50_ms", "rate"], "no replication run was measured on this profile")
         runs = frame.dropna(subset=["latency_p50_ms"])
         if runs.empty:
             raise NotMeasured("no record reached the second cluster in this run")
@@ -55,8 +63,8 @@ class CutBacklog(Exercise):
     form = "a number of records"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        if frame is None or "backlog" not in frame or "cut_measured_s" not in frame:
-            raise NotMeasured("no link was cut on this profile (the workbench cuts only a link it started)")
+        missing = "no link was cut on this profile (the workbench cuts only a link it started)"
+        frame = frame_with(frame, ["backlog", "cut_measured_s"], missing)
         longest = frame.loc[frame["cut_measured_s"].idxmax()]
         return {
             "rate": plain(longest["rate"]),

@@ -6,19 +6,24 @@ from typing import Any
 
 import pandas as pd
 
-from workbench.course.exercise import Exercise, Figures, NotMeasured, as_number, plain, prediction, register
+from workbench.course.exercise import (
+    Exercise,
+    Figures,
+    NotMeasured,
+    as_number,
+    frame_with,
+    measured_rows,
+    plain,
+    prediction,
+    register,
+)
 
 __all__ = ["DeletedBy", "MissedAfterLatest"]
 
 
 def _row(frame: Any, columns: list[str], missing: str) -> pd.Series:
     """The frame's first row with every column measured (NotMeasured when there is none)."""
-    if frame is None or not hasattr(frame, "columns") or any(c not in frame for c in columns):
-        raise NotMeasured(missing)
-    rows = frame.dropna(subset=columns)
-    if rows.empty:
-        raise NotMeasured(missing)
-    return rows.iloc[0]
+    return measured_rows(frame, columns, missing).iloc[0]
 
 
 @register
@@ -74,8 +79,7 @@ class MissedAfterLatest(Exercise):
     form = "a whole number of records"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        if frame is None or "reset" not in frame:
-            raise NotMeasured("the reader behind retention did not run")
+        frame = frame_with(frame, ["reset"], "the reader behind retention did not run")
         row = _row(
             frame[frame["reset"] == "latest"],
             ["committed", "log_start_at_resume", "log_end_at_resume", "first_read_after"],

@@ -13,6 +13,7 @@ from workbench.course.exercise import (
     Figures,
     NotMeasured,
     as_number,
+    measured_rows,
     plain,
     prediction,
     register,
@@ -30,16 +31,6 @@ __all__ = [
 ]
 
 
-def _rows(frame: Any, columns: Sequence[str], missing: str) -> pd.DataFrame:
-    """The frame's rows that have every column measured."""
-    if frame is None or not hasattr(frame, "columns") or any(c not in frame for c in columns):
-        raise NotMeasured(missing)
-    rows = frame.dropna(subset=list(columns))
-    if rows.empty:
-        raise NotMeasured(missing)
-    return rows
-
-
 @register
 class MetadataAtFiveThousand(Exercise):
     notebook, key, number = "06", "metadata_5000", 1
@@ -48,7 +39,9 @@ class MetadataAtFiveThousand(Exercise):
     form = "a size in kilobytes (1 KB = 1,000 bytes)"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        rows = _rows(frame, ["topics", "metadata_bytes"], "the Metadata size is not measurable on this listener")
+        rows = measured_rows(
+            frame, ["topics", "metadata_bytes"], "the Metadata size is not measurable on this listener"
+        )
         if len(rows) < 2:
             raise NotMeasured("the per-topic slope needs two topic counts at least")
         small, large = rows.iloc[0], rows.iloc[-1]
@@ -88,7 +81,7 @@ class CreateTenThousand(Exercise):
     form = "a number of seconds"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
-        rows = _rows(frame, ["topics", "create_s"], "no topic creation was timed")
+        rows = measured_rows(frame, ["topics", "create_s"], "no topic creation was timed")
         large = rows.iloc[-1]
         return {"topics": plain(large["topics"]), "create_s": float(large["create_s"])}
 
@@ -123,7 +116,7 @@ class OneDevicesPartition(Exercise):
     form = "a number of records"
 
     def figures(self, reads: pd.DataFrame) -> Figures:
-        rows = _rows(
+        rows = measured_rows(
             reads,
             ["method", "records_per_device", "devices", "partitions", "scanned"],
             "the one-device reads were not measured",
@@ -239,7 +232,9 @@ class ConsumerGroupCeiling(Exercise):
     form = "a number of records per second"
 
     def figures(self, grid: pd.DataFrame) -> Figures:
-        rows = _rows(grid, ["kind", "members", "processing_ms", "msg_s"], "section 1 measured no consumer group")
+        rows = measured_rows(
+            grid, ["kind", "members", "processing_ms", "msg_s"], "section 1 measured no consumer group"
+        )
         groups = rows[rows["kind"] == "consumer group"]
         if groups.empty:
             raise NotMeasured("section 1 measured no consumer group")

@@ -15,6 +15,7 @@ from workbench.course.exercise import (
     NotMeasured,
     as_choice,
     as_number,
+    frame_with,
     measured_point,
     medians,
     plain,
@@ -400,8 +401,8 @@ class ProxySizing(Exercise):
     PLANNED = 500
 
     def figures(self, per_instance: pd.DataFrame | None) -> Figures:
-        if per_instance is None or "kind" not in per_instance:
-            raise NotMeasured("no consumer instance was measured on this profile (a proxy the workbench started)")
+        missing = "no consumer instance was measured on this profile (a proxy the workbench started)"
+        per_instance = frame_with(per_instance, ["kind"], missing)
         consumers = per_instance[per_instance["kind"] == "consumer"]
         if consumers.empty:
             raise NotMeasured("no consumer instance was measured in this run")
