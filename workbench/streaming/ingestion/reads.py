@@ -46,26 +46,14 @@ def _read_point(
     if sink in PLAIN_SINKS:
         with ResourceMonitor(stack.services) as monitor:
             measured = consumer_ceiling(stack, topic, pause_gc=sink == PLAIN_SINKS[1])
-        row = spark_row(
-            stack,
-            "spark_ingest",
-            params,
-            measured,
-            value_bytes=params["value_bytes"],
-            resources=monitor.columns(),
-            extra={"spark_tasks": 1},
-            connector="none",
-        )
-        return row, pd.DataFrame()
-    options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
-    if params["min_partitions"]:
-        options["minPartitions"] = params["min_partitions"]
-    if params["max_offsets_per_trigger"]:
-        options["maxOffsetsPerTrigger"] = params["max_offsets_per_trigger"]
-    tasks = kafka_source(spark, stack, streaming=False, connector=connector, **options).rdd.getNumPartitions()
-    with ResourceMonitor(stack.services, spark=True) as monitor:
-        frame = kafka_source(spark, stack, connector=connector, **options)
-        measured, progress = ingest(spark, frame, work_dir, sink=sink)
+        tasks, progress, connector_label = 1, pd.DataFrame(), "none"
+    else:
+        options = _source_options(topic, params)
+        tasks = kafka_source(spark, stack, streaming=False, connector=connector, **options).rdd.getNumPartitions()
+        with ResourceMonitor(stack.services, spark=True) as monitor:
+            frame = kafka_source(spark, stack, connector=connector, **options)
+            measured, progress = ingest(spark, frame, work_dir, sink=sink)
+        connector_label = connector_name(spark, stack.profile, connector)
     row = spark_row(
         stack,
         "spark_ingest",
@@ -74,9 +62,19 @@ def _read_point(
         value_bytes=params["value_bytes"],
         resources=monitor.columns(),
         extra={"spark_tasks": tasks},
-        connector=connector_name(spark, stack.profile, connector),
+        connector=connector_label,
     )
     return row, progress
+
+
+def _source_options(topic: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The Kafka source's options for `params`: the whole topic, split and rate-limited only when asked."""
+    options: dict[str, Any] = {"subscribe": topic, "startingOffsets": "earliest"}
+    if params["min_partitions"]:
+        options["minPartitions"] = params["min_partitions"]
+    if params["max_offsets_per_trigger"]:
+        options["maxOffsetsPerTrigger"] = params["max_offsets_per_trigger"]
+    return options
 
 
 def _ingest_params(
