@@ -31,6 +31,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, NamedTuple
 
 import pandas as pd
@@ -243,9 +244,11 @@ def run_group(
         if kind == "share group" and path == "proxy":
             _proxy_share_loop(stack, group, member, topic, processing_ms, stop, record, proxy_acks, per_batch)
         elif kind == "share group":
-            _share_loop(share_member(stack, group, per_batch), member, topic, processing_ms, stop, record)
+            share = share_member(stack, group, per_batch)
+            _member_loop(share, topic, stop, record, partial(_share_poll, share, member, processing_ms, stop))
         else:
-            _group_loop(_group_member(stack, group), member, topic, processing_ms, stop, record)
+            plain = _group_member(stack, group)
+            _member_loop(plain, topic, stop, record, partial(_group_poll, plain, member, processing_ms))
 
     run.started_s = time.perf_counter()
     failures: list[BaseException] = []
@@ -289,32 +292,38 @@ def _wait(run: GroupRun, stop: threading.Event, timeout_s: float, failures: list
             )
 
 
-def _share_loop(
-    client: ShareConsumer,
-    member: int,
+def _member_loop(
+    client: Consumer | ShareConsumer,
     topic: str,
-    processing_ms: float,
     stop: threading.Event,
     record: Callable[[Sequence[Delivery]], None],
+    poll: Callable[[], list[Delivery]],
 ) -> None:
-    """Poll, process and accept each record; every record of a poll is acknowledged before the next."""
+    """Subscribe `client` to `topic` and hand what each `poll` processed to `record` until `stop`;
+    a share member then commits its last acknowledgements. The client is closed whatever happens."""
     try:
         client.subscribe([topic])
         while not stop.is_set():
-            done: list[Delivery] = []
-            for message in client.poll(0.2):
-                if message.error() is not None:
-                    continue
-                if stop.is_set():  # the run is over: the record goes back for another member
-                    client.acknowledge(message, AcknowledgeType.RELEASE)
-                    continue
-                _process(processing_ms)
-                done.append(delivery_of(member, message, message.delivery_count()))
-                client.acknowledge(message, AcknowledgeType.ACCEPT)
-            record(done)
-        client.commit_sync(10)
+            record(poll())
+        if isinstance(client, ShareConsumer):
+            client.commit_sync(10)
     finally:
         client.close()
+
+
+def _share_poll(client: ShareConsumer, member: int, processing_ms: float, stop: threading.Event) -> list[Delivery]:
+    """Poll, process and accept each record; every record of a poll is acknowledged before the next."""
+    done: list[Delivery] = []
+    for message in client.poll(0.2):
+        if message.error() is not None:
+            continue
+        if stop.is_set():  # the run is over: the record goes back for another member
+            client.acknowledge(message, AcknowledgeType.RELEASE)
+            continue
+        _process(processing_ms)
+        done.append(delivery_of(member, message, message.delivery_count()))
+        client.acknowledge(message, AcknowledgeType.ACCEPT)
+    return done
 
 
 def _proxy_share_loop(
@@ -365,24 +374,13 @@ def _proxy_share_loop(
             member_instance.acknowledge(held)
 
 
-def _group_loop(
-    client: Consumer,
-    member: int,
-    topic: str,
-    processing_ms: float,
-    stop: threading.Event,
-    record: Callable[[Sequence[Delivery]], None],
-) -> None:
-    try:
-        client.subscribe([topic])
-        while not stop.is_set():
-            message = client.poll(0.2)
-            if message is None or message.error() is not None:
-                continue
-            _process(processing_ms)
-            record([delivery_of(member, message, 1)])
-    finally:
-        client.close()
+def _group_poll(client: Consumer, member: int, processing_ms: float) -> list[Delivery]:
+    """Poll and process at most one record: a consumer group member's poll."""
+    message = client.poll(0.2)
+    if message is None or message.error() is not None:
+        return []
+    _process(processing_ms)
+    return [delivery_of(member, message, 1)]
 
 
 def _process(processing_ms: float) -> None:
