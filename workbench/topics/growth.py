@@ -18,23 +18,39 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from workbench.topics.errors import TopicDesignError
 from workbench.topics.partitioners import key_bytes, partition_for
 
-__all__ = ["GrowthReport", "expected_moved_fraction", "growth_table", "moved_keys"]
+__all__ = ["Growth", "GrowthReport", "expected_moved_fraction", "growth_table", "moved_keys"]
 
 
 @dataclass(frozen=True)
-class GrowthReport:
-    """Which keys change partition when a topic grows, and how many."""
+class Growth:
+    """One growth of a topic: `keys` keys placed by `partitioner`, from `old_partitions` to
+    `new_partitions`. Computed (`GrowthReport`) or measured on a broker (`LiveGrowth`), a
+    growth's row starts with these four columns, so the two tables line up."""
 
     old_partitions: int
     new_partitions: int
     partitioner: str
     keys: int
+
+    def row(self) -> dict[str, Any]:
+        """One tidy row for a results table: the growth, then what was found of it."""
+        return {**{f.name: getattr(self, f.name) for f in fields(Growth)}, **self._measures()}
+
+    def _measures(self) -> dict[str, Any]:
+        """The columns after the growth's own: what a kind of growth found."""
+        return {}
+
+
+@dataclass(frozen=True)
+class GrowthReport(Growth):
+    """Which keys change partition when a topic grows, and how many."""
+
     moved: tuple[bytes, ...]
     #: (old partition, new partition) -> number of keys, for keys that moved.
     flows: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -68,13 +84,8 @@ class GrowthReport:
             "unless producers stop and the topic is drained before the growth."
         )
 
-    def row(self) -> dict[str, Any]:
-        """One tidy row for a results table."""
+    def _measures(self) -> dict[str, Any]:
         return {
-            "old_partitions": self.old_partitions,
-            "new_partitions": self.new_partitions,
-            "partitioner": self.partitioner,
-            "keys": self.keys,
             "moved": self.moved_count,
             "moved_fraction": self.moved_fraction,
             "expected_fraction": self.expected_fraction,

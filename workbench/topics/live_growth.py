@@ -34,7 +34,7 @@ from workbench.config import KafkaConf
 from workbench.errors import KafkaError
 from workbench.stack import Stack
 from workbench.topics.errors import PartitionGrowthRefused, TopicDesignError
-from workbench.topics.growth import moved_keys
+from workbench.topics.growth import Growth, moved_keys
 from workbench.topics.partitioners import JAVA_DEFAULT, key_bytes, partition_for
 
 __all__ = ["GrowthRun", "LiveGrowth", "add_partitions", "grow_live", "measure_growth"]
@@ -44,13 +44,9 @@ _ROUNDS = (b"before", b"after")
 
 
 @dataclass(frozen=True)
-class LiveGrowth:
+class LiveGrowth(Growth):
     """Where each key landed before and after one live growth, against the computed movement."""
 
-    old_partitions: int
-    new_partitions: int
-    partitioner: str
-    keys: int
     #: Records read back from the topic: two per key when nothing was lost.
     records_read: int
     #: Keys whose two records are in different partitions, as read back.
@@ -79,13 +75,8 @@ class LiveGrowth:
         """The broker moved exactly the keys the computation names, and every record was read."""
         return self.disagreeing == 0 and self.misplaced == 0 and self.records_read == 2 * self.keys
 
-    def row(self) -> dict[str, Any]:
-        """One tidy row for a results table."""
+    def _measures(self) -> dict[str, Any]:
         return {
-            "old_partitions": self.old_partitions,
-            "new_partitions": self.new_partitions,
-            "partitioner": self.partitioner,
-            "keys": self.keys,
             "records_read": self.records_read,
             "moved": self.moved,
             "moved_fraction": self.moved_fraction,

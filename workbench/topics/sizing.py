@@ -26,7 +26,7 @@ Sources of the rules of thumb (their defaults here):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from workbench.numbers import format_number
@@ -101,18 +101,8 @@ class PartitionPlan:
         )
 
     def row(self) -> dict[str, Any]:
-        """The plan as one tidy row."""
-        return {
-            "target": self.target,
-            "produce_per_partition": self.produce_per_partition,
-            "consume_per_partition": self.consume_per_partition,
-            "for_produce": self.for_produce,
-            "for_consume": self.for_consume,
-            "minimum": self.minimum,
-            "margin": self.margin,
-            "recommended": self.recommended,
-            "bound_by": self.bound_by,
-        }
+        """The plan as one tidy row: its fields, then the side that bounds it."""
+        return {**asdict(self), "bound_by": self.bound_by}
 
 
 def partitions_needed(
