@@ -24,6 +24,16 @@ if TYPE_CHECKING:
 __all__ = ["shuffle_sweep", "spark_aggregate"]
 
 
+def _aggregate_params(shuffle_partitions: int, records: int, devices: int, topic_partitions: int) -> dict[str, Any]:
+    """A point's parameters as its row names them."""
+    return {
+        "shuffle_partitions": shuffle_partitions,
+        "records": records,
+        "devices": devices,
+        "topic_partitions": topic_partitions,
+    }
+
+
 def _aggregate_point(
     spark: SparkSession, stack: Stack, work_dir: Path, frame: DataFrame, params: dict[str, Any]
 ) -> dict[str, Any]:
@@ -63,12 +73,7 @@ def shuffle_sweep(
     with telemetry_topic(stack, records=records, partitions=partitions, value_bytes=None, devices=devices) as topic:
         frame = _readings_frame(spark, stack, topic)
         for count in shuffle_partitions:
-            params = {
-                "shuffle_partitions": count,
-                "records": records,
-                "devices": devices,
-                "topic_partitions": partitions,
-            }
+            params = _aggregate_params(count, records, devices, partitions)
             rows.append(_aggregate_point(spark, stack, work_dir, frame, params))
     return pd.DataFrame(rows)
 
@@ -84,12 +89,7 @@ def spark_aggregate(
 ) -> dict[str, Any]:
     """The windowed per-device aggregation over a fresh topic under one shuffle setting; one row."""
     spark, work = bench_session(stack)
-    params = {
-        "shuffle_partitions": shuffle_partitions,
-        "records": records,
-        "devices": devices,
-        "topic_partitions": topic_partitions,
-    }
+    params = _aggregate_params(shuffle_partitions, records, devices, topic_partitions)
     with telemetry_topic(
         stack, records=records, partitions=topic_partitions, value_bytes=None, devices=devices, prefix=topic_prefix
     ) as topic:

@@ -115,7 +115,10 @@ def _start(writer: Any, mode: Mode, trigger: str) -> StreamingQuery:
     return query
 
 
-def _check(mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int) -> None:
+def _checked_params(
+    mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int
+) -> dict[str, Any]:
+    """A point's parameters as its row names them, once they are known to be in range."""
     if mode not in MODES:
         raise BenchError(f"mode must be one of {list(MODES)}, got {mode!r}")
     if trigger_seconds(trigger) < 5 and mode == "real-time":
@@ -126,6 +129,13 @@ def _check(mode: str, trigger: str, offered_msg_s: int, produce_seconds: float, 
         raise BenchError(f"produce_seconds must be over the {WARM_UP_S:.0f} s warm-up and at most 600")
     if not 1 <= topic_partitions <= 16:
         raise BenchError(f"topic_partitions must be between 1 and 16, got {topic_partitions}")
+    return {
+        "mode": mode,
+        "trigger": trigger,
+        "offered_msg_s": offered_msg_s,
+        "produce_seconds": produce_seconds,
+        "topic_partitions": topic_partitions,
+    }
 
 
 _UNIT_S = {"millisecond": 0.001, "second": 1.0, "minute": 60.0}
@@ -328,14 +338,7 @@ def real_time_latency(
     rows = []
     for mode, trigger in triggers:
         for rate in rates:
-            params: dict[str, Any] = {
-                "mode": mode,
-                "trigger": trigger,
-                "offered_msg_s": rate,
-                "produce_seconds": seconds,
-                "topic_partitions": partitions,
-            }
-            _check(**params)
+            params = _checked_params(mode, trigger, rate, seconds, partitions)
             rows.append(_point(spark, stack, work_dir, params, "spark-rtm"))
     return pd.DataFrame(rows)
 
@@ -357,14 +360,7 @@ def spark_real_time(
 
     Usage: `sweep("spark_real_time", {"mode": ["real-time", "micro-batch"], "trigger": ...})`.
     """
-    params: dict[str, Any] = {
-        "mode": mode,
-        "trigger": trigger,
-        "offered_msg_s": offered_msg_s,
-        "produce_seconds": produce_seconds,
-        "topic_partitions": topic_partitions,
-    }
-    _check(**params)
+    params = _checked_params(mode, trigger, offered_msg_s, produce_seconds, topic_partitions)
     spark, work = bench_session(stack)
     return _point(spark, stack, work, params, topic_prefix)
 

@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 __all__ = ["spark_trigger_latency", "trigger_floor", "trigger_latency", "trigger_sentence"]
 
 
+def _latency_params(trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int) -> dict[str, Any]:
+    """A point's parameters as its row names them."""
+    return {
+        "trigger": trigger,
+        "offered_msg_s": offered_msg_s,
+        "produce_seconds": produce_seconds,
+        "topic_partitions": topic_partitions,
+    }
+
+
 def _latency_point(
     spark: SparkSession,
     stack: Stack,
@@ -197,13 +207,9 @@ def trigger_latency(
     """
     summary, batches = [], []
     for interval in intervals:
-        params = {
-            "trigger": interval,
-            "offered_msg_s": rate,
-            "produce_seconds": seconds,
-            "topic_partitions": partitions,
-        }
-        row, busy = _latency_point(spark, stack, work_dir, params, on_query)
+        row, busy = _latency_point(
+            spark, stack, work_dir, _latency_params(interval, rate, seconds, partitions), on_query
+        )
         summary.append(row)
         batches.append(busy)
     return pd.DataFrame(summary), pd.concat(batches, ignore_index=True)
@@ -274,12 +280,7 @@ def spark_trigger_latency(
 ) -> dict[str, Any]:
     """Latency of records produced at `offered_msg_s` and read by a processing-time query; one row."""
     spark, work = bench_session(stack)
-    params = {
-        "trigger": trigger,
-        "offered_msg_s": offered_msg_s,
-        "produce_seconds": produce_seconds,
-        "topic_partitions": topic_partitions,
-    }
+    params = _latency_params(trigger, offered_msg_s, produce_seconds, topic_partitions)
     return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
 
 
