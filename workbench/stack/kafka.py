@@ -43,6 +43,7 @@ __all__ = [
     "kafka_nodes",
     "log4j_config",
     "peer_nodes",
+    "release_classpath",
     "restart_node",
 ]
 
@@ -90,13 +91,30 @@ def kafka_classpath(profile: Profile) -> tuple[list[str], str]:
     home = profile.broker.kafka_home or environment().kafka_home
     if home is not None:
         return _installed(profile.path(home))
+    return release_classpath("kafka", "kafka_2.13", profile.broker.version)
+
+
+def release_classpath(name: str, module: str, version: str) -> tuple[list[str], str]:
+    """An Apache Kafka `module` of release `version` from Maven, with the log4j 2 binding
+    Kafka's tarball adds (its POM leaves SLF4J without a backend): its jars and the version.
+
+    Args:
+        name: the jar set's name in the cache, before the version (`kafka` → `kafka-4.1.0`).
+        module: the artifact id under `org.apache.kafka` (`kafka_2.13`, `connect-mirror`).
+        version: the release.
+
+    Raises:
+        StackError: the release cannot be resolved (one line naming the coordinates and the
+            ways to provide them, an installation among them).
+
+    Usage: `release_classpath("mirror-maker", "connect-mirror", "4.1.0")`.
+    """
     from workbench.maven import Artifact, resolve
 
-    version = profile.broker.version
     jars = resolve(
-        f"kafka-{version}",
+        f"{name}-{version}",
         [
-            Artifact("org.apache.kafka", "kafka_2.13", version),
+            Artifact("org.apache.kafka", module, version),
             Artifact("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
         ],
         how_else="set KAFKA_HOME (or broker.kafka_home in the profile) to an Apache Kafka 4.x installation",

@@ -21,7 +21,7 @@ from pathlib import Path
 from workbench.config import Profile, environment
 from workbench.errors import StackError
 from workbench.stack import process
-from workbench.stack.kafka import JVM_OPTIONS, LOG4J_VERSION, kafka_classpath, log4j_config
+from workbench.stack.kafka import JVM_OPTIONS, kafka_classpath, log4j_config, release_classpath
 from workbench.stack.services import Service, log_tail
 from workbench.stack.state import ServiceRecord
 
@@ -61,18 +61,7 @@ def mirror_classpath(profile: Profile) -> tuple[list[str], str]:
     home = profile.broker.kafka_home or environment().kafka_home
     if home is not None:
         return kafka_classpath(profile)  # an installation's libs/ hold connect-mirror beside the broker
-    from workbench.maven import Artifact, resolve
-
-    version = profile.replication.version
-    jars = resolve(
-        f"mirror-maker-{version}",
-        [
-            Artifact("org.apache.kafka", "connect-mirror", version),
-            Artifact("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
-        ],
-        how_else="set KAFKA_HOME (or broker.kafka_home in the profile) to an Apache Kafka 4.x installation",
-    )
-    return [str(j) for j in jars], version
+    return release_classpath("mirror-maker", "connect-mirror", profile.replication.version)
 
 
 class MirrorWorker(Service):
