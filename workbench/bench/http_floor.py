@@ -21,11 +21,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from workbench.bench._run import result_row
 from workbench.bench.proxy_calls import (
     ProduceJob,
+    calls_row,
     check_client,
-    client_columns,
     request_bodies,
     run_calls,
     run_wrk_calls,
@@ -98,10 +97,7 @@ def http_floor(
                 started = time.perf_counter()
                 outcome = run_calls(job, calls, bodies)
                 seconds = time.perf_counter() - started
-    sent = outcome.acknowledged
-    resources = monitor.columns()
-    resources["client_cpu_s"] += outcome.child_cpu_s
-    return result_row(
+    return calls_row(
         stack,
         experiment="http_floor",
         params={
@@ -112,18 +108,11 @@ def http_floor(
             "format": format,
             "client": client,
         },
-        records=sent,
-        payload_bytes=sent * record_bytes,
+        outcome=outcome,
+        record_bytes=record_bytes,
         seconds=seconds,
-        latencies=outcome.latencies,
-        latency_of="HTTP produce call",
-        resources=resources,
-        extra={
-            "acknowledged": sent,
-            "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
-            **client_columns(client, resources["client_cpu_s"], seconds, 1),
-            **(outcome.latency_ms or {}),
-        },
+        monitor=monitor,
+        client=client,
     )
 
 

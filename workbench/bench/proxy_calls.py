@@ -10,22 +10,26 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from workbench.bench._run import result_row
 from workbench.bench.loadgen import CLIENTS, is_saturated, require_wrk, run_wrk
 from workbench.bench.payload import key_pool, value_pool
 from workbench.errors import BenchError, ProxyError
 from workbench.measure.failures import FailureTally
-from workbench.measure.resources import cpu_seconds
+from workbench.measure.resources import ResourceMonitor, cpu_seconds
 from workbench.proxy import EncodedRecords, ProxyClient, encode_records
 from workbench.proxy.client import Trace, trace_header_value
 from workbench.proxy.records import TRACE_HEADER
 from workbench.proxy.wire import V2_ACCEPT, embedded_type, encode_topic
+from workbench.stack import Stack
 
 __all__ = [
     "CallOutcome",
     "ProduceJob",
+    "calls_row",
     "check_client",
     "client_columns",
     "request_bodies",
@@ -93,6 +97,54 @@ def client_columns(client: str, client_cpu_s: float, seconds: float, processes: 
         "client_cpu_share": client_cpu_s / seconds if seconds > 0 else float("nan"),
         "client_saturated": is_saturated(client_cpu_s, seconds, processes),
     }
+
+
+def calls_row(
+    stack: Stack,
+    *,
+    experiment: str,
+    params: Mapping[str, Any],
+    outcome: CallOutcome,
+    record_bytes: int,
+    seconds: float,
+    monitor: ResourceMonitor,
+    client: str,
+    processes: int = 1,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The row of a run of produce calls, alike for every server they load, so the rows compare.
+
+    Args:
+        outcome, seconds: what the run did and how long it took (`run_calls`, `run_in_processes`,
+            `run_wrk_calls`); the records are those acknowledged.
+        monitor: the run's monitor; the client processes' CPU is added to `client_cpu_s`.
+        client, processes: the load generator, for `client_columns`.
+        extra: the experiment's own columns, after `acknowledged`.
+
+    Usage: `calls_row(stack, experiment="http_floor", params=..., outcome=outcome, record_bytes=1000,
+    seconds=seconds, monitor=monitor, client="python")`.
+    """
+    resources = monitor.columns()
+    resources["client_cpu_s"] += outcome.child_cpu_s
+    sent = outcome.acknowledged
+    return result_row(
+        stack,
+        experiment=experiment,
+        params=params,
+        records=sent,
+        payload_bytes=sent * record_bytes,
+        seconds=seconds,
+        latencies=outcome.latencies,
+        latency_of="HTTP produce call",
+        resources=resources,
+        extra={
+            "acknowledged": sent,
+            **(extra or {}),
+            "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
+            **client_columns(client, resources["client_cpu_s"], seconds, processes),
+            **(outcome.latency_ms or {}),
+        },
+    )
 
 
 def request_bodies(job: ProduceJob, last_is_short: bool = True) -> tuple[EncodedRecords, EncodedRecords]:

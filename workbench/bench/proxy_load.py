@@ -22,6 +22,7 @@ from workbench.bench.native import fill_topic
 from workbench.bench.payload import key_pool, value_pool
 from workbench.bench.proxy_calls import (
     ProduceJob,
+    calls_row,
     check_client,
     client_columns,
     request_bodies,
@@ -125,11 +126,7 @@ def proxy_produce(
             else:
                 outcome, seconds = run_in_processes(job, shares)
         landed = sum(kafka.end_offsets(stack.kafka_config("admin"), topic).values())
-    resources = monitor.columns()
-    resources["client_cpu_s"] += outcome.child_cpu_s
-    sent = outcome.acknowledged
-    client_share = client_columns(client, resources["client_cpu_s"], seconds, processes)
-    return result_row(
+    return calls_row(
         stack,
         experiment="proxy_produce",
         params={
@@ -145,21 +142,13 @@ def proxy_produce(
             **({"trace": trace} if trace else {}),
             **topic_settings,
         },
-        records=sent,
-        payload_bytes=sent * record_bytes,
+        outcome=outcome,
+        record_bytes=record_bytes,
         seconds=seconds,
-        latencies=outcome.latencies,
-        latency_of="HTTP produce call",
-        resources=resources,
-        extra={
-            "acknowledged": sent,
-            **outcome.failures.columns(),
-            "landed": landed,
-            "calls": outcome.calls if outcome.calls is not None else len(outcome.latencies),
-            "proxy_urls": len(base_urls),
-            **client_share,
-            **(outcome.latency_ms or {}),
-        },
+        monitor=monitor,
+        client=client,
+        processes=processes,
+        extra={**outcome.failures.columns(), "landed": landed, "proxy_urls": len(base_urls)},
     )
 
 
