@@ -183,11 +183,7 @@ class ConsumerManager(InstanceManager[ConsumerInstance]):
                 f"consumer.request.timeout.ms must be from 0 to {ceiling} "
                 f"(consumer.request.timeout.max.ms), got {request_timeout}",
             )
-        self.check_room()
-        try:
-            consumer = Consumer(conf)
-        except KafkaException as exc:
-            raise RestError(422, 42204, f"Invalid consumer configuration: {exc.args[0].str()}") from None
+        consumer = self.client(Consumer, conf)
         instance = ConsumerInstance(
             group=group,
             name=name,
@@ -200,8 +196,7 @@ class ConsumerManager(InstanceManager[ConsumerInstance]):
             conf=conf,
             schemas=self.schemas_for(fmt),
         )
-        self.instances[(group, name)] = instance
-        return instance
+        return self.add(instance)
 
     @asynccontextmanager
     async def releasing(self, topic: str) -> AsyncIterator[None]:

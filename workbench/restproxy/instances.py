@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
+from confluent_kafka import KafkaException
+
 from workbench.httpserver.errors import RestError
 from workbench.restproxy.errors import CONSUMER_NOT_FOUND
 from workbench.restproxy.formats import FORMATS, SCHEMA_FORMATS, no_registry
@@ -185,6 +187,20 @@ class InstanceManager(Generic[_I]):
                 f"{self.limit}); delete instances no longer used",
                 headers={"Retry-After": "5"},
             )
+
+    def client(self, make: Callable[[dict[str, Any]], _T], conf: dict[str, Any]) -> _T:
+        """A new instance's librdkafka client, made from `conf` once this process has room
+        for one more instance (`check_room`); 422 / 42204 when librdkafka refuses the settings."""
+        self.check_room()
+        try:
+            return make(conf)
+        except KafkaException as exc:
+            raise RestError(422, 42204, f"Invalid {self.kind.lower()} configuration: {exc.args[0].str()}") from None
+
+    def add(self, instance: _I) -> _I:
+        """Keep a new instance under its group and name, where `get` finds it."""
+        self.instances[(instance.group, instance.name)] = instance
+        return instance
 
     def schemas_for(self, fmt: str) -> SchemaFormats | None:
         return self.schemas if fmt in SCHEMA_FORMATS else None

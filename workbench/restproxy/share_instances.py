@@ -241,13 +241,9 @@ class ShareManager(InstanceManager[ShareInstance]):
                 422, 42204, f"Invalid value {reset!r} for auto.offset.reset: earliest or latest (smallest, largest)"
             )
         max_records = _max_poll_records(body.get("max.poll.records"), self.settings.consumer_max_poll_records)
-        self.check_room()
         client_id = f"{self.settings.id}-{name}" if self.settings.id else name
         conf = {**self.conf(group, client_id), "max.poll.records": max_records}
-        try:
-            consumer = ShareConsumer(conf)
-        except KafkaException as exc:
-            raise RestError(422, 42204, f"Invalid share consumer configuration: {exc.args[0].str()}") from None
+        consumer = self.client(ShareConsumer, conf)
         instance = ShareInstance(
             group=group,
             name=name,
@@ -260,8 +256,7 @@ class ShareManager(InstanceManager[ShareInstance]):
             conf=dict(conf),
             max_records=max_records,
         )
-        self.instances[(group, name)] = instance
-        return instance
+        return self.add(instance)
 
     async def configure_group(self, instance: ShareInstance) -> None:
         """Set the group's `share.auto.offset.reset` when the create body named one,
