@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from workbench.config import KafkaConf
 
 __all__ = [
+    "AdminOwner",
     "PartitionInfo",
     "TopicInfo",
     "admin_client",
@@ -78,6 +79,26 @@ def admin_client(conf: KafkaConf) -> AdminClient:
     aborts or crashes the process (confluent-kafka-python #1761, #2129); a segfault in a
     test worker's `list_offsets` was one such crash."""
     return AdminClient({**conf, "logger": log})  # type: ignore[dict-item]  # librdkafka takes a logger
+
+
+class AdminOwner:
+    """What keeps one AdminClient in `_admin` across calls: `close()`, or the end of its `with`
+    block, destroys it in the calling thread (see `admin_client` for why not leave it to the
+    garbage collector); after that `_admin` is None."""
+
+    _admin: AdminClient | None = None
+
+    def close(self) -> None:
+        """Destroy the AdminClient now, in this thread; closing again does nothing."""
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.__exit__(None, None, None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
 
 def alter_group_configs(conf: KafkaConf, group: str, settings: Mapping[str, str]) -> None:

@@ -34,7 +34,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from workbench._types import Partition
 from workbench.backoff import Backoff
 from workbench.errors import KafkaError
-from workbench.kafka.admin import admin_client, describe_topic
+from workbench.kafka.admin import AdminOwner, admin_client, describe_topic
 
 if TYPE_CHECKING:
     from workbench.config import KafkaConf
@@ -151,7 +151,7 @@ def reported_offsets(
         return reader.reported(partitions, which)
 
 
-class OffsetReader:
+class OffsetReader(AdminOwner):
     """Offset questions asked again and again through one AdminClient.
 
     A Spark source asks on every trigger which partitions exist and where their logs
@@ -181,19 +181,6 @@ class OffsetReader:
         if self._admin is None:
             self._admin = admin_client(self.conf)
         return self._admin
-
-    def close(self) -> None:
-        """Destroy the AdminClient now, in this thread (see `admin_client` for why not
-        leave it to the garbage collector)."""
-        admin, self._admin = self._admin, None
-        if admin is not None:
-            admin.__exit__(None, None, None)
-
-    def __enter__(self) -> OffsetReader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def reported(self, partitions: Iterable[Partition], which: str) -> dict[Partition, int]:
         """ListOffsets `earliest` or `latest` (on Tansu, `latest` is not the end: see `ends`)."""

@@ -35,7 +35,7 @@ from confluent_kafka.admin import AdminClient
 from workbench._types import Partition
 from workbench.config import KafkaConf
 from workbench.errors import KafkaError
-from workbench.kafka.admin import admin_client
+from workbench.kafka.admin import AdminOwner, admin_client
 from workbench.kafka.offsets import OffsetReader
 from workbench.measure.latency import WARM_UP_S, after_warm_up
 from workbench.measure.sampling import Sampler
@@ -210,7 +210,7 @@ class LagSampler(Sampler):
             self.on_sample(tick)
 
 
-class GroupOffsets:
+class GroupOffsets(AdminOwner):
     """A consumer group's committed offsets, read through one AdminClient: a sampler's `positions`.
 
     A partition without a commit is left out (the sampler counts it from the log's start).
@@ -236,18 +236,6 @@ class GroupOffsets:
             error = exc.args[0]
             raise KafkaError(f"cannot read the committed offsets of group {self.group!r}: {error}") from None
         return {(tp.topic, tp.partition): int(tp.offset) for tp in answer.topic_partitions or [] if tp.offset >= 0}
-
-    def close(self) -> None:
-        """Destroy the AdminClient now (see `kafka.admin_client` for why not leave it to GC)."""
-        admin, self._admin = self._admin, None
-        if admin is not None:
-            admin.__exit__(None, None, None)
-
-    def __enter__(self) -> GroupOffsets:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
 
 # The figures a burst is judged by: pure functions of a sampler's rows. --------------------
