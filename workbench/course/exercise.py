@@ -23,6 +23,7 @@ __all__ = [
     "Figures",
     "NearTheBest",
     "NotMeasured",
+    "PredictedFigure",
     "as_choice",
     "as_number",
     "as_point",
@@ -146,6 +147,42 @@ class NearTheBest(Exercise):
     def remark(self, point: Mapping[str, Any], figures: Figures) -> str:
         """What the judgement adds about the chosen point (nothing by default)."""
         return ""
+
+
+class PredictedFigure(Exercise):
+    """Predict one figure of the run, passing within a relative `tolerance` (or an absolute
+    `floor`): the shape of every "predict …, within N % passes" exercise. A subclass says which
+    figure is expected (`measured`, or its own `expected`), in what `unit`, and `how` it follows
+    from the run; the verdict is `prediction`'s, so a miss never gives the figure away.
+    """
+
+    #: The figure the answer is compared with, when `expected` is not overridden.
+    measured: ClassVar[str] = ""
+    unit: ClassVar[str]
+    tolerance: ClassVar[float]
+    floor: ClassVar[float] = 0.0
+    #: The reference answer's decimals (None: a whole number).
+    digits: ClassVar[int | None] = 1
+    #: What a wrong kind of answer is told it should be, when that is shorter than `form`.
+    wanted: ClassVar[str] = ""
+    #: How the figure follows from the run, said with every verdict; `{name}` fields are the figures'.
+    how: ClassVar[str]
+
+    def expected(self, figures: Figures) -> float:
+        """The figure a right answer is near."""
+        return float(figures[self.measured])
+
+    def reasoning(self, figures: Figures) -> str:
+        """`how`, in this run's figures."""
+        return self.how.format(**figures)
+
+    def solve(self, figures: Figures) -> float:
+        return round(self.expected(figures), self.digits)
+
+    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
+        value, expected = as_number(answer, self.wanted or self.form), self.expected(figures)
+        passed = within(value, expected, self.tolerance, self.floor)
+        return prediction(value, expected, passed, self.unit, self.reasoning(figures))
 
 
 def register(cls: type[Exercise]) -> type[Exercise]:

@@ -12,14 +12,13 @@ from workbench.course.exercise import (
     Exercise,
     Figures,
     NotMeasured,
+    PredictedFigure,
     as_choice,
     as_number,
     frame_with,
     measured_rows,
     medians,
-    prediction,
     register,
-    within,
 )
 
 __all__ = ["BATCH_BUDGET_MS", "FastestShuffle", "MaxOffsetsUnderASecond", "RealTimeRatio", "SmallerFormat"]
@@ -116,11 +115,13 @@ class FastestShuffle(Exercise):
 
 
 @register
-class RealTimeRatio(Exercise):
+class RealTimeRatio(PredictedFigure):
     notebook, key, number = "09", "real_time_ratio", 3
     title = "How many times faster real-time mode delivers a record than micro-batches, predicted"
     section = "4b · Real-time mode against micro-batches"
     form = "a number: the micro-batch p50 divided by the real-time p50 (e.g. 2.5)"
+    wanted, unit, tolerance = "a ratio", "x", 0.5
+    how = "the fastest micro-batch trigger's p50 over real-time mode's, at {rate:,} records/s (section 4b's table)"
 
     def figures(self, real_time: pd.DataFrame) -> Figures:
         needed = ["mode", "offered_msg_s", "latency_p50_ms"]
@@ -141,17 +142,8 @@ class RealTimeRatio(Exercise):
             "real-time p50 **on this stack**; within 50 % of the run's ratio passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(float(figures["micro_batch_ms"]) / float(figures["real_time_ms"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        ratio = as_number(answer, "a ratio")
-        expected = figures["micro_batch_ms"] / figures["real_time_ms"]
-        how = (
-            f"the fastest micro-batch trigger's p50 over real-time mode's, at {figures['rate']:,} records/s "
-            "(section 4b's table)"
-        )
-        return prediction(ratio, expected, within(ratio, expected, 0.5), "x", how)
+    def expected(self, figures: Figures) -> float:
+        return float(figures["micro_batch_ms"]) / float(figures["real_time_ms"])
 
 
 @register

@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from workbench.bench.waterfall_study import knob_effect
 from workbench.course.exercise import (
-    Exercise,
     Figures,
     NotMeasured,
-    as_number,
+    PredictedFigure,
     frame_with,
     plain,
-    prediction,
     register,
-    within,
 )
 
 __all__ = ["ClearTime", "LingerWait"]
 
 
 @register
-class LingerWait(Exercise):
+class LingerWait(PredictedFigure):
     notebook, key, number = "12", "linger_wait", 1
     title = "Predict how much linger.ms adds to the hop it moves, at a steady offered rate"
     section = "3 · Which knob moves which hop"
     form = "a number of milliseconds (the change of that hop's mean)"
+    measured, wanted, unit, tolerance, floor = "change_ms", "a number of milliseconds", "ms", 0.35, 2.0
+    how = (
+        "the hop `{hop}`: records arrive spread over the linger window, so the first in a batch "
+        "waits all of it and the last almost none"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         if frame is None or "linger.ms" not in frame or frame["linger.ms"].nunique() < 2:
@@ -51,25 +51,18 @@ class LingerWait(Exercise):
             "moves grow? Within 35 % (or 2 ms) of the run passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(float(figures["change_ms"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        ms, expected = as_number(answer, "a number of milliseconds"), float(figures["change_ms"])
-        passed = within(ms, expected, 0.35, floor=2.0)
-        how = (
-            f"the hop `{figures['hop']}`: records arrive spread over the linger window, so the first in a batch "
-            "waits all of it and the last almost none"
-        )
-        return prediction(ms, expected, passed, "ms", how)
-
 
 @register
-class ClearTime(Exercise):
+class ClearTime(PredictedFigure):
     notebook, key, number = "12", "clear_time", 2
     title = "Predict how long a burst's backlog takes to clear from the consumer's capacity"
     section = "4 · A burst: lag over time, its peak, and the time to clear it"
     form = "a number of seconds (from the burst's end to the lag back at its baseline)"
+    measured, wanted, unit, tolerance, floor = "clear_s", "a number of seconds", "s", 0.35, 1.0
+    how = (
+        "the backlog the burst leaves (what it offered above the capacity, times its length) drains at the "
+        "capacity's spare rate at the normal load; the run adds what the consumer's fetching and committing cost"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         frame = frame_with(frame, ["consumer", "clear_s"], "section 4 ran no burst")
@@ -94,15 +87,3 @@ class ClearTime(Exercise):
             f"{figures['normal']:,}/s again. Before reading section 4, how many **seconds** after the burst's end "
             "is its lag back at the baseline? Within 35 % (or 1 s) of the run passes."
         )
-
-    def solve(self, figures: Figures) -> float:
-        return round(float(figures["clear_s"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        seconds, expected = as_number(answer, "a number of seconds"), float(figures["clear_s"])
-        passed = within(seconds, expected, 0.35, floor=1.0)
-        how = (
-            "the backlog the burst leaves (what it offered above the capacity, times its length) drains at the "
-            "capacity's spare rate at the normal load; the run adds what the consumer's fetching and committing cost"
-        )
-        return prediction(seconds, expected, passed, "s", how)

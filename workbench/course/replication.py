@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pandas as pd
 
 from workbench.course.exercise import (
-    Exercise,
     Figures,
     NotMeasured,
-    as_number,
+    PredictedFigure,
     frame_with,
     plain,
-    prediction,
     register,
 )
 
@@ -21,11 +17,17 @@ __all__ = ["CutBacklog", "InFlight"]
 
 
 @register
-class InFlight(Exercise):
+class InFlight(PredictedFigure):
     notebook, key, number = "13", "in_flight", 1
     title = "Predict how many acknowledged records are on a but not yet on b at any moment"
     section = "Replication lag by offered rate"
     form = "a number of records"
+    # 10 %, or a tenth of a record when fewer than one is in flight.
+    unit, tolerance, floor = "records", 0.1, 0.1
+    how = (
+        "records arrive at the offered rate and each stays in flight for the lag, so the records in flight "
+        "are the rate times the lag in seconds (Little's law)"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         frame = frame_with(frame, ["latency_p50_ms", "rate"], "no replication run was measured on this profile")
@@ -43,24 +45,22 @@ class InFlight(Exercise):
             "then? Within 10 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
+    def expected(self, figures: Figures) -> float:
+        # Rounded as the reference answer is, so the answer that fills the cell is judged against itself.
         return round(float(figures["rate"]) * float(figures["lag_ms"]) / 1000, 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        records, expected = as_number(answer, "a number of records"), self.solve(figures)
-        how = (
-            "records arrive at the offered rate and each stays in flight for the lag, so the records in flight "
-            "are the rate times the lag in seconds (Little's law)"
-        )
-        return prediction(records, expected, abs(records - expected) <= 0.1 * max(expected, 1.0), "records", how)
 
 
 @register
-class CutBacklog(Exercise):
+class CutBacklog(PredictedFigure):
     notebook, key, number = "13", "cut_backlog", 2
     title = "Predict the backlog a cut link leaves for MirrorMaker to copy"
     section = "A cut link"
     form = "a number of records"
+    measured, unit, tolerance, floor = "backlog", "records", 0.1, 0.1
+    how = (
+        "the run counted {backlog:,}: every record offered while the link was down waits, so the "
+        "backlog is the rate times the cut, plus the few in flight when it began"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         missing = "no link was cut on this profile (the workbench cuts only a link it started)"
@@ -80,12 +80,5 @@ class CutBacklog(Exercise):
         )
 
     def solve(self, figures: Figures) -> float:
+        # From the rate and the cut, as the learner works it out; the run's own count is what judges.
         return round(float(figures["rate"]) * float(figures["cut_s"]))
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        records, measured = as_number(answer, "a number of records"), float(figures["backlog"])
-        how = (
-            f"the run counted {figures['backlog']:,}: every record offered while the link was down waits, so the "
-            "backlog is the rate times the cut, plus the few in flight when it began"
-        )
-        return prediction(records, measured, abs(records - measured) <= 0.1 * max(measured, 1.0), "records", how)

@@ -7,14 +7,12 @@ from typing import Any
 import pandas as pd
 
 from workbench.course.exercise import (
-    Exercise,
     Figures,
     NotMeasured,
-    as_number,
+    PredictedFigure,
     frame_with,
     measured_rows,
     plain,
-    prediction,
     register,
 )
 
@@ -27,11 +25,16 @@ def _row(frame: Any, columns: list[str], missing: str) -> pd.Series:
 
 
 @register
-class DeletedBy(Exercise):
+class DeletedBy(PredictedFigure):
     notebook, key, number = "14", "deleted_by", 1
     title = "Predict the latest moment a record written now is deleted, from the topic's settings"
     section = "When retention really deletes"
     form = "a number of seconds after the record is written"
+    wanted, unit, tolerance, digits = "a number of seconds", "s", 0.1, 2
+    how = (
+        "a record can be the first of its segment, which closes segment.ms later; the closed segment goes once "
+        "its newest record is retention.ms old, at the broker's next look"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         row = _row(frame, ["retention.ms", "segment.ms", "survival_max_s"], "no record was deleted in this run")
@@ -45,7 +48,7 @@ class DeletedBy(Exercise):
             "measured_max_s": float(row["survival_max_s"]),
         }
 
-    def _bound(self, figures: Figures) -> float:
+    def expected(self, figures: Figures) -> float:
         return float(figures["retention_s"] + figures["segment_s"] + figures["check_s"])
 
     def question(self, figures: Figures) -> str:
@@ -56,27 +59,24 @@ class DeletedBy(Exercise):
             "coming: at the **latest**, how many **seconds** after it was written is it deleted? Within 10 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(self._bound(figures), 2)
-
     def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        seconds, bound = as_number(answer, "a number of seconds"), self._bound(figures)
-        how = (
-            "a record can be the first of its segment, which closes segment.ms later; the closed segment goes once "
-            "its newest record is retention.ms old, at the broker's next look"
-        )
-        passed, why = prediction(seconds, bound, abs(seconds - bound) <= 0.1 * bound, "s", how)
+        passed, why = super().judge(answer, figures)
         if passed:
             why += f"; the longest any record of the run lived was {figures['measured_max_s']:.2f} s"
         return passed, why
 
 
 @register
-class MissedAfterLatest(Exercise):
+class MissedAfterLatest(PredictedFigure):
     notebook, key, number = "14", "missed_latest", 2
     title = "Count the records a group that resumes with auto.offset.reset=latest never sees"
     section = "A reader behind retention"
     form = "a whole number of records"
+    unit, tolerance, digits = "records", 0.0, None  # a count: only the exact number passes
+    how = (
+        "an offset outside the log is reset to the end, so everything from the committed offset to the end "
+        "is skipped: the deleted records and the ones still there"
+    )
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         frame = frame_with(frame, ["reset"], "the reader behind retention did not run")
@@ -99,13 +99,5 @@ class MissedAfterLatest(Exercise):
             "`auto.offset.reset=latest`: how many records (offsets) did it **never** read?"
         )
 
-    def solve(self, figures: Figures) -> int:
-        return int(figures["end"] - figures["committed"])
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        missed, expected = as_number(answer, "a whole number of records"), self.solve(figures)
-        how = (
-            "an offset outside the log is reset to the end, so everything from the committed offset to the end "
-            "is skipped: the deleted records and the ones still there"
-        )
-        return prediction(missed, expected, missed == expected, "records", how)
+    def expected(self, figures: Figures) -> float:
+        return float(figures["end"] - figures["committed"])

@@ -12,12 +12,11 @@ from workbench.course.exercise import (
     Exercise,
     Figures,
     NotMeasured,
+    PredictedFigure,
     as_number,
     measured_rows,
     plain,
-    prediction,
     register,
-    within,
 )
 from workbench.numbers import format_number
 
@@ -32,11 +31,13 @@ __all__ = [
 
 
 @register
-class MetadataAtFiveThousand(Exercise):
+class MetadataAtFiveThousand(PredictedFigure):
     notebook, key, number = "06", "metadata_5000", 1
     title = "Predict the Metadata response at 5,000 topics from the per-topic slope"
     section = "The experiment (the `metadata_bytes` column) and What the run says"
     form = "a size in kilobytes (1 KB = 1,000 bytes)"
+    wanted, unit, tolerance = "a size in KB", "KB", 0.10
+    how = "{metadata_bytes:,} B at {topics:,} topics, plus the per-topic slope for each topic added"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         rows = measured_rows(
@@ -52,7 +53,7 @@ class MetadataAtFiveThousand(Exercise):
             "slope_bytes": float(slope),
         }
 
-    def _expected_kb(self, figures: Figures) -> float:
+    def expected(self, figures: Figures) -> float:
         return float(figures["metadata_bytes"] + figures["slope_bytes"] * (5_000 - figures["topics"])) / 1e3
 
     def question(self, figures: Figures) -> str:
@@ -61,31 +62,22 @@ class MetadataAtFiveThousand(Exercise):
             "measured per-topic slope: how many **KB** would it be at **5,000 topics**? Within 10 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(self._expected_kb(figures), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        kb, expected = as_number(answer, "a size in KB"), self._expected_kb(figures)
-        how = (
-            f"{figures['metadata_bytes']:,} B at {figures['topics']:,} topics, plus the per-topic slope for each "
-            "topic added"
-        )
-        return prediction(kb, expected, within(kb, expected, 0.10), "KB", how)
-
 
 @register
-class CreateTenThousand(Exercise):
+class CreateTenThousand(PredictedFigure):
     notebook, key, number = "06", "create_10000", 2
     title = "Predict the seconds to create 10,000 topics"
     section = "The experiment (`create_s` per topic count)"
     form = "a number of seconds"
+    unit, tolerance, digits = "s", 0.20, 2
+    how = "the seconds for {topics:,} topics, scaled to 10,000"
 
     def figures(self, frame: pd.DataFrame) -> Figures:
         rows = measured_rows(frame, ["topics", "create_s"], "no topic creation was timed")
         large = rows.iloc[-1]
         return {"topics": plain(large["topics"]), "create_s": float(large["create_s"])}
 
-    def _expected_s(self, figures: Figures) -> float:
+    def expected(self, figures: Figures) -> float:
         return float(figures["create_s"]) / float(figures["topics"]) * 10_000
 
     def question(self, figures: Figures) -> str:
@@ -94,26 +86,18 @@ class CreateTenThousand(Exercise):
             "how many **seconds** would creating **10,000** topics take? Within 20 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(self._expected_s(figures), 2)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        seconds, expected = as_number(answer, "a number of seconds"), self._expected_s(figures)
-        return prediction(
-            seconds,
-            expected,
-            within(seconds, expected, 0.20),
-            "s",
-            f"the seconds for {figures['topics']:,} topics, scaled to 10,000",
-        )
-
 
 @register
-class OneDevicesPartition(Exercise):
+class OneDevicesPartition(PredictedFigure):
     notebook, key, number = "07", "partition_scan", 1
     title = "Predict how many records a keyed read of one device's partition scans"
     section = "Reading one device's history as the data grows, and the note after What the run says"
     form = "a number of records"
+    measured, unit, tolerance, digits = "scanned", "records", 0.50, None
+    how = (
+        "a device's partition holds itself and, on average, (devices - 1) / partitions other "
+        "devices, all of which the read scans"
+    )
 
     def figures(self, reads: pd.DataFrame) -> Figures:
         rows = measured_rows(
@@ -134,20 +118,6 @@ class OneDevicesPartition(Exercise):
             f"topic of {figures['partitions']} partitions. Reading **one device's** history from its own "
             "partition: predict how many **records** the consumer scans. Within 50 % passes (the hash does not "
             "share devices out evenly)."
-        )
-
-    def solve(self, figures: Figures) -> int:
-        return int(figures["scanned"])
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        predicted, scanned = as_number(answer, "a number of records"), figures["scanned"]
-        return prediction(
-            predicted,
-            scanned,
-            within(predicted, scanned, 0.50),
-            "records",
-            "a device's partition holds itself and, on average, (devices - 1) / partitions other "
-            "devices, all of which the read scans",
         )
 
 
@@ -225,11 +195,12 @@ class KeysMoved(Exercise):
 
 
 @register
-class ConsumerGroupCeiling(Exercise):
+class ConsumerGroupCeiling(PredictedFigure):
     notebook, key, number = "11", "group_ceiling", 1
     title = "Predict a consumer group's records/s with more members than partitions"
     section = "1 · Members past the partition count"
     form = "a number of records per second"
+    measured, wanted, unit, tolerance, digits = "msg_s", "records per second", "records/s", 0.25, None
 
     def figures(self, grid: pd.DataFrame) -> Figures:
         rows = measured_rows(
@@ -257,14 +228,9 @@ class ConsumerGroupCeiling(Exercise):
             "passes."
         )
 
-    def solve(self, figures: Figures) -> int:
-        return round(float(figures["msg_s"]))
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        rate = as_number(answer, "records per second")
+    def reasoning(self, figures: Figures) -> str:
         bound = min(figures["members"], figures["partitions"]) * 1000 / max(figures["processing_ms"], 0.001)
-        how = (
+        return (
             f"only {min(figures['members'], figures['partitions'])} members hold a partition, each at most "
             f"1,000 / {format_number(figures['processing_ms'])} records/s: at most {bound:,.0f} records/s"
         )
-        return prediction(rate, figures["msg_s"], within(rate, figures["msg_s"], 0.25), "records/s", how)

@@ -13,16 +13,14 @@ from workbench.course.exercise import (
     Figures,
     NearTheBest,
     NotMeasured,
+    PredictedFigure,
     as_choice,
-    as_number,
     frame_with,
     measured_point,
     medians,
     plain,
-    prediction,
     register,
     settings_text,
-    within,
 )
 
 __all__ = [
@@ -52,11 +50,13 @@ def _figure(row: Any, name: str, missing: str) -> float:
 
 
 @register
-class MillionRecords(Exercise):
+class MillionRecords(PredictedFigure):
     notebook, key, number = "00", "million_seconds", 1
     title = "Seconds for a million records at the measured rate"
     section = "The experiment (the table of `row`)"
     form = "a number of seconds"
+    unit, tolerance, digits = "s", 0.10, 2
+    how = "records ÷ the records per second the producer reached"
 
     def figures(self, row: Mapping[str, Any]) -> Figures:
         return {"produce_msg_s": _figure(row, "produce_msg_s", "the quickstart measured no produce rate")}
@@ -67,18 +67,8 @@ class MillionRecords(Exercise):
             "1,000,000 records? Within 10 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(1_000_000 / float(figures["produce_msg_s"]), 2)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        seconds, expected = as_number(answer, "a number of seconds"), 1_000_000 / figures["produce_msg_s"]
-        return prediction(
-            seconds,
-            expected,
-            within(seconds, expected, 0.10),
-            "s",
-            "records ÷ the records per second the producer reached",
-        )
+    def expected(self, figures: Figures) -> float:
+        return 1_000_000 / float(figures["produce_msg_s"])
 
 
 _PROXY_KEYS = ("records_per_call", "concurrency")
@@ -127,11 +117,13 @@ class ProxyShareOfNative(Exercise):
 
 
 @register
-class BufferFloor(Exercise):
+class BufferFloor(PredictedFigure):
     notebook, key, number = "01", "buffer_floor", 2
     title = "Predict a one-record call's latency from the proxy's buffer time"
     section = "4 · The proxy's producer buffer time"
     form = "a number of milliseconds"
+    measured, unit, tolerance, floor = "p50_ms", "ms", 0.25, 5.0
+    how = "the proxy holds a lone record up to its buffer time, so every one-record call takes at least that"
 
     def figures(self, buffer: pd.DataFrame) -> Figures:
         points = medians(
@@ -149,20 +141,6 @@ class BufferFloor(Exercise):
             f"A client sends **one record per call** to a proxy whose `producer.linger.ms` is "
             f"**{figures['linger_ms']:,} ms**. Predict the median (p50) latency of a call in milliseconds; the "
             "check compares it with section 4's measurement (within 25 %, or 5 ms)."
-        )
-
-    def solve(self, figures: Figures) -> float:
-        return round(float(figures["p50_ms"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        predicted, measured = as_number(answer, "a number of milliseconds"), figures["p50_ms"]
-        ok = abs(predicted - measured) <= max(0.25 * measured, 5.0)
-        return prediction(
-            predicted,
-            measured,
-            ok,
-            "ms",
-            "the proxy holds a lone record up to its buffer time, so every one-record call takes at least that",
         )
 
 
@@ -225,11 +203,13 @@ class DoubleTheDefault(Exercise):
 
 
 @register
-class LingerTen(Exercise):
+class LingerTen(PredictedFigure):
     notebook, key, number = "02", "linger_ten", 2
     title = "Predict linger.ms=10 at batch.size 1 MB from the sweep's neighbours"
     section = "1 · `linger.ms` × `batch.size`, then 4 · The Kafka chapter's experiment"  # noqa: RUF001
     form = "a number of records per second"
+    measured, unit, tolerance, digits = "measured_msg_s", "msg/s", 0.35, 0
+    how = "read the 1 MB line of section 1 between `linger.ms` 5 and 20"
 
     def figures(self, batching: pd.DataFrame, new: Mapping[str, Any]) -> Figures:
         points = medians(batching, _BATCH_KEYS, ["msg_s"], "section 1 measured no batching point")
@@ -242,19 +222,6 @@ class LingerTen(Exercise):
             "Section 1 measured `batch.size` = 1 MB with " + (near or "no linger values") + ". Section 4's second "
             "run used `linger.ms` = **10** and 1 MB. From section 1's chart alone, predict its records per "
             "second; the check compares with section 4 (within 35 %: runs of different sizes differ)."
-        )
-
-    def solve(self, figures: Figures) -> float:
-        return float(round(figures["measured_msg_s"]))
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        predicted, measured = as_number(answer, "a number of records per second"), figures["measured_msg_s"]
-        return prediction(
-            predicted,
-            measured,
-            within(predicted, measured, 0.35),
-            "msg/s",
-            "read the 1 MB line of section 1 between `linger.ms` 5 and 20",
         )
 
 
@@ -323,11 +290,13 @@ class ProxyHalfSize(Exercise):
 
 
 @register
-class GigabyteInSmallRecords(Exercise):
+class GigabyteInSmallRecords(PredictedFigure):
     notebook, key, number = "04", "gigabyte_small", 2
     title = "Seconds to send 1 GB through the proxy in the smallest records"
     section = "Through the REST proxy (the MB/s chart)"
     form = "a number of seconds"
+    unit, tolerance = "s", 0.15
+    how = "1,000 MB ÷ the MB/s of {record_bytes:,} B records through the proxy"
 
     def figures(self, proxied: pd.DataFrame) -> Figures:
         smallest = _proxy_sizes(proxied)[0]
@@ -339,13 +308,8 @@ class GigabyteInSmallRecords(Exercise):
             "seconds would 1 GB (1,000 MB) take? Within 15 % passes. Compare with the best size's rate."
         )
 
-    def solve(self, figures: Figures) -> float:
-        return round(1_000 / float(figures["mb_s"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        seconds, expected = as_number(answer, "a number of seconds"), 1_000 / figures["mb_s"]
-        how = f"1,000 MB ÷ the MB/s of {figures['record_bytes']:,} B records through the proxy"
-        return prediction(seconds, expected, within(seconds, expected, 0.15), "s", how)
+    def expected(self, figures: Figures) -> float:
+        return 1_000 / float(figures["mb_s"])
 
 
 @register
@@ -391,11 +355,16 @@ class SecondProcess(Exercise):
 
 
 @register
-class ProxySizing(Exercise):
+class ProxySizing(PredictedFigure):
     notebook, key, number = "05", "proxy_sizing", 2
     title = "Size a proxy process's memory for 500 consumer instances from this run's per-instance cost"
     section = "What a consumer instance costs"
     form = "a number of MB"
+    unit, tolerance = "MB", 0.15
+    how = (
+        "what the process holds before any instance, plus the planned count times the growth per instance "
+        "(a straight line: measure the count you plan, since a reader that falls behind holds its backlog)"
+    )
 
     #: The consumer instances the exercise plans for.
     PLANNED = 500
@@ -425,13 +394,6 @@ class ProxySizing(Exercise):
             "Within 15 % passes."
         )
 
-    def solve(self, figures: Figures) -> float:
+    def expected(self, figures: Figures) -> float:
+        # Rounded as the reference answer is, so the answer that fills the cell is judged against itself.
         return round(float(figures["before_mb"]) + int(figures["planned"]) * float(figures["mb_each"]), 1)
-
-    def judge(self, answer: Any, figures: Figures) -> tuple[bool, str]:
-        megabytes, expected = as_number(answer, "a number of MB"), self.solve(figures)
-        how = (
-            "what the process holds before any instance, plus the planned count times the growth per instance "
-            "(a straight line: measure the count you plan, since a reader that falls behind holds its backlog)"
-        )
-        return prediction(megabytes, expected, within(megabytes, expected, 0.15), "MB", how)
