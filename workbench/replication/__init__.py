@@ -14,6 +14,7 @@ Modules:
 
     naming      a source topic's name on the target, by the replication policy
     geo_stack   the stack a notebook measures: the active one, or `local-geo` started beside it
+    load        the load every flow run stands on: stamped topics, pick-up, records offered, a disruption in it
     lag         replication lag: each record's append on a against its append on b, open-loop load
     failover    a consumer group moved from a to b: records re-read, records skipped
     offset_shift  where records land on b after gaps on a, and where a group's checkpoint points
@@ -69,12 +70,11 @@ __all__ = [
     "FailoverRun", "GEO_PROFILE", "NOTEBOOK_INTERVALS", "OffsetShiftRun", "OffsetSync", "REBALANCE_DELAY_MS",
     "ReplicationLagRun", "WholePathRun", "active_active", "active_active_run", "active_active_sentence",
     "active_active_unavailable", "both_ways_stack", "catch_up", "checkpoints", "consumer_failover",
-    "consumer_failover_run", "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence",
-    "cut_link_unavailable", "disaster", "disaster_run", "disaster_sentence", "disaster_unavailable",
-    "failover_sentence", "flow_states", "flow_table", "flows", "lag_sentence", "mirror_properties", "offset_shift",
-    "offset_shift_run", "offset_shift_sentence", "offset_syncs", "offsets_claim_sentence", "phase_table",
-    "pickup_sentence", "refresh_seconds", "release", "remote_topic", "replicating_stack", "replication_lag",
-    "replication_lag_run", "setup_sentence", "status_topic", "translate", "whole_path", "whole_path_run",
-    "whole_path_sentence", "whole_path_unavailable", "worker_kill", "worker_kill_run", "worker_kill_sentence",
-    "worker_kill_unavailable"
+    "consumer_failover_run", "copies_sentence", "cut_link", "cut_link_run", "cut_link_sentence", "cut_link_unavailable",
+    "disaster", "disaster_run", "disaster_sentence", "disaster_unavailable", "failover_sentence", "flow_states",
+    "flow_table", "flows", "lag_sentence", "mirror_properties", "offset_shift", "offset_shift_run",
+    "offset_shift_sentence", "offset_syncs", "offsets_claim_sentence", "phase_table", "pickup_sentence",
+    "refresh_seconds", "release", "remote_topic", "replicating_stack", "replication_lag", "replication_lag_run",
+    "setup_sentence", "status_topic", "translate", "whole_path", "whole_path_run", "whole_path_sentence",
+    "whole_path_unavailable", "worker_kill", "worker_kill_run", "worker_kill_sentence", "worker_kill_unavailable"
 ]  # fmt: skip

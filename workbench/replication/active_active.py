@@ -12,7 +12,7 @@ looks for new topics, then counts again: counts that did not move mean no loop. 
 on each cluster subscribed by pattern (`^(.+\\.)?name$`) reads local and remote records in one group.
 
 Each topic, and each copy made ahead of MirrorMaker, stamps records with its own append
-time (`lag.APPEND_TIME`), so both directions' lag is read as `replication_lag` reads it.
+time (`load.APPEND_TIME`), so both directions' lag is read as `replication_lag` reads it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import pandas as pd
 from workbench import kafka
 from workbench.errors import BenchError
 from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import APPEND_TIME, check_ranges, flow_row, joined_appends, offer, pick_up, settle
+from workbench.replication.lag import check_ranges
+from workbench.replication.load import APPEND_TIME, flow_row, joined_appends, offer, pick_up, settle
 from workbench.replication.naming import remote_topic, separator
 from workbench.replication.numbered import SEQ_DIGITS, seq_of
 from workbench.replication.preflight import check_flow
@@ -93,7 +94,7 @@ def active_active_run(
 
     Raises:
         BenchError: a parameter out of range, a stack that replicates one way only, or the
-            copies not all on the other cluster within `lag.SETTLE_LIMIT_S`.
+            copies not all on the other cluster within `load.SETTLE_LIMIT_S`.
     """
     check_ranges(
         ("rate", rate, 1, 20_000),

@@ -35,8 +35,8 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import BenchError
-from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import check_ranges, flow_row, joined_appends, offer, pick_up, settle, stamped_topics
+from workbench.replication.lag import check_ranges
+from workbench.replication.load import Load, under_load
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -103,19 +103,19 @@ def cut_link_run(
     if not workers:
         raise BenchError(UNAVAILABLE)
     cut = _Cut(workers, before_s, cut_s)
-    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
-        try:
-            pickup_s = pick_up(stack, source, target)
-            cut.start()
-            schedule = RateSchedule([Phase("offered", before_s + cut_s + after_s, rate)])
-            run = offer(stack, source, schedule, record_bytes)
-            cut.join()
-            settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
-            records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
-        finally:
-            cut.resume()
+    with under_load(
+        stack,
+        topic_prefix=topic_prefix,
+        partitions=partitions,
+        rate=rate,
+        seconds=before_s + cut_s + after_s,
+        record_bytes=record_bytes,
+        disruption=cut,
+    ) as load:
+        settle_s = load.settle(CATCH_UP_LIMIT_S)
+        records = load.records()
     params = {"rate": rate, "before_s": before_s, "cut_s": cut_s, "after_s": after_s, "partitions": partitions}
-    row = _row(stack, params, records, cut, run.slips, pickup_s, settle_s, record_bytes)
+    row = _row(load, params, records, cut, settle_s)
     return CutLinkRun(row, records, cut.stopped_ms, cut.resumed_ms)
 
 
@@ -206,36 +206,28 @@ class _Cut(threading.Thread):
                 self._signal(signal.SIGCONT)
                 self._resumed.set()
 
+    def end(self) -> None:
+        """The run's way out (`load.Disruption`): let the workers go on, if the cut has not yet."""
+        self.resume()
+
     def _signal(self, which: signal.Signals) -> None:
         for worker in self.workers:
             if process.is_ours(worker.pid, worker.create_time):
                 os.kill(worker.pid, which)
 
 
-def _row(
-    stack: Stack,
-    params: dict[str, Any],
-    records: pd.DataFrame,
-    cut: _Cut,
-    slips: int,
-    pickup_s: float,
-    settle_s: float,
-    record_bytes: int,
-) -> dict[str, Any]:
-    return flow_row(
-        stack,
+def _row(load: Load, params: dict[str, Any], records: pd.DataFrame, cut: _Cut, settle_s: float) -> dict[str, Any]:
+    return load.row(
         "cut_link",
         params,
         records,
-        seconds=float(params["before_s"] + params["cut_s"] + params["after_s"]),
-        record_bytes=record_bytes,
         latency_of="append on a → append on b, the cut included",
         extra={
             **catch_up(records, cut.stopped_ms, cut.resumed_ms),
             "cut_measured_s": (cut.resumed_ms - cut.stopped_ms) / 1000,
             "workers_stopped": len(cut.workers),
-            "pickup_s": pickup_s,
+            "pickup_s": load.pickup_s,
             "settle_s": settle_s,
-            "slips": slips,
+            "slips": load.run.slips,
         },
     )

@@ -22,6 +22,7 @@ centre that burns gives no such second chance.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass
@@ -32,18 +33,8 @@ import pandas as pd
 
 from workbench import kafka
 from workbench.errors import BenchError
-from workbench.measure.schedule import Phase, RateSchedule
-from workbench.replication.lag import (
-    SETTLE_LIMIT_S,
-    appends,
-    check_ranges,
-    flow_row,
-    join_appends,
-    offer,
-    pick_up,
-    settle,
-    stamped_topics,
-)
+from workbench.replication.lag import check_ranges
+from workbench.replication.load import SETTLE_LIMIT_S, Load, appends, join_appends, settle, under_load
 from workbench.replication.numbered import SEQ_DIGITS, seq_of
 from workbench.replication.worker_kill import TimedKill
 from workbench.stack import process
@@ -123,34 +114,34 @@ def disaster_run(
     reason = disaster_unavailable(stack)
     if reason is not None:
         raise BenchError(reason)
-    kill = TimedKill(_source_nodes(stack), before_s)
+    kill = TimedKill(_source_nodes(stack), before_s, restart=functools.partial(_restore, stack))
     acked = _Acknowledged()
-    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
-        try:
-            pickup_s = pick_up(stack, source, target)
-            kill.start()
-            schedule = RateSchedule([Phase("offered", before_s + TAIL_S, rate)])
-            run = offer(
-                stack,
-                source,
-                schedule,
-                record_bytes,
-                on_delivery=acked.report,
-                producer_conf={"message.timeout.ms": DELIVERY_TIMEOUT_MS},
-            )
-            kill.join()
-            _until_quiet(stack.peer_config("admin"), target)
-            at_loss = appends(stack.peer_config("consumer"), target)
-        finally:
-            kill.cancel()
-            restart_s = _restore(stack, kill)
-        on_a = kafka.total_records(stack.kafka_config("admin"), source)  # the marker and every record a kept
-        recovery_s = settle(stack.peer_config("admin"), target, on_a, SETTLE_LIMIT_S)
-        records = _records(stack, source, target, acked, at_loss)
+    with under_load(
+        stack,
+        topic_prefix=topic_prefix,
+        partitions=partitions,
+        rate=rate,
+        seconds=before_s + TAIL_S,
+        record_bytes=record_bytes,
+        disruption=kill,
+        on_delivery=acked.report,
+        producer_conf={"message.timeout.ms": DELIVERY_TIMEOUT_MS},
+    ) as load:
+        _until_quiet(stack.peer_config("admin"), load.target)
+        at_loss = appends(stack.peer_config("consumer"), load.target)
+        kill.end()  # a back on its own data before what it kept is counted; the way out then does nothing
+        on_a = kafka.total_records(stack.kafka_config("admin"), load.source)  # the marker and every record a kept
+        recovery_s = settle(stack.peer_config("admin"), load.target, on_a, SETTLE_LIMIT_S)
+        records = _records(stack, load.source, load.target, acked, at_loss)
     params = {"rate": rate, "before_s": before_s, "partitions": partitions}
     last_copy_s = (float(at_loss["ms"].max()) - kill.killed_ms) / 1000 if len(at_loss) else float("nan")
-    facts = {"last_copy_s": last_copy_s, "restart_s": restart_s, "recovery_s": recovery_s, "pickup_s": pickup_s}
-    row = _row(stack, params, records, kill, acked, run.slips, run.sent, facts, record_bytes)
+    facts = {
+        "last_copy_s": last_copy_s,
+        "restart_s": kill.restart_s,
+        "recovery_s": recovery_s,
+        "pickup_s": load.pickup_s,
+    }
+    row = _row(load, params, records, kill, acked, facts)
     return DisasterRun(row, records, kill.killed_ms)
 
 
@@ -221,15 +212,11 @@ def _until_quiet(b_conf: dict[str, Any], target: str) -> None:
             count, changed = now, time.monotonic()
 
 
-def _restore(stack: Stack, kill: TimedKill) -> float:
-    """Start a's killed nodes again on their own data; seconds that took (0: none was killed)."""
+def _restore(stack: Stack, names: list[str]) -> None:
+    """Start a's killed nodes again on their own data."""
     from workbench.stack import restart_brokers
 
-    if not kill.killed:
-        return 0.0
-    began = time.monotonic()
-    restart_brokers(stack, [node.name for node in kill.victims])
-    return time.monotonic() - began
+    restart_brokers(stack, names)
 
 
 def _records(stack: Stack, source: str, target: str, acked: _Acknowledged, at_loss: pd.DataFrame) -> pd.DataFrame:
@@ -243,38 +230,32 @@ def _records(stack: Stack, source: str, target: str, acked: _Acknowledged, at_lo
 
 
 def _row(
-    stack: Stack,
+    load: Load,
     params: dict[str, Any],
     records: pd.DataFrame,
     kill: TimedKill,
     acked: _Acknowledged,
-    slips: int,
-    offered: int,
     facts: dict[str, float],
-    record_bytes: int,
 ) -> dict[str, Any]:
     point = recovery_point(records, kill.killed_ms)
     mean_lag_s = point["lag_before_mean_ms"] / 1000
     in_log = set(records["seq"])
-    return flow_row(
-        stack,
+    return load.row(
         "disaster",
         params,
         records,
-        seconds=float(params["before_s"] + TAIL_S),
-        record_bytes=record_bytes,
         latency_of="append on a → append on b, the outage included",
         extra={
             **point,
             "in_flight_expected": float(params["rate"]) * mean_lag_s,
-            "offered": offered,
+            "offered": load.run.sent,
             "acked": len(acked.seqs),
             "failed": acked.failed,
             "unacked_in_log": int((~records["acked"]).sum()),
             "lost_on_a": len(acked.seqs - in_log),
             "lost_for_good": len(acked.seqs - set(records.loc[records["copies"] > 0, "seq"])),
             "killed": ",".join(node.name for node in kill.victims),
-            "slips": slips,
+            "slips": load.run.slips,
             **facts,
         },
     )

@@ -26,7 +26,7 @@ def numbered(seq: int, padding: bytes = b"") -> bytes:
 
 def seq_of(value: bytes | None) -> int:
     """The number a record's value begins with; -1 for a record without one (no value, or
-    the pick-up marker `lag.pick_up` writes: a value of dashes)."""
+    the pick-up marker `load.pick_up` writes: a value of dashes)."""
     head = bytes(value or b"")[:SEQ_DIGITS]
     return int(head) if head.isdigit() else -1
 

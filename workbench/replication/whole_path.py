@@ -7,7 +7,7 @@ remote topic with the profile's Kafka connector. The run posts numbered records 
 through b's proxy (a v2 consumer group) and once with Spark (a batch read of everything
 there), and counts each record on each path: every acknowledged record once, in the order
 its partition had on a. The topic and its copy stamp their append times
-(`lag.APPEND_TIME`), so the row's latency is the copy's lag, as `replication_lag` reads it.
+(`load.APPEND_TIME`), so the row's latency is the copy's lag, as `replication_lag` reads it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from workbench.errors import BenchError
-from workbench.replication.lag import check_ranges, flow_row, joined_appends, pick_up, settle, stamped_topics
+from workbench.replication.lag import check_ranges
+from workbench.replication.load import flow_row, joined_appends, pick_up, settle, stamped_topics
 from workbench.replication.numbered import SEQ_DIGITS, numbered, seq_of
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def whole_path_run(
 
     Raises:
         BenchError: a parameter out of range, a proxy that refused records, or the copies
-            not all on b within `lag.SETTLE_LIMIT_S`.
+            not all on b within `load.SETTLE_LIMIT_S`.
         StackError: no REST proxy for b (`replication.target_proxy`, or a cluster profile's
             `replication.target_proxy_url`), or no Java for Spark.
     """

@@ -21,12 +21,13 @@ The killed worker is started again at the end, whatever happened.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 from workbench.errors import BenchError
-from workbench.measure.schedule import Phase, RateSchedule
 from workbench.replication.cut_link import CATCH_UP_LIMIT_S, catch_up, own_workers
-from workbench.replication.lag import check_ranges, flow_row, joined_appends, offer, pick_up, settle, stamped_topics
+from workbench.replication.lag import check_ranges
+from workbench.replication.load import Load, under_load
 from workbench.stack import process
 
 if TYPE_CHECKING:
@@ -102,21 +103,21 @@ def worker_kill_run(
     reason = worker_kill_unavailable(stack)
     if reason is not None:
         raise BenchError(reason)
-    kill = TimedKill([_victim(stack)], before_s)
-    with stamped_topics(stack, topic_prefix, partitions) as (source, target):
-        try:
-            pickup_s = pick_up(stack, source, target)
-            kill.start()
-            run = offer(stack, source, RateSchedule([Phase("offered", before_s + after_s, rate)]), record_bytes)
-            kill.join()
-            settle_s = settle(stack.peer_config("admin"), target, run.sent + 1, CATCH_UP_LIMIT_S)
-            records = _every_copy(stack, source, target)
-            after = source_task_worker(stack)
-        finally:
-            kill.cancel()
-            _restart(stack, kill)
+    kill = TimedKill([_victim(stack)], before_s, restart=functools.partial(_restart, stack))
+    with under_load(
+        stack,
+        topic_prefix=topic_prefix,
+        partitions=partitions,
+        rate=rate,
+        seconds=before_s + after_s,
+        record_bytes=record_bytes,
+        disruption=kill,
+    ) as load:
+        settle_s = load.settle(CATCH_UP_LIMIT_S)
+        records = _every_copy(load)
+        after = source_task_worker(stack)
     params = {"rate": rate, "before_s": before_s, "after_s": after_s, "partitions": partitions}
-    row = _row(stack, params, records, kill, after, run.slips, pickup_s, settle_s, record_bytes)
+    row = _row(load, params, records, kill, after, settle_s)
     return WorkerKillRun(row, records, kill.killed_ms, kill.victims[0].name, after)
 
 
@@ -208,12 +209,22 @@ def _victim(stack: Stack, timeout_s: float = VICTIM_WAIT_S) -> ServiceRecord:
 
 class TimedKill(threading.Thread):
     """SIGKILLs processes the workbench started `at_s` after it starts, unless cancelled first
-    (a run that fails before); `killed_ms` is the moment, in epoch ms (NaN: not killed)."""
+    (a run that fails before); `killed_ms` is the moment, in epoch ms (NaN: not killed).
+    `end` (the run's way out, `load.Disruption`) cancels it and has `restart` start the killed
+    processes again, by name, once; `restart_s` is how long that took (0: none was killed)."""
 
-    def __init__(self, victims: Sequence[ServiceRecord], at_s: float) -> None:
+    def __init__(
+        self,
+        victims: Sequence[ServiceRecord],
+        at_s: float,
+        *,
+        restart: Callable[[list[str]], object] | None = None,
+    ) -> None:
         super().__init__(name="timed-kill", daemon=True)
         self.victims, self.at_s = list(victims), at_s
         self.killed_ms = float("nan")
+        self.restart_s = 0.0
+        self._restart, self._restarted = restart, False
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
 
@@ -230,6 +241,14 @@ class TimedKill(threading.Thread):
     def cancel(self) -> None:
         with self._lock:
             self._cancelled.set()
+
+    def end(self) -> None:
+        self.cancel()
+        if self.killed and self._restart is not None and not self._restarted:
+            self._restarted = True  # first: a restart that fails is not tried again on the way out
+            began = time.monotonic()
+            self._restart([victim.name for victim in self.victims])
+            self.restart_s = time.monotonic() - began
 
     @property
     def killed(self) -> bool:
@@ -255,43 +274,32 @@ def _worker_setting(stack: Stack, key: str, default: Any) -> Any:
     return stack.profile.replication.properties.get(f"{stack.profile.replication.target}.{key}", default)
 
 
-def _every_copy(stack: Stack, source: str, target: str) -> pd.DataFrame:
+def _every_copy(load: Load) -> pd.DataFrame:
     """Each record's appends, read again until b holds every one or `CATCH_UP_LIMIT_S` passed:
     b's count reaches the records offered early when some are there twice."""
     deadline = time.monotonic() + CATCH_UP_LIMIT_S
     while True:
-        records = joined_appends(stack.kafka_config("consumer"), source, stack.peer_config("consumer"), target)
+        records = load.records()
         if records["b_ms"].notna().all() or time.monotonic() > deadline:
             return records
         time.sleep(1.0)
 
 
-def _restart(stack: Stack, kill: TimedKill) -> None:
+def _restart(stack: Stack, names: list[str]) -> None:
     """Start the killed worker again, so the stack is whole for what runs next."""
     from workbench.stack import restart_mirror_worker
 
-    if kill.killed:
-        restart_mirror_worker(stack, kill.victims[0].name)
+    restart_mirror_worker(stack, names[0])
 
 
 def _row(
-    stack: Stack,
-    params: dict[str, Any],
-    records: pd.DataFrame,
-    kill: TimedKill,
-    after: str | None,
-    slips: int,
-    pickup_s: float,
-    settle_s: float,
-    record_bytes: int,
+    load: Load, params: dict[str, Any], records: pd.DataFrame, kill: TimedKill, after: str | None, settle_s: float
 ) -> dict[str, Any]:
-    return flow_row(
-        stack,
+    stack = load.stack
+    return load.row(
         "worker_kill",
         params,
         records,
-        seconds=float(params["before_s"] + params["after_s"]),
-        record_bytes=record_bytes,
         latency_of="append on a → append on b, the kill included",
         extra={
             **silence(records, kill.killed_ms),
@@ -300,8 +308,8 @@ def _row(
             "session_timeout_s": CONNECT_SESSION_TIMEOUT_S,
             "rebalance_delay_s": _rebalance_delay_s(stack),
             "exactly_once": exactly_once(stack),
-            "pickup_s": pickup_s,
+            "pickup_s": load.pickup_s,
             "settle_s": settle_s,
-            "slips": slips,
+            "slips": load.run.slips,
         },
     )
