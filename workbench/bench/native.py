@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError as RdKafkaError
@@ -194,10 +194,19 @@ def native_consume(
     )
 
 
-def fill_topic(stack: Stack, topic: str, records: int, record_bytes: int) -> None:
-    """Write `records` values quickly (large batches), for consume experiments to read."""
-    values = value_pool(record_bytes)
-    keys = key_pool()
+def fill_topic(
+    stack: Stack,
+    topic: str,
+    records: int,
+    record_bytes: int,
+    *,
+    keys: Sequence[bytes] | None = None,
+    values: Sequence[bytes] | None = None,
+) -> None:
+    """Write `records` values quickly (large batches), for consume experiments to read,
+    cycling through `keys` and `values` (default: `key_pool()`, `value_pool(record_bytes)`)."""
+    values = value_pool(record_bytes) if values is None else values
+    keys = key_pool() if keys is None else keys
     batch = max(16_384, min(1_000_000, record_bytes * 1000))
     result = kafka.produce(
         stack.kafka_config("producer"),

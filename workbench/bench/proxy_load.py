@@ -203,7 +203,8 @@ def proxy_consume(
     samples: Timeline = timeline if timeline is not None else []
     with bench_topic(stack, partitions, topic_prefix) as topic:
         if format == "json":
-            _fill_with_json(stack, topic, records, record_bytes)
+            keys, values = _json_pools(record_bytes)
+            fill_topic(stack, topic, records, record_bytes, keys=keys, values=values)
         else:
             fill_topic(stack, topic, records, record_bytes)
         proxy = ProxyClient.for_stack(stack, balanced=balanced)
@@ -267,23 +268,15 @@ def proxy_consume(
     )
 
 
-def _fill_with_json(stack: Stack, topic: str, records: int, record_bytes: int) -> None:
-    """Like `fill_topic`, with keys and values a json consumer can show: JSON strings, the
-    values of exactly `record_bytes` bytes (the payload's text, quotes and line breaks made plain)."""
+def _json_pools(record_bytes: int) -> tuple[list[bytes], list[bytes]]:
+    """Keys and values for `fill_topic` that a json consumer can show: JSON strings, the values
+    of exactly `record_bytes` bytes (the payload's text, quotes and line breaks made plain)."""
     width = max(0, record_bytes - 2)
     values = [
         b'"' + v.replace(b'"', b"'").replace(b"\n", b" ").replace(b"\\", b"/")[:width] + b'"'
         for v in value_pool(max(1, width))
     ]
-    keys = [b'"' + key + b'"' for key in key_pool()]
-    result = kafka.produce(
-        stack.kafka_config("producer"),
-        topic,
-        ((keys[i % len(keys)], values[i % len(values)]) for i in range(records)),
-        settings={"linger.ms": 20, "batch.size": 1_000_000, "message.max.bytes": max(1_000_000, record_bytes + 10_000)},
-    )
-    if result.acknowledged != records:
-        raise BenchError(f"filling {topic!r}: {result.acknowledged} of {records} acknowledged ({result.first_error})")
+    return [b'"' + key + b'"' for key in key_pool()], values
 
 
 #: Stops wrk's thread at the first answer without records (or with an error).
