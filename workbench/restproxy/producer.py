@@ -28,9 +28,9 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError as RdKafkaError
 from confluent_kafka import KafkaException, Producer
@@ -52,6 +52,12 @@ log = logging.getLogger("workbench.restproxy")
 
 #: Record headers as confluent-kafka takes them.
 _Headers = list[tuple[str, bytes | None]]
+#: Records to produce one call each: (key, value, partition), partition -1 for the partitioner.
+_Triples = list[tuple[bytes | None, bytes | None, int]]
+#: One record to librdkafka, `(index, key, value, partition)`: True taken, False refused,
+#: None the queue is full (see `AsyncProducer._enqueue_each`).
+_ProduceOne = Callable[[int, bytes | None, bytes | None, int], bool | None]
+_D = TypeVar("_D", bound=Delivery)
 
 
 #: Records handed to librdkafka between two yields to the event loop.
@@ -136,7 +142,7 @@ class AsyncProducer:
     def client(self) -> Producer:
         return self._producer
 
-    async def send(self, topic: str, records: list[tuple[bytes | None, bytes | None, int]]) -> list[Outcome | None]:
+    async def send(self, topic: str, records: _Triples) -> list[Outcome | None]:
         """Produce (key, value, partition) triples (partition -1: the partitioner picks).
 
         Returns:
@@ -167,36 +173,67 @@ class AsyncProducer:
     def _deadline(self) -> float:
         return asyncio.get_running_loop().time() + self._max_block_s
 
-    async def enqueue(self, topic: str, records: list[tuple[bytes | None, bytes | None, int]]) -> Delivery:
+    async def enqueue(self, topic: str, records: _Triples) -> Delivery:
         """Hand records to librdkafka (in order); await `.future` for their reports.
 
         A full queue makes this request wait for room (`_room`), and only this one: the
         event loop goes on serving everything else meanwhile.
         """
         delivery = Delivery(asyncio.get_running_loop(), len(records))
-        produce = self._producer.produce
-        report = delivery.report
+        return await self._enqueue_each(delivery, records, partial(self._produce, delivery, topic))
+
+    async def _enqueue_each(self, delivery: _D, records: _Triples, produce: _ProduceOne) -> _D:
+        """Hand records to librdkafka one `produce` call each, in order, then seal `delivery`.
+
+        `produce(index, key, value, partition)` says True taken, False refused, None the
+        queue is full: then this request waits for room (`_room`) and tries again, until
+        `producer.max.block.ms` has passed since its first wait (then the record fails with
+        a retriable "queue full"). Yields to the loop every `_YIELD_EVERY` records.
+        """
         enqueued = 0
         deadline: float | None = None
         for index, (key, value, partition) in enumerate(records):
-            while True:
-                try:
-                    produce(topic, value, key, partition, partial(report, index))
-                    enqueued += 1
+            while (taken := produce(index, key, value, partition)) is None:
+                deadline = deadline or self._deadline()
+                if not await self._room(deadline):
+                    delivery.fail(index, _queue_full(self._max_block_s))
                     break
-                except BufferError:
-                    deadline = deadline or self._deadline()
-                    if not await self._room(deadline):
-                        delivery.fail(index, _queue_full(self._max_block_s))
-                        break
-                except KafkaException as exc:
-                    delivery.fail(index, exc.args[0])
-                    break
+            enqueued += bool(taken)
             if index % _YIELD_EVERY == _YIELD_EVERY - 1:
                 await asyncio.sleep(0)
         delivery.seal(enqueued)
         self._track(delivery)
         return delivery
+
+    def _produce(
+        self,
+        delivery: Delivery,
+        topic: str,
+        index: int,
+        key: bytes | None,
+        value: bytes | None,
+        partition: int,
+        timestamp_ms: int = 0,
+        headers: _Headers | None = None,
+    ) -> bool | None:
+        """One record to librdkafka: True taken, False refused (failed on the delivery),
+        None the queue is full (nothing taken)."""
+        try:
+            self._producer.produce(
+                topic,
+                value,
+                key,
+                partition,
+                partial(delivery.report, index),
+                timestamp=timestamp_ms,
+                headers=headers,  # type: ignore[arg-type]
+            )
+            return True
+        except BufferError:
+            return None
+        except KafkaException as exc:
+            delivery.fail(index, exc.args[0])
+            return False
 
     async def enqueue_batch(
         self, topic: str, messages: list[dict[str, Any]], received_ns: int | None = None
@@ -268,7 +305,7 @@ class AsyncProducer:
     async def enqueue_traced(
         self,
         topic: str,
-        records: list[tuple[bytes | None, bytes | None, int]],
+        records: _Triples,
         received_ns: int,
         *,
         timestamp_ms: int = 0,
@@ -284,31 +321,16 @@ class AsyncProducer:
         """
         delivery = TracedDelivery(asyncio.get_running_loop(), len(records), received_ns)
         own: _Headers | None = [*(headers or ()), (RECEIVED_HEADER, delivery.received)] if stamp_records else headers
-        enqueued = 0
-        deadline: float | None = None
-        for index, (key, value, partition) in enumerate(records):
-            while True:
-                taken = self._produce_traced(
-                    delivery, index, topic, key, value, partition, timestamp_ms, own, stamp_records
-                )
-                if taken is not None:
-                    enqueued += taken
-                    break
-                deadline = deadline or self._deadline()
-                if not await self._room(deadline):
-                    delivery.fail(index, _queue_full(self._max_block_s))
-                    break
-            if index % _YIELD_EVERY == _YIELD_EVERY - 1:
-                await asyncio.sleep(0)
-        delivery.seal(enqueued)
-        self._track(delivery)
-        return delivery
+        produce = partial(
+            self._produce_traced, delivery, topic, timestamp_ms=timestamp_ms, headers=own, stamp=stamp_records
+        )
+        return await self._enqueue_each(delivery, records, produce)
 
     def _produce_traced(
         self,
         delivery: TracedDelivery,
-        index: int,
         topic: str,
+        index: int,
         key: bytes | None,
         value: bytes | None,
         partition: int,
@@ -375,32 +397,8 @@ class AsyncProducer:
                 stamp_records=stamp_records,
             )
         delivery = Delivery(asyncio.get_running_loop(), 1)
-        deadline: float | None = None
-        while True:
-            try:
-                self._producer.produce(
-                    topic,
-                    value,
-                    key,
-                    partition,
-                    partial(delivery.report, 0),
-                    timestamp=timestamp_ms,
-                    headers=headers,  # type: ignore[arg-type]
-                )
-                delivery.seal(1)
-                self._track(delivery)
-                break
-            except BufferError:
-                deadline = deadline or self._deadline()
-                if not await self._room(deadline):
-                    delivery.fail(0, _queue_full(self._max_block_s))
-                    delivery.seal(0)
-                    break
-            except KafkaException as exc:
-                delivery.fail(0, exc.args[0])
-                delivery.seal(0)
-                break
-        return delivery
+        produce = partial(self._produce, delivery, topic, timestamp_ms=timestamp_ms, headers=headers)
+        return await self._enqueue_each(delivery, [(key, value, partition)], produce)
 
     async def close(self, timeout: float = 30.0) -> int:
         """Flush every queued record (in a thread), then stop; returns records left unflushed."""
