@@ -44,7 +44,6 @@ from workbench.proxy.records import (
     Format,
     ProduceResult,
     ProduceTrace,
-    ProxyRecord,
     RecordOffset,
     encode_records,
 )
@@ -430,27 +429,9 @@ class ProxyClient:
         in a `with` block (see `ProxyShareConsumer` for the settings). The workbench's proxy only."""
         return ProxyShareConsumer(self, group, **kwargs)
 
-    def share_fetch(
-        self,
-        group: str,
-        topics: Sequence[str],
-        *,
-        format: Format = "binary",
-        timeout_ms: int | None = None,
-        max_bytes: int | None = None,
-        auto_offset_reset: str | None = None,
-    ) -> list[ProxyRecord]:
-        """One affinity-free share-group fetch through any proxy (see `share.share_fetch`):
-        the proxy accepts the records once its answer was written in full."""
-        return share_fetch(
-            self,
-            group,
-            topics,
-            format=format,
-            timeout_ms=timeout_ms,
-            max_bytes=max_bytes,
-            auto_offset_reset=auto_offset_reset,
-        )
+    #: One affinity-free share-group fetch through any proxy: `share.share_fetch` with this
+    #: client as its transport (the proxy accepts the records once its answer was written in full).
+    share_fetch = share_fetch
 
     # transport -----------------------------------------------------------------------
 
