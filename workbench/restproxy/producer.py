@@ -338,28 +338,16 @@ class AsyncProducer:
         headers: _Headers | None,
         stamp: bool,
     ) -> bool | None:
-        """One traced record to librdkafka: True taken, False refused (failed on the
-        delivery), None the queue is full (nothing taken: wait for room and call again).
+        """One traced record to librdkafka, `_produce` with its handed time taken first (and
+        unset again when the queue was full and nothing was taken).
         `stamp` False: a record traced in the answer only, handed over with `headers` as they came."""
         handed = time.time_ns()
         delivery.handed_ns[index] = handed  # before the call: a report may come from a flush thread
-        try:
-            self._producer.produce(
-                topic,
-                value,
-                key,
-                partition,
-                partial(delivery.report, index),
-                timestamp=timestamp_ms,
-                headers=[*(headers or ()), (HANDED_HEADER, b"%d" % handed)] if stamp else headers,  # type: ignore[arg-type]
-            )
-            return True
-        except BufferError:
+        stamped = [*(headers or ()), (HANDED_HEADER, b"%d" % handed)] if stamp else headers
+        taken = self._produce(delivery, topic, index, key, value, partition, timestamp_ms, stamped)
+        if taken is None:
             delivery.handed_ns[index] = None
-            return None
-        except KafkaException as exc:
-            delivery.fail(index, exc.args[0])
-            return False
+        return taken
 
     def _track(self, delivery: Delivery) -> None:
         if delivery.future.done():
