@@ -295,24 +295,34 @@ def _assign_json(value: str) -> dict[str, list[int]]:
         raise KafkaOptionError("assign", f"Expected e.g. {_ASSIGN_EXAMPLE}, got {value}") from None
 
 
+def _per_partition(value: str, lowest: int) -> PartitionOffsets:
+    """`{"topic": {"partition": n}}` JSON as `{(topic, partition): n}`, each `n` a whole number ≥ `lowest`.
+
+    Raises:
+        ValueError: any other shape (an empty object, a topic without partitions, a number
+            that is not a whole number or is too low); the caller names its option.
+    """
+    data = json.loads(value)
+    if not isinstance(data, dict) or not data:
+        raise ValueError
+    found: PartitionOffsets = {}
+    for topic, partitions in data.items():
+        if not isinstance(partitions, dict) or not partitions:
+            raise ValueError
+        for partition, number in partitions.items():
+            if not isinstance(number, int) or isinstance(number, bool) or number < lowest:
+                raise ValueError
+            found[(str(topic), int(partition))] = number
+    return found
+
+
 def _offsets_option(params: Mapping[str, str], name: str, default: str) -> str | PartitionOffsets:
     value = params.get(name, default).strip()
     shown = {"startingoffsets": "startingOffsets", "endingoffsets": "endingOffsets"}[name]
     if value.lower() in ("earliest", "latest"):
         return value.lower()
     try:
-        data = json.loads(value)
-        if not isinstance(data, dict) or not data:
-            raise ValueError
-        offsets: PartitionOffsets = {}
-        for topic, partitions in data.items():
-            if not isinstance(partitions, dict) or not partitions:
-                raise ValueError
-            for partition, offset in partitions.items():
-                if not isinstance(offset, int) or isinstance(offset, bool) or offset < EARLIEST:
-                    raise ValueError
-                offsets[(str(topic), int(partition))] = offset
-        return offsets
+        return _per_partition(value, EARLIEST)
     except ValueError:
         raise KafkaOptionError(
             shown, f"Expected 'earliest', 'latest' or e.g. {_OFFSETS_EXAMPLE}, got {value}"
@@ -337,17 +347,7 @@ def _timestamps_option(
         return None
     example = '{"topicA":{"0":1700000000000,"1":1700000000000}}'
     try:
-        data = json.loads(value)
-        if not isinstance(data, dict) or not data:
-            raise ValueError
-        found: PartitionOffsets = {}
-        for topic, partitions in data.items():
-            if not isinstance(partitions, dict) or not partitions:
-                raise ValueError
-            for partition, stamp in partitions.items():
-                if not isinstance(stamp, int) or isinstance(stamp, bool) or stamp < 0:
-                    raise ValueError
-                found[(str(topic), int(partition))] = stamp
+        found = _per_partition(value, 0)
     except ValueError:
         raise KafkaOptionError(name, f"Expected e.g. {example}, got {value}") from None
     return TimestampOffsets(name, found, "error" if no_match == "error" else "latest")
