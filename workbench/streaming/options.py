@@ -358,20 +358,12 @@ def _check_batch_offsets(starting: str | PartitionOffsets, ending: str | Partiti
         raise KafkaOptionError("startingOffsets", "starting offset can't be latest for batch queries on Kafka")
     if ending == "earliest":
         raise KafkaOptionError("endingOffsets", "ending offset can't be earliest for batch queries on Kafka")
-    if isinstance(starting, dict):
-        for (topic, partition), offset in starting.items():
-            if offset == LATEST:
-                raise KafkaOptionError(
-                    "startingOffsets",
-                    f"startingOffsets for {topic}-{partition} can't be latest for batch queries on Kafka",
-                )
-    if isinstance(ending, dict):
-        for (topic, partition), offset in ending.items():
-            if offset == EARLIEST:
-                raise KafkaOptionError(
-                    "endingOffsets",
-                    f"ending offset for {topic}-{partition} can't be earliest for batch queries on Kafka",
-                )
+    _refuse_offset(
+        "startingOffsets", starting, LATEST, "startingOffsets for {} can't be latest for batch queries on Kafka"
+    )
+    _refuse_offset(
+        "endingOffsets", ending, EARLIEST, "ending offset for {} can't be earliest for batch queries on Kafka"
+    )
     if isinstance(starting, dict) and isinstance(ending, dict):
         if set(starting) != set(ending):
             raise KafkaOptionError(
@@ -384,6 +376,15 @@ def _check_batch_offsets(starting: str | PartitionOffsets, ending: str | Partiti
                 raise KafkaOptionError(
                     "endingOffsets", f"starting offset {start} is after ending offset {ending[tp]} for {tp[0]}-{tp[1]}"
                 )
+
+
+def _refuse_offset(option: str, offsets: str | PartitionOffsets, refused: int, message: str) -> None:
+    """`option`'s per-partition offsets may not name `refused` (a batch has no latest start, no
+    earliest end); `message` says so with `{}` standing for the partition."""
+    if isinstance(offsets, dict):
+        for (topic, partition), offset in offsets.items():
+            if offset == refused:
+                raise KafkaOptionError(option, message.format(f"{topic}-{partition}"))
 
 
 def _kafka_settings(params: Mapping[str, str]) -> ClientConf:
