@@ -85,7 +85,8 @@ ONE_WORKER_FIXTURES = {"spark": "spark", "three_brokers": "three-brokers", "geo"
 
 #: Order in which units of work are handed to the workers, longest first, so that no
 #: worker picks up a minutes-long unit when the others are nearly done: the two clusters'
-#: tests (about 14 minutes of one worker: notebook 13, MirrorMaker's failures, both ways),
+#: tests (about nine minutes of one worker: MirrorMaker's failures, both ways), notebook 13
+#: (about five, a unit of its own: `geo-notebook`, where it starts its clusters itself),
 #: the Spark tests (the standalone cluster, the shared session's tests, notebook 09) and
 #: the three Kafka nodes' tests (a leader killed and restarted, notebook 02 on them), the
 #: notebooks, the rest. Handed out after the notebooks, the geo unit ran alone for its last

@@ -3,9 +3,9 @@ papermill in quick mode and record their results (the others run once, on the fo
 cluster, and those in `SMOKE_ENOUGH` run on the embedded stack with the default report's
 settings only: see `notebook_checks.py`). Notebook 02 runs on the three Kafka nodes instead of
 the one: its every section runs there too, and its failover section only there (on the
-foreign cluster it takes the path that says what it cannot do). Notebook 13 runs on the two
-clusters of `local-geo`, with the default report's settings at small counts (on a one-cluster
-stack it starts them itself: tested by hand, not here, so the suite runs one such stack)."""
+foreign cluster it takes the path that says what it cannot do). Notebook 13 runs as `make demo`
+runs it, with the default report's settings at small counts: on the one-cluster stack, where it
+starts `local-geo` beside it (and `local-geo-2way` for its both-ways section) and stops them."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from notebook_checks import RUN_ONCE, SMOKE_ENOUGH, SPARK_NOTEBOOKS, TUNING, che
 
 from workbench import results
 from workbench.config import project_root
+from workbench.replication import BOTH_WAYS_PROFILE, GEO_PROFILE
+from workbench.replication.geo_stack import profile_beside
 from workbench.report import run_report
-from workbench.stack import Stack
+from workbench.stack import Stack, down
 
 ON_THREE_BROKERS = {"02_producer_tuning"}
 
@@ -51,13 +53,19 @@ def test_producer_tuning_kills_a_leader_on_three_brokers(three_brokers: Stack, m
     assert safe["acknowledged"] == 10_000
 
 
-def test_geo_replication_measures_two_clusters(geo: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Notebook 13 on the two-cluster stack with the default report's settings at small counts
-    (its smoke run): every rate's run and the kept run recorded, every record offered on a
-    counted once on b, the moved group skipping nothing."""
-    monkeypatch.setenv("WORKBENCH_RUN_DIR", str(geo.profile.run_dir))  # the kernels read the profile's file
+@pytest.mark.xdist_group("geo-notebook")
+def test_geo_replication_measures_two_clusters(stack: Stack) -> None:
+    """Notebook 13 on the one-cluster stack with the default report's settings at small counts
+    (its smoke run): it starts the two clusters beside it, every rate's run and the kept run
+    are recorded, every record offered on a counted once on b, the moved group skipping
+    nothing. Its own unit of work, apart from the `geo` tests' worker: the two take about
+    five minutes each, one after the other they were the suite's longest unit."""
     smoke = project_root() / "conf" / "report-smoke.yaml"
-    report = run_report(
-        geo.profile, notebooks=["13_geo_replication"], parameters_file=smoke, overrides={"solutions": True}
-    )
-    check_quick_run(report, geo.profile, "13_geo_replication")
+    try:
+        report = run_report(
+            stack.profile, notebooks=["13_geo_replication"], parameters_file=smoke, overrides={"solutions": True}
+        )
+    finally:  # what a notebook that failed half-way left running
+        for name in (GEO_PROFILE, BOTH_WAYS_PROFILE):
+            down(profile_beside(stack, name))
+    check_quick_run(report, profile_beside(stack, GEO_PROFILE), "13_geo_replication")

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from workbench.config import load_profile
+from workbench.config import Profile, load_profile
 
 if TYPE_CHECKING:
     from workbench.stack import Stack
 
-__all__ = ["BOTH_WAYS_PROFILE", "GEO_PROFILE", "both_ways_stack", "release", "replicating_stack"]
+__all__ = ["BOTH_WAYS_PROFILE", "GEO_PROFILE", "both_ways_stack", "profile_beside", "release", "replicating_stack"]
 
 #: The embedded profile with two clusters and MirrorMaker between them.
 GEO_PROFILE = "local-geo"
@@ -42,10 +42,17 @@ def replicating_stack(active: Stack, *, both_ways: bool = False) -> Stack | None
         return None if not active.profile.embedded and flow_unavailable(active) else active
     if not active.profile.embedded:
         return None
-    geo = load_profile(BOTH_WAYS_PROFILE if both_ways else GEO_PROFILE)
-    if geo.run_dir == active.profile.run_dir:  # one run directory named for every profile: a folder in it
-        geo = geo.model_copy(update={"run_dir": active.profile.path(active.profile.run_dir) / geo.name})
+    geo = profile_beside(active, BOTH_WAYS_PROFILE if both_ways else GEO_PROFILE)
     return attach(geo) or up(geo)
+
+
+def profile_beside(active: Stack, name: str) -> Profile:
+    """The profile `name` as `replicating_stack` starts it beside `active`: in a folder of
+    `active`'s run directory when the environment names one run directory for every profile."""
+    beside = load_profile(name)
+    if beside.run_dir == active.profile.run_dir:
+        return beside.model_copy(update={"run_dir": active.profile.path(active.profile.run_dir) / beside.name})
+    return beside
 
 
 def release(stack: Stack | None, active: Stack) -> None:
