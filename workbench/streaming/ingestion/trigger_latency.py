@@ -4,8 +4,9 @@
 A producer thread writes at the offered rate once the query has run its first trigger (a
 query's start-up is not a record's latency); each record's latency is from its Kafka
 timestamp to the commit of the batch that read it. Records produced in the first
-`WARM_UP_S` seconds are left out of the percentiles (`measure.latency.after_warm_up`, the
-workbench's one warm-up rule), so a run produces for longer than that.
+`warm_up_s` seconds (`WARM_UP_S`, 5 s, unless a run says otherwise) are left out of the
+percentiles (`measure.latency.after_warm_up`, the workbench's one warm-up rule), so a run
+produces for longer than that; the quick and smoke settings shorten both.
 """
 
 from __future__ import annotations
@@ -37,13 +38,16 @@ if TYPE_CHECKING:
 __all__ = ["spark_trigger_latency", "trigger_floor", "trigger_latency", "trigger_sentence"]
 
 
-def _latency_params(trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int) -> dict[str, Any]:
+def _latency_params(
+    trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int, warm_up_s: float
+) -> dict[str, Any]:
     """A point's parameters as its row names them."""
     return {
         "trigger": trigger,
         "offered_msg_s": offered_msg_s,
         "produce_seconds": produce_seconds,
         "topic_partitions": topic_partitions,
+        "warm_up_s": warm_up_s,
     }
 
 
@@ -58,8 +62,11 @@ def _latency_point(
     """One processing-time query reading a producer at a fixed rate (see `trigger_latency`)."""
     from pyspark.sql import functions as F
 
-    if not WARM_UP_S < params["produce_seconds"] <= 600:
-        raise BenchError(f"produce_seconds must be over the {WARM_UP_S:.0f} s warm-up and at most 600")
+    warm_up_s = params["warm_up_s"]
+    if not 0 <= warm_up_s <= 60:
+        raise BenchError(f"warm_up_s must be from 0 to 60 seconds, got {warm_up_s}")
+    if not warm_up_s < params["produce_seconds"] <= 600:
+        raise BenchError(f"produce_seconds must be over the {warm_up_s:g} s warm-up and at most 600")
     conf = stack.kafka_config("producer")
     interval, rate = params["trigger"], params["offered_msg_s"]
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
@@ -88,7 +95,7 @@ def _latency_point(
         finally:
             shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
-    latency, measured = _latencies(records, busy)
+    latency, measured = _latencies(records, busy, warm_up_s)
     latency = latency / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
     python_floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate, source="python")
@@ -102,7 +109,6 @@ def _latency_point(
         "python_floor_over_floor": python_floor["python_floor_ms"] / floor["floor_ms"],
         "spark_version": installed_spark_version(),
         "measured_records": measured,
-        "warm_up_s": WARM_UP_S,
         "distinct_offsets": int(records[["partition", "offset"]].drop_duplicates().shape[0]),
         "batches": len(busy),
         "median_batch_ms": float(busy["trigger_ms"].median()) if len(busy) else NOT_MEASURED,
@@ -183,6 +189,7 @@ def trigger_latency(
     rate: int,
     seconds: float,
     partitions: int = 4,
+    warm_up_s: float = WARM_UP_S,
     on_query: Any = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Produce at `rate` records/s for `seconds` while a processing-time query reads; per interval.
@@ -192,6 +199,7 @@ def trigger_latency(
     duration (rows become visible when the batch commits).
 
     Args:
+        warm_up_s: the first seconds of each run, whose records no percentile counts.
         on_query: called with each running query (the notebook passes `viz.watch_query`);
             it should return when the producer is done.
 
@@ -208,7 +216,7 @@ def trigger_latency(
     summary, batches = [], []
     for interval in intervals:
         row, busy = _latency_point(
-            spark, stack, work_dir, _latency_params(interval, rate, seconds, partitions), on_query
+            spark, stack, work_dir, _latency_params(interval, rate, seconds, partitions, warm_up_s), on_query
         )
         summary.append(row)
         batches.append(busy)
@@ -244,7 +252,7 @@ def _wait_started(query: Any) -> None:
         time.sleep(0.05)
 
 
-def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> tuple[pd.Series, int]:
+def _latencies(records: pd.DataFrame, batches: pd.DataFrame, warm_up_s: float) -> tuple[pd.Series, int]:
     """Per record after the warm-up: batch start - Kafka timestamp + the duration of the batch
     that read it; and how many records that is. The producer's first record starts the
     warm-up: its Kafka timestamp is the run's start on the timestamps' own clock."""
@@ -264,7 +272,7 @@ def _latencies(records: pd.DataFrame, batches: pd.DataFrame) -> tuple[pd.Series,
     )
     waited = (merged["batch_ts"] - merged["kafka_ts"]).dt.total_seconds() * 1000
     sent_s = (merged["kafka_ts"] - merged["kafka_ts"].min()).dt.total_seconds().to_numpy()
-    counted = after_warm_up(sent_s, 0.0)
+    counted = after_warm_up(sent_s, 0.0, warm_up_s)
     latency = (waited.clip(lower=0) + merged["trigger_ms"])[counted]
     return latency, int(counted.sum())
 
@@ -276,11 +284,12 @@ def spark_trigger_latency(
     offered_msg_s: int = 2_000,
     produce_seconds: float = 12.0,
     topic_partitions: int = 4,
+    warm_up_s: float = WARM_UP_S,
     topic_prefix: str = "spark-live",
 ) -> dict[str, Any]:
     """Latency of records produced at `offered_msg_s` and read by a processing-time query; one row."""
     spark, work = bench_session(stack)
-    params = _latency_params(trigger, offered_msg_s, produce_seconds, topic_partitions)
+    params = _latency_params(trigger, offered_msg_s, produce_seconds, topic_partitions, warm_up_s)
     return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
 
 
