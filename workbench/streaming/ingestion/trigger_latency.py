@@ -41,7 +41,11 @@ __all__ = ["spark_trigger_latency", "trigger_floor", "trigger_latency", "trigger
 def _latency_params(
     trigger: str, offered_msg_s: int, produce_seconds: float, topic_partitions: int, warm_up_s: float
 ) -> dict[str, Any]:
-    """A point's parameters as its row names them."""
+    """A point's parameters as its row names them, once the run's length and warm-up are in range."""
+    if not 0 <= warm_up_s <= 60:
+        raise BenchError(f"warm_up_s must be from 0 to 60 seconds, got {warm_up_s}")
+    if not warm_up_s < produce_seconds <= 600:
+        raise BenchError(f"produce_seconds must be over the {warm_up_s:g} s warm-up and at most 600")
     return {
         "trigger": trigger,
         "offered_msg_s": offered_msg_s,
@@ -62,11 +66,6 @@ def _latency_point(
     """One processing-time query reading a producer at a fixed rate (see `trigger_latency`)."""
     from pyspark.sql import functions as F
 
-    warm_up_s = params["warm_up_s"]
-    if not 0 <= warm_up_s <= 60:
-        raise BenchError(f"warm_up_s must be from 0 to 60 seconds, got {warm_up_s}")
-    if not warm_up_s < params["produce_seconds"] <= 600:
-        raise BenchError(f"produce_seconds must be over the {warm_up_s:g} s warm-up and at most 600")
     conf = stack.kafka_config("producer")
     interval, rate = params["trigger"], params["offered_msg_s"]
     topic = f"{topic_prefix}-{uuid.uuid4().hex[:8]}"
@@ -95,7 +94,7 @@ def _latency_point(
         finally:
             shutil.rmtree(work_dir / table, ignore_errors=True)
     busy = progress[progress["rows"] > 0].sort_values("timestamp")
-    latency, measured = _latencies(records, busy, warm_up_s)
+    latency, measured = _latencies(records, busy, params["warm_up_s"])
     latency = latency / 1000
     floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate)
     python_floor = trigger_floor(spark, work_dir, trigger=interval, rate=rate, source="python")
@@ -288,8 +287,8 @@ def spark_trigger_latency(
     topic_prefix: str = "spark-live",
 ) -> dict[str, Any]:
     """Latency of records produced at `offered_msg_s` and read by a processing-time query; one row."""
-    spark, work = bench_session(stack)
     params = _latency_params(trigger, offered_msg_s, produce_seconds, topic_partitions, warm_up_s)
+    spark, work = bench_session(stack)
     return _latency_point(spark, stack, work, params, topic_prefix=topic_prefix)[0]
 
 
