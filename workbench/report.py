@@ -21,6 +21,7 @@ import functools
 import html
 import logging
 import os
+import re
 import shutil
 import signal
 import sys
@@ -395,7 +396,8 @@ def _ipc_kernel_manager(socket_dir: Path, log_path: Path, env: Mapping[str, str]
         async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
             told = {**(kw.get("env") or os.environ), **env}
             with log_path.open("ab") as log:  # the kernel keeps its own copy of the descriptor
-                await super()._async_launch_kernel(kernel_cmd, **{"stdout": log, "stderr": log, **kw, "env": told})
+                command = [*kernel_cmd, _FAULT_HANDLER]
+                await super()._async_launch_kernel(command, **{"stdout": log, "stderr": log, **kw, "env": told})
 
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:  # type: ignore[override]
             self.stopping = True
@@ -413,6 +415,17 @@ def _ipc_kernel_manager(socket_dir: Path, log_path: Path, env: Mapping[str, str]
     return LocalIPCKernelManager
 
 
+#: A kernel option that turns on faulthandler once the kernel has taken over its output: a
+#: native crash (librdkafka, a C extension) then writes every thread's Python stack to the
+#: kernel's log, which `_last_words` reads ("Kernel died" alone names no cause). It writes to
+#: the kernel's original stderr: ipykernel points file descriptor 2 at a pipe that its own
+#: thread forwards to the notebook, and that thread dies with the process (under pytest it
+#: does not, and there is no copy).
+_FAULT_HANDLER = (
+    "--IPKernelApp.exec_lines=__import__('faulthandler').enable("
+    "getattr(__import__('sys').stderr, '_original_stdstream_copy', None) or 2, all_threads=True)"
+)
+
 #: The line a report writes in a kernel's log when the kernel ended before the run stopped it.
 _DIED_LINE = "the kernel process ended on its own"
 
@@ -429,11 +442,26 @@ def _exit_reason(code: int) -> str:
 
 def _last_words(kernel_log: Path, lines: int = 4) -> str:
     """The last lines a kernel wrote to its own output (a native library's assertion, how it
-    ended), for a failure papermill can only call "Kernel died"."""
+    ended), for a failure papermill can only call "Kernel died".
+
+    After a native crash the log holds faulthandler's dump of every thread's stack; then
+    the words are its first line ("Fatal Python error: Segmentation fault"), the crashing
+    thread's innermost frames (where the crash was) and how the process ended.
+    """
     if not kernel_log.exists():
         return ""
     said = [line.strip() for line in kernel_log.read_text(errors="replace").splitlines() if line.strip()]
-    return " | ".join(said[-lines:])
+    fatal = next((i for i, line in enumerate(said) if line.startswith("Fatal Python error")), None)
+    if fatal is None:
+        return " | ".join(said[-lines:])
+    current = next((i for i in range(fatal, len(said)) if said[i].startswith("Current thread")), len(said))
+    frames = [_FRAME.sub(r"\3 (\1:\2)", line) for line in said[current + 1 : current + lines] if line[:1] in "F<"]
+    return " | ".join([said[fatal], *frames, *[line for line in said[fatal:] if line.startswith(_DIED_LINE)]])
+
+
+#: A frame of faulthandler's dump, `File "/…/ctypes/__init__.py", line 519 in string_at`, which
+#: `_last_words` shortens to `string_at (ctypes/__init__.py:519)`.
+_FRAME = re.compile(r'File ".*?([^/]+/[^/]+)", line (\d+) in (.+)')
 
 
 #: The one copy of plotly.js a report's pages load, beside index.html.

@@ -35,6 +35,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
             "02_fails": ["quick = False", "raise ValueError('bad reading: -1')"],
             "03_hangs": ["quick = False", "print('before the hang')", "import time\ntime.sleep(600)"],
             "04_dies": ["quick = False", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"],
+            "05_crashes": ["quick = False", "import ctypes\nctypes.string_at(0)"],  # a native library's crash
         },
     )
     env = {
@@ -42,6 +43,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
         "WORKBENCH_CONF_DIR": str(project / "conf"),
         "WORKBENCH_REPORTS_DIR": str(project / "r"),
         "WORKBENCH_CELL_TIMEOUT": "10",
+        "COLUMNS": "1000",  # a failure on one line
     }
     result = subprocess.run(
         [sys.executable, "-m", "workbench.cli", "report", "--quick", "--output", str(project / "out")],
@@ -56,7 +58,10 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     assert "03_hangs: FAILED" in result.stdout
     # A kernel that dies says how, not only papermill's "Kernel died".
     assert "04_dies: FAILED" in result.stdout and "killed by SIGKILL" in result.stdout
-    assert result.stderr.strip().splitlines()[-1].startswith("error: 3 notebook(s) failed")
+    # A native crash names its Python frame (faulthandler's dump in the kernel's log).
+    crashed = next(line for line in result.stdout.splitlines() if line.startswith("05_crashes: FAILED"))
+    assert "Segmentation fault | string_at (ctypes/__init__.py:" in crashed and "killed by SIGSEGV" in crashed
+    assert result.stderr.strip().splitlines()[-1].startswith("error: 4 notebook(s) failed")
     assert "Traceback" not in result.stderr
 
     out = project / "out"
@@ -80,7 +85,7 @@ def test_failing_notebook_keeps_its_copy_and_fails_the_run(tmp_path: Path) -> No
     (entry,) = [row for _, row in table.iterrows() if row["output"] == str(out / "index.html")]
     assert entry["status"] == "failed"
     assert entry["error"].startswith("02_fails: ValueError: bad reading: -1; 03_hangs: CellTimeoutError")
-    assert entry["name"] == "01_passes,02_fails,03_hangs,04_dies" and '"quick": true' in entry["parameters"]
+    assert entry["name"] == "01_passes,02_fails,03_hangs,04_dies,05_crashes" and '"quick": true' in entry["parameters"]
     assert entry["run_id"] in index and entry["ended_at"] > entry["started_at"]
 
 
