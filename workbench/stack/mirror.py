@@ -147,30 +147,36 @@ class MirrorWorker(Service):
     def _wait_flows(self, record: ServiceRecord, deadline: float) -> None:
         """Every flow's source connector and task run, and have stayed where they run for
         `mirror_status.SETTLED_S`: the workers started last join the group and take over
-        work a few seconds after they say they started, and a flow measured meanwhile stops."""
+        work a few seconds after they say they started, and a flow measured meanwhile stops.
+        The flows settle side by side: a stack replicating both ways waits the time once."""
         from workbench.stack.mirror_plan import flows
         from workbench.stack.mirror_status import SETTLED_S, flow_states, source_task
 
+        targets = {}
         for flow in flows(self._properties):
             source, target = flow.split("->")
-            conf = {"bootstrap.servers": self._properties[f"{target}.bootstrap.servers"]}
-            seen, since = None, time.monotonic()
-            while True:
+            targets[flow] = (source, {"bootstrap.servers": self._properties[f"{target}.bootstrap.servers"]})
+        seen: dict[str, tuple[str | None, int]] = {}
+        since: dict[str, float] = {}
+        while True:
+            for flow, (source, conf) in targets.items():
                 states = flow_states(conf, source)
                 failed = next((s for s in states.values() if s.state == "FAILED"), None)
                 if failed is not None:
                     first = (failed.trace or "no trace").splitlines()[0]
                     raise StackError(f"MirrorMaker's flow {flow} failed: {first}")
                 now = source_task(states)
-                if now != seen:
-                    seen, since = now, time.monotonic()
-                elif now[0] is not None and time.monotonic() - since >= SETTLED_S:
-                    break
-                if not process.is_ours(record.pid, record.create_time):
-                    raise StackError(f"{self.name} exited")  # the caller names MirrorMaker's cause
-                if time.monotonic() > deadline:
-                    raise StackError(f"MirrorMaker's flow {flow} did not start its connectors; see {record.log}")
-                time.sleep(0.25)
+                if now != seen.get(flow):
+                    seen[flow], since[flow] = now, time.monotonic()
+            if all(seen[f][0] is not None and time.monotonic() - since[f] >= SETTLED_S for f in targets):
+                return
+            if not process.is_ours(record.pid, record.create_time):
+                raise StackError(f"{self.name} exited")  # the caller names MirrorMaker's cause
+            if time.monotonic() > deadline:
+                idle = [f for f in targets if seen[f][0] is None]
+                said = "did not start its connectors" if idle else "kept moving its copier between workers"
+                raise StackError(f"MirrorMaker's flow {', '.join(idle or targets)} {said}; see {record.log}")
+            time.sleep(0.25)
 
     def is_healthy(self, address: str) -> bool:
         """Its internal REST server takes connections (it serves only the workers' own calls)."""
