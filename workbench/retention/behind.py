@@ -112,8 +112,8 @@ def _resume(
             head = reader.read(1, timeout_s=5, idle_s=1.0)  # lands (or fails) before the markers are written
         except ReaderOutOfRange as exc:
             return [], str(exc)
-        writer.write([(None, value)] * MARKERS)
-        rest = reader.read(1_000_000, timeout_s=30, idle_s=1.5)
+        markers = writer.write([(None, value)] * MARKERS)
+        rest = reader.read(1_000_000, timeout_s=30, idle_s=1.5, through=markers[-1].offset)
     return head + rest, ""
 
 

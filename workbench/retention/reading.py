@@ -86,9 +86,13 @@ class PartitionReader:
         if native is not None:
             native.close()
 
-    def read(self, count: int, *, timeout_s: float = 30.0, idle_s: float | None = None) -> list[Read]:
+    def read(
+        self, count: int, *, timeout_s: float = 30.0, idle_s: float | None = None, through: int | None = None
+    ) -> list[Read]:
         """Up to `count` records from the position on: stops at `count`, after `timeout_s`,
-        or after `idle_s` without a record (None: no idle stop).
+        after `idle_s` without a record (None: no idle stop), or once the record at offset
+        `through` or a later one is read (the last one written: the end is then an event,
+        not a quiet spell waited out).
 
         Raises:
             ReaderOutOfRange: the position is outside the log and the reset is `none`.
@@ -96,11 +100,13 @@ class PartitionReader:
         got, self._left = self._left[:count], self._left[count:]
         deadline = time.monotonic() + timeout_s
         quiet_since = time.monotonic()
-        while len(got) < count and time.monotonic() < deadline:
+        reached = through is not None and any(offset >= through for offset, _ in got)
+        while len(got) < count and not reached and time.monotonic() < deadline:
             batch = self._batch(count - len(got))
             if batch:
                 got += batch
                 quiet_since = time.monotonic()
+                reached = through is not None and max(offset for offset, _ in batch) >= through
             elif idle_s is not None and time.monotonic() - quiet_since > idle_s:
                 break
         self._left = got[count:] + self._left  # a proxy answer may hold more than asked: kept for the next read
