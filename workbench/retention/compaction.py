@@ -234,6 +234,7 @@ def compaction_run(
         "record_bytes": record_bytes,
         "through": through,
         "until_clean_s": until_clean_s,
+        "settle_s": settle_s,
         **settings,
     }
     tombstone_written_s = next((w.at - began for w in written if w.tombstone), math.nan)
