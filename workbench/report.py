@@ -36,8 +36,7 @@ import yaml
 
 from workbench.config import Profile, environment, load_profile, project_root
 from workbench.errors import ConfigError, NotebookRunError
-from workbench.results import RUN_ID_ENV, experiments
-from workbench.results import load as load_results
+from workbench.results import RUN_ID_ENV, run_rows
 
 __all__ = [
     "CELL_TIMEOUT_S",
@@ -166,9 +165,9 @@ def _run_notebooks(
     told = {"WORKBENCH_PROFILE": str(profile.source or profile.name), RUN_ID_ENV: run_id}
     for path in paths:
         params = {**defaults, **per_notebook.get(path.stem, {}), **overrides}
-        before = _row_counts(profile, run_id)
+        before = run_rows(run_id, profile)
         run = _execute(path, directory / "executed" / path.name, params, kernel, _cell_timeout(), told)
-        after = _row_counts(profile, run_id)
+        after = run_rows(run_id, profile)
         run.tables = [table for table, count in after.items() if count > before.get(table, 0)]
         _slim(run.executed, directory)
         run.html = _to_html(run.executed, directory / f"{path.stem}.html")
@@ -177,15 +176,6 @@ def _run_notebooks(
             progress(run)
     _write_index(report, profile)
     return report
-
-
-def _row_counts(profile: Profile, run_id: str) -> dict[str, int]:
-    """Rows of `run_id` in each results table: what a notebook recorded is the difference."""
-    counts = {}
-    for table in experiments(profile):
-        frame = load_results(table, run_id=run_id, profile=profile)
-        counts[table] = len(frame)
-    return counts
 
 
 def run_report(

@@ -35,6 +35,7 @@ __all__ = [
     "param_columns",
     "record",
     "run_metadata",
+    "run_rows",
     "spread",
 ]
 
@@ -138,6 +139,21 @@ def load(experiment: str, run_id: str | None = None, profile: Profile | None = N
         return pd.DataFrame()
     frame = pd.read_parquet(path)
     return frame if run_id is None else frame[frame["run_id"] == run_id].reset_index(drop=True)
+
+
+def run_rows(run_id: str, profile: Profile | None = None) -> dict[str, int]:
+    """How many rows each experiment's table holds for `run_id` (tables without any left out).
+
+    Reads the `run_id` column alone: a report asks before and after each notebook, and
+    loading every table whole made that cost grow with the project's whole history.
+    """
+    profile = profile or load_profile()
+    counts = {}
+    for experiment in experiments(profile):
+        ids = pd.read_parquet(_results_file(experiment, profile), columns=["run_id"])["run_id"]
+        if found := int((ids == run_id).sum()):
+            counts[experiment] = found
+    return counts
 
 
 def experiments(profile: Profile | None = None) -> list[str]:
