@@ -11,7 +11,7 @@ import pytest
 from workbench.bench.experiments import get_experiment
 from workbench.errors import BenchError
 from workbench.kafka.clients import Record
-from workbench.retention import LOG_SETTINGS, LogScan, RetentionError, log_settings
+from workbench.retention import LOG_SETTINGS, LogScan, RetentionError, compaction_run, log_settings
 from workbench.retention.compaction import _first_times
 from workbench.retention.deletion import _fates
 from workbench.retention.writing import Written
@@ -159,3 +159,11 @@ def test_a_stale_value_lives_from_the_write_that_supersedes_it_to_the_first_read
     removals.saw({1, 3}, 4.5)
     assert sorted(removals.stale_lifetimes(written, began=100.0)) == [2.0, 3.0]
     assert removals.gone_at == {0: 4.0, 2: 4.0}
+
+
+@pytest.mark.parametrize("settle_s", [-1.0, math.nan, math.inf, 1e9, "6", True])
+def test_a_compaction_watch_out_of_range_is_one_line_before_the_broker_is_asked(settle_s: object) -> None:
+    """Notebook 14's `compaction_watch_s` arrives here as `settle_s`: refused before any topic
+    is made (no stack is needed to find out)."""
+    with pytest.raises(RetentionError, match=r"^settle_s must be "):
+        compaction_run(None, settle_s=settle_s)  # type: ignore[arg-type]
