@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import html
+import itertools
 import logging
 import os
 import re
@@ -445,8 +446,13 @@ def _last_words(kernel_log: Path, lines: int = 4) -> str:
     if fatal is None:
         return " | ".join(said[-lines:])
     current = next((i for i in range(fatal, len(said)) if said[i].startswith("Current thread")), len(said))
-    frames = [_FRAME.sub(r"\3 (\1:\2)", line) for line in said[current + 1 : current + lines] if line[:1] in "F<"]
+    stack = itertools.takewhile(lambda line: line.startswith(("File ", "<no Python frame>")), said[current + 1 :])
+    frames = [_FRAME.sub(r"\3 (\1:\2)", line) for line in itertools.islice(stack, _CRASH_FRAMES)]
     return " | ".join([said[fatal], *frames, *[line for line in said[fatal:] if line.startswith(_DIED_LINE)]])
+
+
+#: How many of the crashing thread's innermost frames a native crash's failure line names.
+_CRASH_FRAMES = 3
 
 
 #: A frame of faulthandler's dump, `File "/…/ctypes/__init__.py", line 519 in string_at`, which
