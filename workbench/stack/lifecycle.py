@@ -336,22 +336,28 @@ def _all_alive(services: Mapping[str, ServiceRecord]) -> bool:
 _BROKER_KINDS = ("broker", "peer-broker")
 
 
+#: Kinds stopped together, each group at once: a Kafka cluster's nodes (one stopped alone while
+#: the others wait would lose its controller quorum half-way through its shutdown) and the
+#: MirrorMaker workers (one stopped alone hands its tasks to the others, which start them only
+#: to stop them a moment later).
+_STOPPED_TOGETHER = (_BROKER_KINDS, (MirrorWorker.kind,))
+
+
 def _stop_all(services: Mapping[str, ServiceRecord]) -> list[ServiceRecord]:
-    """Stop the services newest first; a Kafka cluster's nodes together (one stopped alone
-    while the others wait would lose its controller quorum half-way through its shutdown),
-    then wipe their data unless the profile keeps it."""
+    """Stop the services newest first, each group of `_STOPPED_TOGETHER` at once, then wipe the
+    Kafka nodes' data unless the profile keeps it."""
     stopped: list[ServiceRecord] = []
     records = list(reversed(list(services.values())))
-    brokers = [r for r in records if r.kind in _BROKER_KINDS]
+    groups = [[r for r in records if r.kind in kinds] for kinds in _STOPPED_TOGETHER]
     for record in records:
-        if record.kind in _BROKER_KINDS:
-            if record is brokers[0]:
-                with ThreadPoolExecutor(max_workers=len(brokers)) as pool:
-                    stopped += [r for r, done in zip(brokers, pool.map(_stop, brokers), strict=True) if done]
-                for broker in brokers:
-                    _wipe_data(broker)
-        elif _stop(record):
-            stopped.append(record)
+        group = next((g for g in groups if record in g), None)
+        if group is None:
+            stopped += [record] if _stop(record) else []
+        elif record is group[0]:
+            with ThreadPoolExecutor(max_workers=len(group)) as pool:
+                stopped += [r for r, done in zip(group, pool.map(_stop, group), strict=True) if done]
+            for broker in (r for r in group if r.kind in _BROKER_KINDS):
+                _wipe_data(broker)
     return stopped
 
 
