@@ -12,7 +12,7 @@ from workbench.java import java_cause
 from workbench.replication import NOTEBOOK_INTERVALS, REBALANCE_DELAY_MS, flows, mirror_properties, remote_topic
 from workbench.stack import Stack
 from workbench.stack.kafka import KafkaCluster, PeerKafkaNode, peer_nodes
-from workbench.stack.mirror import mirror_cause
+from workbench.stack.mirror import MirrorWorker, mirror_cause
 from workbench.stack.state import ServiceRecord
 
 
@@ -153,3 +153,10 @@ def test_a_jvm_s_cause_is_its_root_exception_not_the_trace_s_last_line() -> None
     )
     assert java_cause(output) == "java.nio.file.AccessDeniedException: /run/node-3/data"
     assert java_cause("") == "no output"
+
+
+def test_a_worker_gets_a_long_graceful_stop_only_where_its_offsets_outlive_down() -> None:
+    profile = load_profile("local-geo")
+    kept = profile.model_copy(update={"broker": profile.broker.model_copy(update={"keep_data": True})})
+    assert MirrorWorker(profile).stop_grace == 7.0  # down deletes the offsets a graceful stop commits
+    assert MirrorWorker(kept).stop_grace == 30.0
