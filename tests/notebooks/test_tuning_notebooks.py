@@ -69,3 +69,14 @@ def test_geo_replication_measures_two_clusters(stack: Stack) -> None:
         for name in (GEO_PROFILE, BOTH_WAYS_PROFILE):
             down(profile_beside(stack, name))
     check_quick_run(report, profile_beside(stack, GEO_PROFILE), "13_geo_replication")
+
+
+def test_a_burst_with_no_consumer_that_runs_is_said_and_the_notebook_goes_on(stack: Stack) -> None:
+    """Notebook 12 asked for Spark's burst alone in quick mode, which leaves Spark out: the
+    burst section says it measured nothing, in one line, and the notebook ends well."""
+    report = run_report(stack.profile, notebooks=["12_where_time_goes"],
+                        overrides={"quick": True, "burst_consumers": ["spark"]})  # fmt: skip
+    assert not report.failed, "\n".join(str(run.error) for run in report.failed)
+    page = (report.directory / "12_where_time_goes.html").read_text()
+    assert "Not measured: the burst (<code>burst_consumers</code> names no consumer that runs)." in page
+    assert results.load("lag_burst", report.run_id, stack.profile).empty
